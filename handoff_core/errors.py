@@ -1,0 +1,111 @@
+"""Every refusal in handoff-mcp is one of these errors.
+
+Each class carries a stable ``code`` that callers (and the MCP tool errors built from it)
+can match on; the message says what to do next. The hierarchy::
+
+    HandoffError
+    ├── InvalidInput                 code invalid_input       bad argument; fix it and call again
+    │   ├── InvalidIdentifier        code invalid_id          change / round / task id off-grammar
+    │   ├── InvalidContent           code invalid_content     TASK / REPORT / RELEASE text refused
+    │   └── InvalidLocator           code invalid_locator     session-locator path refused
+    ├── NotFound                     code not_found
+    │   ├── ChangeNotFound           code change_not_found
+    │   └── TaskNotFound             code task_not_found
+    ├── StateRefused                 code state_refused       the files say no
+    │   ├── ChangeNotActive          code change_not_active   archived, completed or cancelled
+    │   ├── AlreadyReported          code already_reported    a REPORT exists already
+    │   └── TaskChanged              code task_changed        TASK differs from the pinned sha256
+    ├── Conflict                     code conflict
+    │   ├── WriteConflict            code write_conflict      another writer published other bytes
+    │   ├── LocatorConflict          code locator_conflict    a different log path is recorded
+    │   └── OwnershipConflict        code ownership_conflict  a writer claim blocks the dispatch
+    ├── UnsafePath                   code unsafe_path         symlink, hard link, collision, escape
+    ├── TokenRefused                 code token_refused       report token missing or wrong
+    └── StorageError                 code storage_error       the OS failed; nothing was half-written
+
+OS errors are translated once, at the store boundary (``raise StorageError(...) from exc``).
+"""
+
+from __future__ import annotations
+
+
+class HandoffError(Exception):
+    """Base of every refusal; ``code`` is stable, the message is for the caller."""
+
+    code = "handoff_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidInput(HandoffError):
+    code = "invalid_input"
+
+
+class InvalidIdentifier(InvalidInput):
+    code = "invalid_id"
+
+
+class InvalidContent(InvalidInput):
+    code = "invalid_content"
+
+
+class InvalidLocator(InvalidInput):
+    code = "invalid_locator"
+
+
+class NotFound(HandoffError):
+    code = "not_found"
+
+
+class ChangeNotFound(NotFound):
+    code = "change_not_found"
+
+
+class TaskNotFound(NotFound):
+    code = "task_not_found"
+
+
+class StateRefused(HandoffError):
+    code = "state_refused"
+
+
+class ChangeNotActive(StateRefused):
+    code = "change_not_active"
+
+
+class AlreadyReported(StateRefused):
+    code = "already_reported"
+
+
+class TaskChanged(StateRefused):
+    code = "task_changed"
+
+
+class Conflict(HandoffError):
+    code = "conflict"
+
+
+class WriteConflict(Conflict):
+    code = "write_conflict"
+
+
+class LocatorConflict(Conflict):
+    code = "locator_conflict"
+
+
+class OwnershipConflict(Conflict):
+    code = "ownership_conflict"
+
+
+class UnsafePath(HandoffError):
+    code = "unsafe_path"
+
+
+class TokenRefused(HandoffError):
+    code = "token_refused"
+
+
+class StorageError(HandoffError):
+    code = "storage_error"

@@ -1,0 +1,144 @@
+"""Identifiers: change, round ("session" in the files) and task, exactly as the seed validator reads them."""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from handoff_core.errors import InvalidIdentifier
+
+TOPIC = r"[a-z0-9]+(?:-[a-z0-9]+)*"
+CHANGE_RE = re.compile(rf"^\d{{4}}-\d{{2}}-\d{{2}}-{TOPIC}$")
+ROUND_RE = re.compile(r"^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z(?:-(\d{2,}))?$")
+TASK_RE = re.compile(rf"^(\d{{3,}})-{TOPIC}$")
+TOPIC_RE = re.compile(rf"^{TOPIC}$")
+MAX_TASK_ID = 64
+_MAX_SAFE_INTEGER = 2**53 - 1
+
+
+@dataclass(frozen=True)
+class Ref:
+    """One dispatch: ``change/session/task``."""
+
+    change: str
+    session: str
+    task: str
+
+    def __str__(self) -> str:
+        return f"{self.change}/{self.session}/{self.task}"
+
+
+def _real_utc(year: int, month: int, day: int, hour: int, minute: int, second: int) -> bool:
+    if not (1 <= month <= 12 and hour <= 23 and minute <= 59 and second <= 59):
+        return False
+    # calendar.monthrange rejects year 0, which the seed (JavaScript Date) accepts.
+    days = 29 if month == 2 and calendar.isleap(year or 2000) else calendar.mdays[month]
+    return 1 <= day <= days
+
+
+def is_round_id(value: object) -> bool:
+    match = ROUND_RE.match(value) if isinstance(value, str) else None
+    if match is None:
+        return False
+    if not _real_utc(*(int(part) for part in match.groups()[:6])):
+        return False
+    suffix = match.group(7)
+    return suffix is None or (0 < int(suffix) <= _MAX_SAFE_INTEGER and f"{int(suffix):02d}" == suffix)
+
+
+def task_number(value: object) -> int | None:
+    """The task's number when ``value`` is a canonical task id, else None."""
+    match = TASK_RE.match(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    number = int(match.group(1))
+    if not 0 < number <= _MAX_SAFE_INTEGER or f"{number:03d}" != match.group(1):
+        return None
+    return number
+
+
+def is_change_id(value: object) -> bool:
+    return isinstance(value, str) and CHANGE_RE.match(value) is not None
+
+
+def check_change(value: str) -> str:
+    if not is_change_id(value):
+        raise InvalidIdentifier(
+            f"invalid change id {value!r}: expected YYYY-MM-DD-topic (lowercase letters, digits, hyphens), "
+            "e.g. 2026-11-30-demo; use the id of an existing change directory"
+        )
+    return value
+
+
+def check_round(value: str) -> str:
+    if not is_round_id(value):
+        raise InvalidIdentifier(
+            f"invalid round id {value!r}: expected a real UTC instant YYYYMMDDTHHMMSSZ with an optional "
+            "-NN suffix (-01, -02, …); pass a round returned by create_task, or omit it to open a new round"
+        )
+    return value
+
+
+def check_task(value: str) -> str:
+    if task_number(value) is None:
+        raise InvalidIdentifier(
+            f"invalid task id {value!r}: expected NNN-topic with at least three digits and no extra "
+            "leading zeros (001-fix, 042-review), topic in lowercase letters, digits and hyphens"
+        )
+    return value
+
+
+def check_topic(value: str) -> str:
+    if not TOPIC_RE.match(value) or len(value) > MAX_TASK_ID - 5:
+        raise InvalidIdentifier(
+            f"invalid topic {value!r}: use lowercase letters, digits and single hyphens "
+            f"(e.g. implement-a1), at most {MAX_TASK_ID - 5} characters"
+        )
+    return value
+
+
+def check_ref(change: str, session: str, task: str) -> Ref:
+    return Ref(check_change(change), check_round(session), check_task(task))
+
+
+def parse_ref(text: str) -> Ref:
+    parts = text.strip().split("/")
+    if len(parts) != 3:
+        raise InvalidIdentifier(
+            f"invalid ref {text!r}: expected change/session/task, as returned by create_task "
+            "(e.g. 2026-11-30-demo/20261130T044500Z/001-implement-a1)"
+        )
+    return check_ref(*parts)
+
+
+def round_base(now: datetime) -> str:
+    return now.strftime("%Y%m%dT%H%M%SZ")
+
+
+def next_round(base: str, taken: Iterable[str]) -> str:
+    """``base`` if free, else the smallest unused ``base-NN``."""
+    used = set(taken)
+    if base not in used:
+        return base
+    suffix = 1
+    while f"{base}-{suffix:02d}" in used:
+        suffix += 1
+    return f"{base}-{suffix:02d}"
+
+
+def next_task(topic: str, taken: Iterable[str]) -> str:
+    """(largest number already used in the round) + 1, with the given topic."""
+    numbers = [number_prefix(name) for name in taken]
+    task = f"{max([n for n in numbers if n is not None], default=0) + 1:03d}-{check_topic(topic)}"
+    if len(task) > MAX_TASK_ID:
+        raise InvalidIdentifier(f"task id {task!r} is longer than {MAX_TASK_ID} characters; shorten the topic")
+    return task
+
+
+def number_prefix(name: str) -> int | None:
+    """The number an entry occupies in a round, the way the seed counts (text before the first '-')."""
+    head = name.split("-", 1)[0]
+    return int(head) if head.isascii() and head.isdigit() else None

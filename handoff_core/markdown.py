@@ -1,0 +1,117 @@
+"""Markdown structure as the seed validator sees it: lines outside fenced code, ``## `` sections."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from handoff_core.errors import InvalidContent
+
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_SECTION_END = re.compile(r"^#{1,2} ")
+_ANY_HEADING = re.compile(r"^#+\s")
+
+
+@dataclass(frozen=True)
+class Line:
+    number: int
+    text: str
+
+
+def split_lines(text: str) -> list[str]:
+    return re.split(r"\r?\n", text)
+
+
+def _closes(line: str, fence: str) -> bool:
+    stripped = line.lstrip(" ")
+    if len(line) - len(stripped) > 3:
+        return False
+    run = len(stripped) - len(stripped.lstrip(fence[0]))
+    return run >= len(fence) and stripped[run:].strip() == ""
+
+
+def _opens(line: str) -> str | None:
+    match = _FENCE_OPEN.match(line)
+    if match is None or (match.group(1)[0] == "`" and "`" in match.group(2)):
+        return None
+    return match.group(1)
+
+
+def body_lines(text: str) -> list[Line]:
+    """Every line outside fenced code, numbered from 0; an unclosed fence runs to the end."""
+    lines: list[Line] = []
+    fence: str | None = None
+    for number, line in enumerate(split_lines(text)):
+        if fence is not None:
+            if _closes(line, fence):
+                fence = None
+        elif (opened := _opens(line)) is not None:
+            fence = opened
+        else:
+            lines.append(Line(number, line))
+    return lines
+
+
+def section_problems(text: str, names: list[str]) -> list[str]:
+    """The seed's ``headings()`` check, collecting a problem per section instead of stopping."""
+    lines = body_lines(text)
+    problems: list[str] = []
+    for name in names:
+        matches = [line for line in lines if line.text == f"## {name}"]
+        if len(matches) != 1:
+            problems.append(f"expected one {name} section")
+            continue
+        start = matches[0].number
+        end = next((ln.number for ln in lines if ln.number > start and _SECTION_END.match(ln.text)), None)
+        limit = end if end is not None else lines[-1].number + 1
+        if not any(
+            start < ln.number < limit
+            and ln.text.strip()
+            and not _ANY_HEADING.match(ln.text)
+            for ln in lines
+        ):
+            problems.append(f"empty {name} section")
+    return problems
+
+
+def sections(text: str) -> dict[str, str]:
+    """Raw text of each ``## `` section (fenced code included), keyed by heading; first one wins."""
+    all_lines = split_lines(text)
+    heads = [ln for ln in body_lines(text) if _SECTION_END.match(ln.text)]
+    found: dict[str, str] = {}
+    for index, head in enumerate(heads):
+        if not head.text.startswith("## "):
+            continue
+        end = heads[index + 1].number if index + 1 < len(heads) else len(all_lines)
+        found.setdefault(head.text[3:], "\n".join(all_lines[head.number + 1 : end]).strip("\n"))
+    return found
+
+
+def header_lines(text: str) -> list[Line]:
+    """Body lines before the first ``## `` heading (where REPORT header fields live)."""
+    lines = body_lines(text)
+    end = next((ln.number for ln in lines if ln.text.startswith("## ")), None)
+    return [ln for ln in lines if end is None or ln.number < end]
+
+
+def check_fragment(text: str, field: str) -> str:
+    """Normalise a caller's Markdown and refuse what would break the document around it."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    if not text.strip():
+        raise InvalidContent(f"{field} is empty: write the facts this section needs")
+    if "\x00" in text:
+        raise InvalidContent(f"{field} contains a NUL character: remove it")
+    fence: str | None = None
+    for line in split_lines(text):
+        if fence is not None:
+            fence = None if _closes(line, fence) else fence
+        elif (opened := _opens(line)) is not None:
+            fence = opened
+        elif _SECTION_END.match(line):
+            raise InvalidContent(
+                f"{field} has a top-level heading line {line!r}: headings '# ' and '## ' belong to the "
+                "document; use '### ' or plain text inside a section"
+            )
+    if fence is not None:
+        raise InvalidContent(f"{field} opens a code fence {fence!r} that is never closed: close it")
+    return text

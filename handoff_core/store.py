@@ -1,0 +1,289 @@
+"""The store: every operation on one state root's handoff files. The only module that writes.
+
+Each operation validates first, publishes write-once (``publish``), reads back, and translates
+OS errors into ``StorageError`` here, once.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from functools import wraps
+from pathlib import Path
+from typing import ParamSpec, TypeVar
+
+from handoff_core.errors import (
+    AlreadyReported,
+    ChangeNotActive,
+    HandoffError,
+    InvalidContent,
+    LocatorConflict,
+    StorageError,
+    TaskChanged,
+    TaskNotFound,
+    WriteConflict,
+)
+from handoff_core.ids import Ref, check_change, check_ref, check_round, next_round, next_task, round_base
+from handoff_core.locator import parse_locator, render_locator
+from handoff_core.paths import open_dir, read_regular
+from handoff_core.publish import Published, publish
+from handoff_core.release import Release, render_release
+from handoff_core.report import Report, capture, normalise_report, render_report
+from handoff_core.task import Scope, Task, normalise_task, parse_task, render_task
+from handoff_core.tree import TaskTree, locate_change, read_entry, read_tree
+from handoff_core.validate import Verdict, check_handoff
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def translated(fn: Callable[P, R]) -> Callable[P, R]:
+    """OS errors leave the store as StorageError, with the cause chained."""
+
+    @wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except OSError as exc:
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise StorageError(
+                f"the file system refused the operation: {exc.strerror or exc}{where}; nothing was half-written. "
+                "Check permissions and free space, then retry"
+            ) from exc
+
+    return wrapper
+
+
+@dataclass(frozen=True)
+class TaskRequest:
+    """What a Lead asks for; ids are allocated by the store."""
+
+    change: str
+    topic: str
+    kind: str
+    goal: str
+    inputs: str
+    scope: Scope
+    acceptance: str
+    return_notes: str = ""
+    ticket: str | None = None
+    session: str | None = None  # None opens a new round
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    ref: Ref
+    path: Path
+    sha256: str
+    created: bool
+    text: str
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Store:
+    def __init__(self, state_root: Path, project_root: Path | None = None, clock: Callable[[], datetime] = utc_now):
+        self.state_root = Path(state_root).absolute()
+        self.project_root = Path(project_root).absolute() if project_root else self.state_root
+        self.clock = clock
+
+    # -- paths -------------------------------------------------------------------------------
+
+    def task_dir(self, ref: Ref, parts: tuple[str, ...] = ("specdev", "changes")) -> Path:
+        return self.state_root.joinpath(*parts, ref.change, "sessions", ref.session, ref.task)
+
+    def shown(self, path: Path) -> str:
+        """Project-relative when inside the project, else absolute."""
+        try:
+            return path.relative_to(self.project_root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    @contextmanager
+    def _task_fd(self, ref: Ref, *, active_only: bool = True) -> Iterator[int]:
+        with locate_change(self.state_root, ref.change) as (facts, change_fd), ExitStack() as stack:
+            if active_only and facts.location != "active":
+                raise ChangeNotActive(f"change {ref.change} is archived; archived handoffs are frozen")
+            fd = change_fd
+            for part in ("sessions", ref.session, ref.task):
+                try:
+                    fd = open_dir(fd, part)
+                except FileNotFoundError:
+                    raise TaskNotFound(f"no task {ref}; check the ref returned by create_task") from None
+                stack.callback(os.close, fd)
+            yield fd
+
+    # -- TASK --------------------------------------------------------------------------------
+
+    @translated
+    def create_task(self, request: TaskRequest) -> StoredFile:
+        check_change(request.change)
+        if request.session is not None:
+            check_round(request.session)
+        with self._locked(), locate_change(self.state_root, request.change) as (facts, change_fd):
+            if facts.location != "active" or facts.outcome != "active":
+                raise ChangeNotActive(
+                    f"change {request.change} is {facts.location} with Outcome {facts.outcome or 'missing'}; "
+                    "dispatch only into an active change (README.md line 'Outcome: active')"
+                )
+            sessions_fd = open_dir(change_fd, "sessions", create=True)
+            try:
+                return self._create_in(sessions_fd, request)
+            finally:
+                os.close(sessions_fd)
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """One state-root lock serialises allocation (and the ownership check built on it)."""
+        fd = os.open(self.state_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _open_round(self, sessions_fd: int, session: str | None) -> tuple[str, int, bool]:
+        if session is not None:
+            try:
+                return session, open_dir(sessions_fd, session), False
+            except FileNotFoundError:
+                raise InvalidContent(f"round {session} does not exist in this change; omit session to open one") from None
+        name = next_round(round_base(self.clock()), os.listdir(sessions_fd))
+        os.mkdir(name, 0o755, dir_fd=sessions_fd)
+        return name, open_dir(sessions_fd, name), True
+
+    def _create_in(self, sessions_fd: int, request: TaskRequest) -> StoredFile:
+        session, round_fd, new_round = self._open_round(sessions_fd, request.session)
+        task_id = ""
+        try:
+            task_id = next_task(request.topic, os.listdir(round_fd))
+            ref = Ref(request.change, session, task_id)
+            task = self._task_of(request, ref)
+            data = render_task(task).encode()
+            task_fd = open_dir(round_fd, task_id, create=True)  # refuses case/Unicode collisions
+            try:
+                publish(task_fd, "TASK.md", data)
+            finally:
+                os.close(task_fd)
+            return StoredFile(ref, self.task_dir(ref) / "TASK.md", sha256(data), True, data.decode())
+        except BaseException:
+            self._undo(sessions_fd, round_fd, session if new_round else None, task_id)
+            raise
+        finally:
+            os.close(round_fd)
+
+    @staticmethod
+    def _undo(sessions_fd: int, round_fd: int, new_round: str | None, task_id: str) -> None:
+        """Leave no empty directory behind a refused or failed dispatch."""
+        for fd, name in ((round_fd, task_id), (sessions_fd, new_round)):
+            if name:
+                try:
+                    os.rmdir(name, dir_fd=fd)
+                except OSError:
+                    pass
+
+    def _task_of(self, request: TaskRequest, ref: Ref) -> Task:
+        return normalise_task(
+            Task(
+                session=ref.session,
+                task=ref.task,
+                kind=request.kind,
+                goal=request.goal,
+                inputs=request.inputs,
+                scope=request.scope,
+                acceptance=request.acceptance,
+                report_path=self.shown(self.task_dir(ref) / "REPORT.md"),
+                return_notes=request.return_notes,
+                change=ref.change,
+                ticket=request.ticket,
+            )
+        )
+
+    @translated
+    def read_task(self, ref: Ref) -> tuple[Task, StoredFile]:
+        with self._task_fd(ref, active_only=False) as fd:
+            try:
+                data = read_regular(fd, "TASK.md")
+            except FileNotFoundError:
+                raise TaskNotFound(f"task {ref} has no TASK.md; it was never dispatched") from None
+        text = data.decode("utf-8", "replace")
+        return parse_task(text), StoredFile(ref, self.task_dir(ref) / "TASK.md", sha256(data), False, text)
+
+    # -- REPORT, locator, RELEASE --------------------------------------------------------------
+
+    @translated
+    def write_report(self, report: Report, change: str, task_sha256: str | None = None) -> StoredFile:
+        """Publish the executor's REPORT once, pinned to the TASK it answers."""
+        ref = check_ref(change, report.session, report.task)
+        with self._task_fd(ref) as fd:
+            current = sha256(read_regular(fd, "TASK.md"))
+            if task_sha256 is not None and task_sha256 != current:
+                raise TaskChanged(
+                    f"TASK.md of {ref} is not the one you were given (sha256 {current}); read_task again and "
+                    "ask the Lead before reporting"
+                )
+            data = render_report(replace(normalise_report(report), task_sha256=current)).encode()
+            published = self._publish_once(fd, "REPORT.md", data, ref)
+        return StoredFile(ref, self.task_dir(ref) / "REPORT.md", sha256(data), published.created, data.decode())
+
+    def capture_report(self, ref: Ref, status: str, locator: str, text: str) -> StoredFile:
+        report = capture(ref.session, ref.task, status, locator, text, None)
+        return self.write_report(report, ref.change)
+
+    @staticmethod
+    def _publish_once(fd: int, name: str, data: bytes, ref: Ref) -> Published:
+        try:
+            return publish(fd, name, data)
+        except WriteConflict as exc:
+            raise WriteConflict(
+                f"{ref} already has a {name} with other content; it is written once and was left unchanged. "
+                "Read it with read_handoff; a fix or retry is a new task"
+            ) from exc
+
+    @translated
+    def record_session_locator(self, ref: Ref, path: str) -> StoredFile:
+        data = render_locator(path)
+        with self._task_fd(ref) as fd:
+            existing = read_entry(fd, "session-locator.json")
+            if existing.data is not None:
+                value, _ = parse_locator(existing.data)
+                if isinstance(value, dict) and value.get("path") == path:
+                    return StoredFile(ref, self.task_dir(ref) / "session-locator.json", sha256(existing.data), False, path)
+                raise LocatorConflict(
+                    f"{ref} already records another session log ({value!r}); the original stays. "
+                    "Check which log belongs to this task"
+                )
+            published = publish(fd, "session-locator.json", data)
+        return StoredFile(ref, self.task_dir(ref) / "session-locator.json", sha256(data), published.created, path)
+
+    @translated
+    def release_writer(self, ref: Ref, kind: str, evidence: str, details: str = "") -> StoredFile:
+        data = render_release(Release(ref.session, ref.task, kind, evidence), details).encode()
+        with self._task_fd(ref) as fd:
+            if read_entry(fd, "REPORT.md").kind != "missing":
+                raise AlreadyReported(f"{ref} already has a REPORT: its claim has ended, nothing to release")
+            read_regular(fd, "TASK.md")
+            published = self._publish_once(fd, "RELEASE.md", data, ref)
+        return StoredFile(ref, self.task_dir(ref) / "RELEASE.md", sha256(data), published.created, data.decode())
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def tree(self, ref: Ref) -> TaskTree:
+        return read_tree(self.state_root, ref.change, ref.session, ref.task)
+
+    def validate(self, ref: Ref, stage: str) -> Verdict:
+        return check_handoff(lambda: self.tree(ref), stage, ref.change, ref.session, ref.task)
+
+
+__all__ = ["HandoffError", "Store", "StoredFile", "TaskRequest"]

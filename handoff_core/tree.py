@@ -1,0 +1,141 @@
+"""Read one task's files from disk into plain values, walking every directory by handle.
+
+The validator and the status views judge these values; nothing here decides what is valid.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from handoff_core.change import ACTIVE, ARCHIVE, MONTH_RE, ChangeFacts, read_outcome
+from handoff_core.errors import ChangeNotFound, HandoffError, UnsafePath
+from handoff_core.paths import check_name, entry_mode, open_dir, open_root
+
+HANDOFF_FILES = ("TASK.md", "REPORT.md", "session-locator.json", "RELEASE.md")
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+MAX_FILE = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str  # "file", "dir", "symlink", "other" or "missing"
+    data: bytes | None = None
+    nlink: int = 1
+
+
+MISSING = Entry("missing")
+
+
+@dataclass(frozen=True)
+class TaskTree:
+    change: ChangeFacts | None = None
+    problems: tuple[str, ...] = ()  # why the walk stopped early
+    round_entries: tuple[str, ...] = ()
+    task_found: bool = False
+    task_entries: tuple[str, ...] = ()
+    files: dict[str, Entry] = field(default_factory=dict)
+
+    def file(self, name: str) -> Entry:
+        return self.files.get(name, MISSING)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    return "symlink" if stat.S_ISLNK(mode) else "other"
+
+
+def read_entry(dir_fd: int, name: str, limit: int = MAX_FILE) -> Entry:
+    info = entry_mode(dir_fd, name)
+    if info is None:
+        return MISSING
+    if not stat.S_ISREG(info.st_mode):
+        return Entry(_kind(info.st_mode), nlink=info.st_nlink)
+    fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    try:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode):
+            return Entry(_kind(opened.st_mode), nlink=opened.st_nlink)
+        return Entry("file", os.read(fd, limit), opened.st_nlink)
+    finally:
+        os.close(fd)
+
+
+def _exists_dir(dir_fd: int, name: str) -> bool:
+    info = entry_mode(dir_fd, name)
+    return info is not None and not stat.S_ISREG(info.st_mode)
+
+
+def _try_open(stack: ExitStack, fd: int, parts: tuple[str, ...]) -> int | None:
+    for part in parts:
+        if not _exists_dir(fd, part):
+            return None
+        fd = open_dir(fd, part)
+        stack.callback(os.close, fd)
+    return fd
+
+
+@contextmanager
+def locate_change(root: Path, change: str) -> Iterator[tuple[ChangeFacts, int]]:
+    """The change's facts and an open handle on its directory (active wins; two homes refuse)."""
+    check_name(change)
+    with ExitStack() as stack:
+        root_fd = open_root(root)
+        stack.callback(os.close, root_fd)
+        homes = [("active", ACTIVE)]
+        archive = _try_open(stack, root_fd, ARCHIVE)
+        if archive is not None:
+            homes.append(("archived", ARCHIVE))
+            months = sorted(n for n in os.listdir(archive) if MONTH_RE.match(n) and _exists_dir(archive, n))
+            homes += [("archived", (*ARCHIVE, month)) for month in months]
+        found = [(kind, (*parts, change)) for kind, parts in homes if _try_open(stack, root_fd, (*parts, change))]
+        if not found:
+            raise ChangeNotFound(
+                f"change {change!r} not found under specdev/changes or specdev/archive of the state root; "
+                "the server never creates a change: create it (README.md with 'Outcome: active') or pass an existing id"
+            )
+        if len(found) > 1:
+            raise UnsafePath(f"change {change!r} exists in more than one place ({found}); keep exactly one")
+        kind, parts = found[0]
+        fd = _try_open(stack, root_fd, parts)
+        assert fd is not None
+        readme = read_entry(fd, "README.md")
+        outcome = read_outcome(readme.data.decode("utf-8", "replace")) if readme.data is not None else None
+        yield ChangeFacts(change, kind, parts, outcome), fd
+
+
+def _read_task_dir(round_fd: int, task: str) -> tuple[tuple[str, ...], dict[str, Entry]]:
+    fd = open_dir(round_fd, task)
+    try:
+        return tuple(sorted(os.listdir(fd))), {name: read_entry(fd, name) for name in HANDOFF_FILES}
+    finally:
+        os.close(fd)
+
+
+def read_tree(root: Path, change: str, session: str, task: str) -> TaskTree:
+    """Everything the validator needs about one task; walk failures become ``problems``."""
+    facts: ChangeFacts | None = None
+    try:
+        with locate_change(root, change) as (facts, change_fd):
+            if facts.location != "active":
+                return TaskTree(facts)
+            with ExitStack() as stack:
+                round_fd = _try_open(stack, change_fd, ("sessions", session))
+                if round_fd is None:
+                    return TaskTree(facts, (f"round directory sessions/{session} not found in the change",))
+                entries = tuple(sorted(os.listdir(round_fd)))
+                if not _exists_dir(round_fd, task):
+                    return TaskTree(facts, (), entries, task_found=False)
+                names, files = _read_task_dir(round_fd, task)
+                return TaskTree(facts, (), entries, True, names, files)
+    except HandoffError as exc:
+        return TaskTree(facts, (exc.message,))
+    except OSError as exc:
+        return TaskTree(facts, (f"cannot read the handoff tree ({exc.strerror}): check --state-root",))

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from handoff_core.store import Store, TaskRequest
+from handoff_core.task import Scope
+
+CHANGE = "2026-11-30-demo"
+
+
+def make_change(state_root: Path, change: str = CHANGE, outcome: str = "active") -> Path:
+    path = state_root / "specdev" / "changes" / change
+    path.mkdir(parents=True)
+    (path / "README.md").write_text(f"# {change}\n\nOutcome: {outcome}\n")
+    return path
+
+
+def implementation(topic: str = "implement-a1", **overrides: object) -> TaskRequest:
+    fields: dict[str, object] = {
+        "change": CHANGE,
+        "topic": topic,
+        "kind": "implementation",
+        "goal": "Lead: main session. Executor implements A1 so that `pytest tests/a1` passes.",
+        "inputs": "- SPEC.md section A1\n- decision: keep the public API",
+        "scope": Scope("current", ("src/a1/**",), ("docs/**",)),
+        "acceptance": "`pytest tests/a1 -q` exits 0.",
+    }
+    fields.update(overrides)
+    return TaskRequest(**fields)  # type: ignore[arg-type]
+
+
+def review(topic: str = "review-a1", **overrides: object) -> TaskRequest:
+    base = {"kind": "review", "scope": Scope(None, (), ("src/**",), (), (".pytest_cache/**",))}
+    return implementation(topic, **{**base, **overrides})
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    make_change(root / "speculo" / ".speculo")
+    return root
+
+
+@pytest.fixture
+def state_root(project: Path) -> Path:
+    return project / "speculo" / ".speculo"
+
+
+@pytest.fixture
+def store(project: Path, state_root: Path) -> Store:
+    return Store(state_root, project)
