@@ -17,6 +17,7 @@ TASK_RE = re.compile(rf"^(\d{{3,}})-{TOPIC}$")
 TOPIC_RE = re.compile(rf"^{TOPIC}$")
 MAX_TASK_ID = 64
 _MAX_SAFE_INTEGER = 2**53 - 1
+_DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ def _real_utc(year: int, month: int, day: int, hour: int, minute: int, second: i
     if not (1 <= month <= 12 and hour <= 23 and minute <= 59 and second <= 59):
         return False
     # calendar.monthrange rejects year 0, which the seed (JavaScript Date) accepts.
-    days = 29 if month == 2 and calendar.isleap(year or 2000) else calendar.mdays[month]
+    days = 29 if month == 2 and calendar.isleap(year or 2000) else _DAYS[month]
     return 1 <= day <= days
 
 

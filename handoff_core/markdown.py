@@ -64,12 +64,7 @@ def section_problems(text: str, names: list[str]) -> list[str]:
         start = matches[0].number
         end = next((ln.number for ln in lines if ln.number > start and _SECTION_END.match(ln.text)), None)
         limit = end if end is not None else lines[-1].number + 1
-        if not any(
-            start < ln.number < limit
-            and ln.text.strip()
-            and not _ANY_HEADING.match(ln.text)
-            for ln in lines
-        ):
+        if not any(start < ln.number < limit and ln.text.strip() and not _ANY_HEADING.match(ln.text) for ln in lines):
             problems.append(f"empty {name} section")
     return problems
 

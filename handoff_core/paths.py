@@ -12,7 +12,7 @@ import os
 import stat
 import unicodedata
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from handoff_core.errors import UnsafePath
@@ -53,10 +53,8 @@ def open_dir(parent_fd: int, name: str, *, create: bool = False) -> int:
     if create:
         if (other := collision(parent_fd, name)) is not None:
             raise UnsafePath(f"{name!r} collides with existing {other!r} (case or Unicode form): rename one")
-        try:
+        with suppress(FileExistsError):
             os.mkdir(name, 0o755, dir_fd=parent_fd)
-        except FileExistsError:
-            pass
     try:
         return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
     except OSError as exc:

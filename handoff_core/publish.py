@@ -8,6 +8,7 @@ a leftover temp file is never a handoff file (its name starts with a dot and end
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -65,7 +66,9 @@ def _settle_existing(dir_fd: int, name: str, data: bytes) -> None:
     try:
         existing = read_regular(dir_fd, name, limit=max(len(data), 1) * 2 + 4096)
     except UnsafePath as exc:
-        raise WriteConflict(f"{name} already exists and is not a plain file ({exc.message}); nothing was changed") from exc
+        raise WriteConflict(
+            f"{name} already exists and is not a plain file ({exc.message}); nothing was changed"
+        ) from exc
     if existing != data:
         raise WriteConflict(
             f"{name} already exists with other content; it is write-once and was left as it is. "
@@ -86,10 +89,8 @@ def publish(dir_fd: int, name: str, data: bytes, *, mode: int = 0o444) -> Publis
             created = False
             _settle_existing(dir_fd, name, data)
     finally:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(temp, dir_fd=dir_fd)
-        except FileNotFoundError:
-            pass
     os.fsync(dir_fd)
     if read_regular(dir_fd, name, limit=len(data) + 1) != data:
         raise StorageError(f"{name} did not read back as written; check the disk and the directory")

@@ -70,7 +70,13 @@ def _indent(text: str) -> list[str]:
 
 def render_report(report: Report) -> str:
     report = normalise_report(report)
-    head = ["# 任务回报", "", f"Session: {report.session}", f"Task: {report.task}", f"Status: {report.status}"]
+    head = [
+        "# 任务回报",
+        "",
+        f"Session: {report.session}",
+        f"Task: {report.task}",
+        f"Status: {report.status}",
+    ]
     head += [f"Task-SHA256: {report.task_sha256}"] if report.task_sha256 else []
     head += [f"Captured-by: {report.captured_by}"] if report.captured_by else []
     head += [f"Original-Locator: {report.original_locator}"] if report.original_locator else []

@@ -10,7 +10,7 @@ import fcntl
 import hashlib
 import os
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import wraps
@@ -28,7 +28,16 @@ from handoff_core.errors import (
     TaskNotFound,
     WriteConflict,
 )
-from handoff_core.ids import Ref, check_change, check_ref, check_round, next_round, next_task, round_base
+from handoff_core.ids import (
+    Ref,
+    check_change,
+    check_ref,
+    check_round,
+    check_topic,
+    next_round,
+    next_task,
+    round_base,
+)
 from handoff_core.locator import parse_locator, render_locator
 from handoff_core.paths import open_dir, read_regular
 from handoff_core.publish import Published, publish
@@ -131,6 +140,10 @@ class Store:
         check_change(request.change)
         if request.session is not None:
             check_round(request.session)
+        # Refuse bad content before anything is created: the same checks run again with the real ids.
+        render_task(
+            self._task_of(request, Ref(request.change, "20000101T000000Z", f"001-{check_topic(request.topic)}"))
+        )
         with self._locked(), locate_change(self.state_root, request.change) as (facts, change_fd):
             if facts.location != "active" or facts.outcome != "active":
                 raise ChangeNotActive(
@@ -158,7 +171,9 @@ class Store:
             try:
                 return session, open_dir(sessions_fd, session), False
             except FileNotFoundError:
-                raise InvalidContent(f"round {session} does not exist in this change; omit session to open one") from None
+                raise InvalidContent(
+                    f"round {session} does not exist in this change; omit session to open one"
+                ) from None
         name = next_round(round_base(self.clock()), os.listdir(sessions_fd))
         os.mkdir(name, 0o755, dir_fd=sessions_fd)
         return name, open_dir(sessions_fd, name), True
@@ -188,10 +203,8 @@ class Store:
         """Leave no empty directory behind a refused or failed dispatch."""
         for fd, name in ((round_fd, task_id), (sessions_fd, new_round)):
             if name:
-                try:
+                with suppress(OSError):
                     os.rmdir(name, dir_fd=fd)
-                except OSError:
-                    pass
 
     def _task_of(self, request: TaskRequest, ref: Ref) -> Task:
         return normalise_task(
@@ -259,7 +272,9 @@ class Store:
             if existing.data is not None:
                 value, _ = parse_locator(existing.data)
                 if isinstance(value, dict) and value.get("path") == path:
-                    return StoredFile(ref, self.task_dir(ref) / "session-locator.json", sha256(existing.data), False, path)
+                    return StoredFile(
+                        ref, self.task_dir(ref) / "session-locator.json", sha256(existing.data), False, path
+                    )
                 raise LocatorConflict(
                     f"{ref} already records another session log ({value!r}); the original stays. "
                     "Check which log belongs to this task"

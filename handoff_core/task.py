@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from handoff_core.errors import InvalidContent, OwnershipConflict
 from handoff_core.frontmatter import load_yaml, quote, split_frontmatter
@@ -204,7 +203,13 @@ def _parse_scope(section: str) -> Scope:
     except ValueError:
         raise InvalidContent("Workspace and Scope has no closed ```handoff-scope block") from None
     data = load_yaml("\n".join(lines[start + 1 : end]), "handoff-scope block")
-    if not isinstance(data, dict) or not set(data) <= {"workspace", "writable", "read_only", "shared", "artifacts"}:
+    if not isinstance(data, dict) or not set(data) <= {
+        "workspace",
+        "writable",
+        "read_only",
+        "shared",
+        "artifacts",
+    }:
         raise InvalidContent("handoff-scope must map workspace, writable, read_only, shared and artifacts only")
     try:
         return Scope(

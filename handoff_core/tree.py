@@ -89,7 +89,7 @@ def locate_change(root: Path, change: str) -> Iterator[tuple[ChangeFacts, int]]:
     with ExitStack() as stack:
         root_fd = open_root(root)
         stack.callback(os.close, root_fd)
-        homes = [("active", ACTIVE)]
+        homes: list[tuple[str, tuple[str, ...]]] = [("active", ACTIVE)]
         archive = _try_open(stack, root_fd, ARCHIVE)
         if archive is not None:
             homes.append(("archived", ARCHIVE))

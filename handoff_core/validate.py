@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from handoff_core.errors import HandoffError
 from handoff_core.frontmatter import split_frontmatter
@@ -60,7 +61,7 @@ def _text(entry: Entry, name: str, errors: list[str]) -> str | None:
     return None
 
 
-def _meta_problems(meta: dict[object, object], change: str, session: str, task: str) -> list[str]:
+def _meta_problems(meta: dict[str, Any], change: str, session: str, task: str) -> list[str]:
     version = meta.get("schema_version")
     if isinstance(version, bool) or not isinstance(version, int | float) or version != 1:
         return ["TASK requires schema_version 1; retain legacy handoffs under their original contract"]
@@ -132,7 +133,9 @@ def check_handoff(tree_of: Callable[[], TaskTree], stage: str, change: str, sess
 
 
 def _check_files(tree: TaskTree, stage: str, errors: list[str], change: str, session: str, task: str) -> Verdict:
-    warnings = [f"leftover temp file {name} (never a handoff file; remove it)" for name in tree.task_entries if is_temp(name)]
+    warnings = [
+        f"leftover temp file {name} (never a handoff file; remove it)" for name in tree.task_entries if is_temp(name)
+    ]
     task_entry = tree.file("TASK.md")
     task_text = _text(task_entry, "TASK.md", errors)
     task_sha = hashlib.sha256(task_entry.data).hexdigest() if task_text is not None and task_entry.data else None

@@ -20,7 +20,13 @@ from handoff_core.ids import (
 
 @pytest.mark.parametrize(
     "value",
-    ["20261130T044500Z", "20261130T044500Z-01", "20261130T044500Z-10", "20240229T235959Z", "20261130T044500Z-100"],
+    [
+        "20261130T044500Z",
+        "20261130T044500Z-01",
+        "20261130T044500Z-10",
+        "20240229T235959Z",
+        "20261130T044500Z-100",
+    ],
 )
 def test_round_ids_that_are_real_utc_instants_are_accepted(value: str) -> None:
     assert is_round_id(value)
@@ -52,7 +58,8 @@ def test_task_ids_yield_their_number(value: str, number: int) -> None:
 
 
 @pytest.mark.parametrize(
-    "value", ["0001-x", "000-x", "01-x", "001-Topic", "001-", "001--x", "001-x-", "001_x", "..", "-rf", "001-a/../x"]
+    "value",
+    ["0001-x", "000-x", "01-x", "001-Topic", "001-", "001--x", "001-x-", "001_x", "..", "-rf", "001-a/../x"],
 )
 def test_task_ids_off_grammar_are_refused(value: str) -> None:
     assert task_number(value) is None
@@ -103,7 +110,9 @@ def test_a_ref_splits_into_checked_parts() -> None:
     assert is_change_id("2026-11-30-demo-02")
 
 
-@pytest.mark.parametrize("text", ["x/y", "2026-11-30-demo/20261130T044500Z/../001-a", "2026-11-30-Demo/20261130T044500Z/001-a"])
+@pytest.mark.parametrize(
+    "text", ["x/y", "2026-11-30-demo/20261130T044500Z/../001-a", "2026-11-30-Demo/20261130T044500Z/001-a"]
+)
 def test_a_malformed_ref_is_refused(text: str) -> None:
     with pytest.raises(InvalidIdentifier) as caught:
         parse_ref(text)

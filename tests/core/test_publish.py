@@ -85,7 +85,9 @@ def _race(state_root: str, ref: str, index: int, barrier: object) -> str:
     parsed = parse_ref(ref)
     barrier.wait(timeout=60)  # type: ignore[attr-defined]
     try:
-        Store(Path(state_root)).write_report(report_for(parsed, f"Writer {index} did it. Tested. Stopped."), parsed.change)
+        Store(Path(state_root)).write_report(
+            report_for(parsed, f"Writer {index} did it. Tested. Stopped."), parsed.change
+        )
     except HandoffError as exc:
         return exc.code
     return "won"

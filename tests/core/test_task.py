@@ -41,7 +41,13 @@ def make_task(**overrides: object) -> Task:
     ticket=st.one_of(st.none(), st.from_regex(r"\A[A-Z]+-[0-9]{1,4}\Z")),
 )
 def test_render_parse_render_is_the_identity(
-    goal: str, inputs: str, acceptance: str, notes: str, return_notes: str, writable: list[str], ticket: str | None
+    goal: str,
+    inputs: str,
+    acceptance: str,
+    notes: str,
+    return_notes: str,
+    writable: list[str],
+    ticket: str | None,
 ) -> None:
     task = make_task(
         goal=goal,
@@ -61,10 +67,9 @@ def test_render_parse_render_is_the_identity(
 def test_any_text_either_renders_faithfully_or_is_refused(goal: str) -> None:
     try:
         text = render_task(make_task(goal=goal))
-    except InvalidContent as exc:
-        assert exc.code == "invalid_content"
-    else:
-        assert parse_task(text).goal == normalise_task(make_task(goal=goal)).goal
+    except InvalidContent:
+        return
+    assert parse_task(text).goal == normalise_task(make_task(goal=goal)).goal
 
 
 def test_crlf_input_is_normalised_to_lf() -> None:
@@ -80,7 +85,13 @@ def test_strings_in_the_frontmatter_are_always_quoted() -> None:
 
 
 def test_the_scope_block_round_trips_for_ownership() -> None:
-    scope = Scope("required", ("src/a/**", "lib/*.py"), ("docs/**",), (SharedPath("pyproject.toml", "lead"),), ("out/**",))
+    scope = Scope(
+        "required",
+        ("src/a/**", "lib/*.py"),
+        ("docs/**",),
+        (SharedPath("pyproject.toml", "lead"),),
+        ("out/**",),
+    )
     assert parse_task(render_task(make_task(scope=scope))).scope == scope
 
 
