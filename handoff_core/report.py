@@ -142,6 +142,10 @@ def count_sentences(text: str) -> int:
     return sum(1 for part in _SENTENCE_END.split(text) if part.strip())
 
 
+def first_sentence(text: str) -> str:
+    return next((part.strip() for part in _SENTENCE_END.split(text) if part.strip()), "")
+
+
 def fence_for(text: str) -> str:
     """A backtick fence longer than any backtick run in ``text``."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, replace
@@ -34,6 +35,7 @@ from handoff_core.ids import (
     check_ref,
     check_round,
     check_topic,
+    is_change_id,
     next_round,
     next_task,
     round_base,
@@ -43,8 +45,9 @@ from handoff_core.paths import open_dir, read_regular
 from handoff_core.publish import Published, publish
 from handoff_core.release import Release, render_release
 from handoff_core.report import Report, capture, normalise_report, render_report
+from handoff_core.status import TaskStatus, task_status
 from handoff_core.task import Scope, Task, normalise_task, parse_task, render_task
-from handoff_core.tree import TaskTree, locate_change, read_entry, read_tree
+from handoff_core.tree import TaskTree, locate_change, read_change_trees, read_entry, read_tree
 from handoff_core.validate import Verdict, check_handoff
 
 P = ParamSpec("P")
@@ -294,11 +297,37 @@ class Store:
 
     # -- reading -------------------------------------------------------------------------------
 
+    @translated
+    def read_file(self, ref: Ref, name: str) -> bytes:
+        """One handoff file of a task, refused unless it is a regular, singly linked file."""
+        with self._task_fd(ref, active_only=False) as fd:
+            return read_regular(fd, name)
+
     def tree(self, ref: Ref) -> TaskTree:
         return read_tree(self.state_root, ref.change, ref.session, ref.task)
 
     def validate(self, ref: Ref, stage: str) -> Verdict:
         return check_handoff(lambda: self.tree(ref), stage, ref.change, ref.session, ref.task)
+
+    def changes(self) -> list[str]:
+        """Ids of the active changes (directories under specdev/changes with a valid id)."""
+        folder = self.state_root / "specdev" / "changes"
+        try:
+            return sorted(n for n in os.listdir(folder) if is_change_id(n) and not (folder / n).is_symlink())
+        except FileNotFoundError:
+            return []
+
+    @translated
+    def status(self, change: str | None = None, session: str | None = None) -> list[TaskStatus]:
+        """Every task's derived state, for one change (and round) or all active changes."""
+        if session is not None:
+            check_round(session)
+        now = time.time()
+        found: list[TaskStatus] = []
+        for name in [check_change(change)] if change else self.changes():
+            for round_id, task, tree in read_change_trees(self.state_root, name, session):
+                found.append(task_status(Ref(name, round_id, task), tree, now))
+        return found
 
 
 __all__ = ["HandoffError", "Store", "StoredFile", "TaskRequest"]

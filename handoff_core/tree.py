@@ -26,6 +26,7 @@ class Entry:
     kind: str  # "file", "dir", "symlink", "other" or "missing"
     data: bytes | None = None
     nlink: int = 1
+    mtime: float = 0.0
 
 
 MISSING = Entry("missing")
@@ -63,7 +64,7 @@ def read_entry(dir_fd: int, name: str, limit: int = MAX_FILE) -> Entry:
         opened = os.fstat(fd)
         if not stat.S_ISREG(opened.st_mode):
             return Entry(_kind(opened.st_mode), nlink=opened.st_nlink)
-        return Entry("file", os.read(fd, limit), opened.st_nlink)
+        return Entry("file", os.read(fd, limit), opened.st_nlink, opened.st_mtime)
     finally:
         os.close(fd)
 
@@ -117,6 +118,29 @@ def _read_task_dir(round_fd: int, task: str) -> tuple[tuple[str, ...], dict[str,
         return tuple(sorted(os.listdir(fd))), {name: read_entry(fd, name) for name in HANDOFF_FILES}
     finally:
         os.close(fd)
+
+
+def read_change_trees(root: Path, change: str, session: str | None = None) -> Iterator[tuple[str, str, TaskTree]]:
+    """Every task of an active change (or of one round of it) in one walk: ``(session, task, tree)``."""
+    with locate_change(root, change) as (facts, change_fd), ExitStack() as stack:
+        if facts.location != "active":
+            return
+        sessions_fd = _try_open(stack, change_fd, ("sessions",))
+        if sessions_fd is None:
+            return
+        rounds = [session] if session is not None else sorted(os.listdir(sessions_fd))
+        for name in rounds:
+            if not _exists_dir(sessions_fd, name):
+                continue
+            round_fd = open_dir(sessions_fd, name)
+            try:
+                entries = tuple(sorted(os.listdir(round_fd)))
+                for task in entries:
+                    if _exists_dir(round_fd, task):
+                        names, files = _read_task_dir(round_fd, task)
+                        yield name, task, TaskTree(facts, (), entries, True, names, files)
+            finally:
+                os.close(round_fd)
 
 
 def read_tree(root: Path, change: str, session: str, task: str) -> TaskTree:

@@ -1,0 +1,74 @@
+"""Derived state of every task, from the handoff files alone (no index, no heartbeat)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from handoff_core.errors import HandoffError
+from handoff_core.ids import Ref
+from handoff_core.publish import is_temp
+from handoff_core.report import header_fields
+from handoff_core.task import Scope, parse_task
+from handoff_core.tree import TaskTree
+from handoff_core.validate import check_handoff
+
+
+@dataclass(frozen=True)
+class TaskStatus:
+    ref: Ref
+    kind: str | None
+    state: str  # incomplete | dispatched | returned:<status> | released | invalid
+    age_seconds: float
+    scope: Scope | None
+    has_locator: bool
+    temp_files: tuple[str, ...]
+    problems: tuple[str, ...]
+
+    @property
+    def claims_writer(self) -> bool:
+        """An outstanding implementation task holds its workspace and writable globs (no TTL)."""
+        return self.kind == "implementation" and self.state == "dispatched"
+
+
+def _state(tree: TaskTree, problems: tuple[str, ...]) -> str:
+    if tree.file("TASK.md").kind == "missing":
+        return "incomplete"
+    if problems:
+        return "invalid"
+    report = tree.file("REPORT.md")
+    if report.kind == "file" and report.data is not None:
+        fields, _ = header_fields(report.data.decode("utf-8", "replace"))
+        return f"returned:{fields.get('Status', '?')}"
+    return "released" if tree.file("RELEASE.md").kind == "file" else "dispatched"
+
+
+def task_status(ref: Ref, tree: TaskTree, now: float | None = None) -> TaskStatus:
+    task_entry = tree.file("TASK.md")
+    stage = "return" if tree.file("REPORT.md").kind != "missing" else "dispatch"
+    verdict = check_handoff(lambda: tree, stage, ref.change, ref.session, ref.task)
+    # A change that is no longer active still has readable tasks; only its dispatch is over.
+    problems = tuple(p for p in verdict.errors if p != "dispatch requires an active change")
+    kind, scope = None, None
+    if task_entry.data is not None:
+        try:
+            parsed = parse_task(task_entry.data.decode("utf-8"))
+            kind, scope = parsed.kind, parsed.scope
+        except (HandoffError, UnicodeDecodeError):
+            pass
+    age = max(0.0, (now or time.time()) - task_entry.mtime) if task_entry.kind == "file" else 0.0
+    return TaskStatus(
+        ref=ref,
+        kind=kind,
+        state=_state(tree, problems),
+        age_seconds=round(age, 1),
+        scope=scope,
+        has_locator=tree.file("session-locator.json").kind != "missing",
+        temp_files=tuple(name for name in tree.task_entries if is_temp(name)),
+        problems=problems,
+    )
+
+
+def writer_claims(statuses: Iterable[TaskStatus]) -> list[TaskStatus]:
+    return [status for status in statuses if status.claims_writer]

@@ -1,0 +1,104 @@
+"""``handoff-mcp``: serve (default, stdio), validate, status, token.
+
+Only ``serve`` imports the MCP SDK; the other commands stay as light as the core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from handoff_core import cli as validate_cli
+from handoff_core.errors import HandoffError
+from handoff_core.ids import parse_ref
+from handoff_core.store import Store
+from handoff_core.token import load_secret, report_token
+from server.config import ConfigError, Settings, settings_from
+
+COMMANDS = ("serve", "validate", "status", "token")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="handoff-mcp", description="Handoff tools for coding agents over MCP (stdio)."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, text in (
+        ("serve", "run the MCP server on stdio (the default command)"),
+        ("status", "print every task's derived state as a table"),
+        ("token", "print a task's report token again (lead)"),
+    ):
+        sub = commands.add_parser(name, help=text)
+        sub.add_argument("--role", choices=("lead", "executor"), help="default: $HANDOFF_ROLE")
+        sub.add_argument("--project-root", help="default: $HANDOFF_PROJECT_ROOT or the current directory")
+        sub.add_argument("--state-root", help="default: $HANDOFF_STATE_ROOT or <project>/speculo/.speculo")
+        sub.add_argument("--secret-file", help="default: $HANDOFF_SECRET_FILE or ~/.config/handoff-mcp/secret")
+        if name == "status":
+            sub.add_argument("--change")
+            sub.add_argument("--session")
+        if name == "token":
+            sub.add_argument("ref", help="change/session/task")
+    commands.add_parser("validate", help="validate one handoff (same as handoff-validate)", add_help=False)
+    return parser
+
+
+def _settings(args: argparse.Namespace, *, role_required: bool) -> Settings:
+    return settings_from(args.role, args.project_root, args.state_root, args.secret_file, role_required=role_required)
+
+
+def serve(settings: Settings) -> int:
+    from server.app import build_server
+
+    build_server(settings).run("stdio")
+    return 0
+
+
+def status(settings: Settings, change: str | None, session: str | None) -> int:
+    rows = [("REF", "KIND", "STATE", "AGE", "LOCATOR", "PROBLEMS")]
+    for task in Store(settings.state_root, settings.project_root).status(change, session):
+        age = f"{int(task.age_seconds // 60)}m"
+        rows.append(
+            (
+                str(task.ref),
+                task.kind or "?",
+                task.state,
+                age,
+                "yes" if task.has_locator else "-",
+                str(len(task.problems)),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    return 0
+
+
+def token(settings: Settings, ref: str) -> int:
+    parsed = parse_ref(ref)
+    Store(settings.state_root, settings.project_root).read_task(parsed)
+    print(report_token(load_secret(settings.secret_file, settings.project_root), settings.state_root, parsed))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list or args_list[0] not in (*COMMANDS, "-h", "--help"):
+        args_list.insert(0, "serve")
+    if args_list[0] == "validate":
+        return validate_cli.main(args_list[1:])
+    args = _parser().parse_args(args_list)
+    try:
+        settings = _settings(args, role_required=args.command == "serve")
+        if args.command == "serve":
+            return serve(settings)
+        if args.command == "status":
+            return status(settings, args.change, args.session)
+        return token(settings, args.ref)
+    except (ConfigError, HandoffError) as exc:
+        print(f"handoff-mcp: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""Wire shapes of the tool results (their output schemas). Kept flat and small on purpose."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class ExecutorConfig(BaseModel):
+    claude_code_mcp_json: str = Field(description="JSON for `claude --mcp-config`")
+    codex_args: list[str] = Field(description="`codex` -c arguments")
+    codex_config_toml: str = Field(description="~/.codex/config.toml entry")
+
+
+class CreatedTask(BaseModel):
+    ref: str
+    task_path: str
+    task_path_in_project: str
+    report_path_in_project: str
+    task_sha256: str
+    report_token: str
+    dispatch_message: str
+    executor_config: ExecutorConfig
+
+
+class TaskView(BaseModel):
+    ref: str
+    kind: str
+    goal: str
+    inputs: str
+    workspace: str | None
+    writable: list[str]
+    read_only: list[str]
+    shared: list[str]
+    artifacts: list[str]
+    scope_notes: str
+    acceptance: str
+    return_notes: str
+    report_path_in_project: str
+    ticket: str | None
+    task_sha256: str
+    task_path: str
+
+
+class Written(BaseModel):
+    ref: str
+    path: str
+    sha256: str
+    created: bool = Field(description="false: identical content was already there")
+
+
+class ReportWritten(Written):
+    reply_line: str = Field(description="send this one line back through your native channel")
+    warnings: list[str]
+
+
+class Validation(BaseModel):
+    ref: str
+    stage: str
+    ok: bool
+    errors: list[str]
+    warnings: list[str]
+    caveat: str
+
+
+class TaskState(BaseModel):
+    ref: str
+    kind: str | None
+    state: str
+    age_seconds: float
+    workspace: str | None
+    writable: list[str]
+    has_locator: bool
+    temp_files: list[str]
+    problems: list[str]
+
+
+class Status(BaseModel):
+    tasks: list[TaskState]
+    writer_claims: list[str]
+    free_writer_slots: int

@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+
+from server.app import build_server
+from server.config import Settings
+from tests.conftest import make_change
+
+
+@pytest.fixture
+def secret_file(tmp_path: Path) -> Path:
+    return tmp_path / "config" / "secret"
+
+
+@pytest.fixture
+def settings_for(project: Path, state_root: Path, secret_file: Path) -> Callable[[str], Settings]:
+    def make(role: str) -> Settings:
+        return Settings(role, project, state_root, secret_file)
+
+    return make
+
+
+@pytest.fixture(params=["legacy", "auto"])
+def mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def lead_server(settings_for: Callable[[str], Settings]) -> MCPServer:
+    return build_server(settings_for("lead"))
+
+
+@pytest.fixture
+def executor_server(settings_for: Callable[[str], Settings]) -> MCPServer:
+    return build_server(settings_for("executor"))
+
+
+@pytest.fixture
+async def lead(lead_server: MCPServer, mode: str) -> AsyncIterator[Client]:
+    async with Client(lead_server, mode=mode) as client:
+        yield client
+
+
+@pytest.fixture
+async def executor(executor_server: MCPServer, mode: str) -> AsyncIterator[Client]:
+    async with Client(executor_server, mode=mode) as client:
+        yield client
+
+
+__all__ = ["make_change"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

@@ -1,0 +1,134 @@
+"""End to end over stdio: the installed console script as a lead and, separately, as an executor."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.server.test_tools import FOCUS, call, task_args
+
+pytestmark = pytest.mark.anyio
+SCRIPT = Path(sys.executable).parent / "handoff-mcp"
+
+
+def params(role: str, project: Path, secret_file: Path) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=str(SCRIPT),
+        args=["serve", "--role", role, "--project-root", str(project), "--secret-file", str(secret_file)],
+    )
+
+
+def write_report_call(message: str) -> dict[str, Any]:
+    """The JSON arguments line of a dispatch message, as an executor would copy it."""
+    line = next(line.strip() for line in message.splitlines() if line.strip().startswith('{"ref"'))
+    return dict(json.loads(line))
+
+
+async def test_a_lead_and_an_executor_process_complete_a_dispatch(project: Path, secret_file: Path) -> None:
+    async with Client(params("lead", project, secret_file)) as lead:
+        created = await call(lead, "create_task", **task_args())
+    async with Client(params("executor", project, secret_file)) as executor:
+        names = {tool.name for tool in (await executor.list_tools()).tools}
+        assert "create_task" not in names
+        arguments = write_report_call(created["dispatch_message"])
+        written = await call(
+            executor,
+            "write_report",
+            status="completed",
+            focused=FOCUS,
+            artifacts="src/a1/x.py",
+            verification="pytest: exit 0",
+            **arguments,
+        )
+        assert written["created"]
+    async with Client(params("lead", project, secret_file)) as lead:
+        verdict = await call(lead, "validate_handoff", ref=created["ref"], stage="return")
+    assert verdict["ok"], verdict["errors"]
+    change, session, task = created["ref"].split("/")
+    cli = subprocess.run(
+        [
+            str(SCRIPT.with_name("handoff-validate")),
+            "--repo",
+            str(project),
+            "--change",
+            change,
+            "--session",
+            session,
+            "--task",
+            task,
+            "--stage",
+            "return",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert cli.returncode == 0, cli.stdout
+    assert json.loads(cli.stdout)["errors"] == []
+
+
+def test_stdout_carries_only_json_rpc(project: Path, secret_file: Path) -> None:
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "read_task", "arguments": {"ref": "x"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "create_task", "arguments": task_args()},
+        },
+    ]
+    command = [str(SCRIPT), "--role", "lead", "--project-root", str(project), "--secret-file", str(secret_file)]
+    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.DEVNULL}
+    with subprocess.Popen(command, text=True, **pipes) as process:  # type: ignore[call-overload]
+        watchdog = threading.Timer(60, process.kill)  # bounds every read below
+        watchdog.start()
+        try:
+            process.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
+            process.stdin.flush()
+            messages = []
+            while len([m for m in messages if "id" in m]) < 4 and (line := process.stdout.readline()):
+                messages.append(json.loads(line))
+            process.stdin.close()
+            messages += [json.loads(line) for line in process.stdout if line.strip()]
+        finally:
+            watchdog.cancel()
+            process.kill()
+    assert all(m.get("jsonrpc") == "2.0" for m in messages)
+    assert sorted(m["id"] for m in messages if "id" in m) == [1, 2, 3, 4]
+    errors = {m["id"]: m["result"].get("isError", False) for m in messages if m.get("id") in (3, 4)}
+    assert errors == {3: True, 4: False}
+
+
+def test_serve_without_a_role_exits_with_a_usage_error(project: Path) -> None:
+    result = subprocess.run(
+        [str(SCRIPT), "--project-root", str(project)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(project)},
+    )
+    assert result.returncode == 2
+    assert "--role" in result.stderr
+    assert result.stdout == ""

@@ -1,0 +1,199 @@
+"""Every tool through the SDK's in-memory client, in both protocol modes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from handoff_core.tree import read_tree
+from tests.conftest import CHANGE, make_change
+
+pytestmark = pytest.mark.anyio
+FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
+
+
+def task_args(**overrides: Any) -> dict[str, Any]:
+    args: dict[str, Any] = {
+        "change": CHANGE,
+        "topic": "implement-a1",
+        "kind": "implementation",
+        "goal": "Implement A1 so that `pytest tests/a1` passes.",
+        "inputs": "SPEC.md §A1",
+        "acceptance": "`pytest tests/a1 -q` exits 0",
+        "workspace": "current",
+        "writable": ["src/a1/**"],
+        "shared": ["pyproject.toml=lead"],
+    }
+    args.update(overrides)
+    return args
+
+
+async def call(client: Client, name: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool(name, arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def refused(client: Client, name: str, **arguments: Any) -> str:
+    """The stable code of a refused call."""
+    result = await client.call_tool(name, arguments)
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    match = re.match(r"Error executing tool \w+: ([a-z_]+): ", text)
+    assert match, text
+    return match.group(1)
+
+
+def report_args(created: dict[str, Any], **overrides: Any) -> dict[str, Any]:
+    args = {
+        "ref": created["ref"],
+        "token": created["report_token"],
+        "status": "completed",
+        "focused": FOCUS,
+        "artifacts": "src/a1/core.py",
+        "verification": "pytest: exit 0",
+        "task_sha256": created["task_sha256"],
+    }
+    args.update(overrides)
+    return args
+
+
+async def test_create_task_returns_ref_paths_hash_token_and_dispatch_message(lead: Client, state_root: Path) -> None:
+    created = await call(lead, "create_task", **task_args())
+    change, session, task = created["ref"].split("/")
+    assert (change, task) == (CHANGE, "001-implement-a1")
+    assert Path(created["task_path"]).is_file()
+    assert created["task_path_in_project"].startswith("speculo/.speculo/specdev/changes/")
+    message = created["dispatch_message"]
+    assert created["report_token"] in message
+    assert created["task_sha256"] in message
+    assert f"{session}/{task} · <Status> · {created['report_path_in_project']}" in message
+    assert '"--role", "executor"' in created["executor_config"]["codex_config_toml"]
+    assert "executor" in created["executor_config"]["claude_code_mcp_json"]
+    assert read_tree(state_root, change, session, task).file("TASK.md").kind == "file"
+
+
+async def test_a_full_cycle_passes_return_validation(lead: Client) -> None:
+    created = await call(lead, "create_task", **task_args())
+    written = await call(lead, "write_report", **report_args(created))
+    assert written["created"]
+    assert written["reply_line"].endswith("· Built A1.")
+    assert written["warnings"] == []
+    again = await call(lead, "write_report", **report_args(created))
+    assert not again["created"]
+    verdict = await call(lead, "validate_handoff", ref=created["ref"], stage="return")
+    assert verdict["ok"], verdict["errors"]
+    status = await call(lead, "handoff_status", change=CHANGE)
+    assert [t["state"] for t in status["tasks"]] == ["returned:completed"]
+
+
+async def test_read_task_returns_the_structured_task_and_its_hash(lead: Client) -> None:
+    created = await call(lead, "create_task", **task_args())
+    task = await call(lead, "read_task", ref=created["ref"])
+    assert task["task_sha256"] == created["task_sha256"]
+    assert task["writable"] == ["src/a1/**"]
+    assert task["shared"] == ["pyproject.toml=lead"]
+
+
+async def test_status_shows_writer_claims_and_free_slots(lead: Client) -> None:
+    created = await call(lead, "create_task", **task_args())
+    status = await call(lead, "handoff_status")
+    assert status["writer_claims"] == [created["ref"]]
+    assert status["free_writer_slots"] == 2
+    assert status["tasks"][0]["state"] == "dispatched"
+
+
+async def test_locator_capture_and_release_tools_publish_their_files(lead: Client) -> None:
+    first = await call(lead, "create_task", **task_args())
+    session = first["ref"].split("/")[1]
+    second = await call(
+        lead,
+        "create_task",
+        **task_args(topic="review-a1", kind="review", workspace=None, writable=None, session=session),
+    )
+    located = await call(lead, "record_session_locator", ref=first["ref"], path="/home/me/.claude/projects/p/abc.jsonl")
+    assert located["created"]
+    captured = await call(
+        lead, "capture_report", ref=second["ref"], status="completed", original_locator="call-9", text="LGTM"
+    )
+    assert Path(captured["path"]).name == "REPORT.md"
+    third = await call(
+        lead, "create_task", **task_args(topic="fix-a1", session=session, workspace="required", writable=["src/b/**"])
+    )
+    released = await call(lead, "release_writer", ref=third["ref"], kind="none", evidence="executor never started")
+    assert Path(released["path"]).name == "RELEASE.md"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "code"),
+    [
+        ({"change": "2026-11-29-missing"}, "change_not_found"),
+        ({"change": "not-a-change"}, "invalid_id"),
+        ({"topic": "Bad Topic"}, "invalid_id"),
+        ({"goal": "## Goal\nsmuggled"}, "invalid_content"),
+        ({"kind": "review", "workspace": None}, "ownership_conflict"),
+        ({"writable": ["../escape/**"]}, "invalid_content"),
+        ({"shared": ["no-owner"]}, "invalid_content"),
+        ({"session": "20261130T044500Z-1"}, "invalid_id"),
+        ({"session": "20261130T044500Z"}, "invalid_content"),
+    ],
+)
+async def test_create_task_refuses_bad_input_with_a_stable_code(
+    lead: Client, overrides: dict[str, Any], code: str
+) -> None:
+    assert await refused(lead, "create_task", **task_args(**overrides)) == code
+
+
+async def test_create_task_refuses_a_change_that_is_not_active(lead: Client, state_root: Path) -> None:
+    make_change(state_root, "2026-11-29-done", outcome="completed")
+    assert await refused(lead, "create_task", **task_args(change="2026-11-29-done")) == "change_not_active"
+
+
+async def test_write_report_refusals_carry_their_codes(lead: Client) -> None:
+    created = await call(lead, "create_task", **task_args())
+    assert await refused(lead, "write_report", **report_args(created, token="")) == "token_refused"
+    assert await refused(lead, "write_report", **report_args(created, token="x" * 24)) == "token_refused"
+    assert await refused(lead, "write_report", **report_args(created, task_sha256="0" * 64)) == "task_changed"
+    ghost = created["ref"].rsplit("/", 1)[0] + "/009-ghost"
+    assert await refused(lead, "write_report", **report_args(created, ref=ghost)) == "token_refused"
+    assert await refused(lead, "write_report", **report_args(created, focused="")) == "invalid_content"
+    await call(lead, "write_report", **report_args(created))
+    assert await refused(lead, "write_report", **report_args(created, status="failed")) == "write_conflict"
+
+
+async def test_reader_and_lead_tool_refusals_carry_their_codes(lead: Client) -> None:
+    created = await call(lead, "create_task", **task_args())
+    assert await refused(lead, "read_task", ref="nope") == "invalid_id"
+    assert await refused(lead, "read_task", ref=created["ref"].rsplit("/", 1)[0] + "/009-ghost") == "task_not_found"
+    assert await refused(lead, "validate_handoff", ref="a/b", stage="return") == "invalid_id"
+    assert await refused(lead, "handoff_status", change="bad") == "invalid_id"
+    assert await refused(lead, "record_session_locator", ref=created["ref"], path="logs/x.jsonl") == "invalid_locator"
+    await call(lead, "record_session_locator", ref=created["ref"], path="/x/a.jsonl")
+    assert await refused(lead, "record_session_locator", ref=created["ref"], path="/x/b.jsonl") == "locator_conflict"
+    assert (
+        await refused(lead, "capture_report", ref=created["ref"], status="completed", original_locator="m", text="  ")
+        == "invalid_content"
+    )
+    assert await refused(lead, "release_writer", ref=created["ref"], kind="none", evidence=" ") == "invalid_content"
+    await call(lead, "write_report", **report_args(created))
+    assert await refused(lead, "release_writer", ref=created["ref"], kind="none", evidence="x") == "already_reported"
+
+
+async def test_a_failed_validation_is_a_result_not_a_tool_error(lead: Client) -> None:
+    created = await call(lead, "create_task", **task_args())
+    verdict = await call(lead, "validate_handoff", ref=created["ref"], stage="return")
+    assert not verdict["ok"]
+    assert "REPORT.md not found" in verdict["errors"]
+
+
+async def test_the_resource_template_serves_handoff_files(lead: Client) -> None:
+    created = await call(lead, "create_task", **task_args())
+    templates = await lead.list_resource_templates()
+    assert [t.uri_template for t in templates.resource_templates] == ["handoff://{change}/{session}/{task}/{name}"]
+    result = await lead.read_resource(f"handoff://{created['ref']}/TASK.md")
+    assert Path(created["task_path"]).read_text() == result.contents[0].text  # type: ignore[union-attr]
