@@ -16,7 +16,7 @@ from server.dispatch import dispatch_message, executor_config
 from server.models import CreatedTask, Written
 from server.shared_tools import WRITE_ONCE, Ref, Text
 
-Globs = Annotated[list[str], Field(description="globs relative to the project root")]
+Globs = Annotated[list[str], Field(description="project-relative globs")]
 CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
 
@@ -40,24 +40,17 @@ def register(server: MCPServer, context: Context) -> None:
         inputs: Text,
         acceptance: Text,
         workspace: Annotated[Literal["current", "required"] | None, Field(description="implementation only")] = None,
-        writable: Globs | None = None,
-        read_only: Globs | None = None,
-        shared: Annotated[list[str] | None, Field(description="PATH=OWNER entries")] = None,
-        artifacts: Annotated[list[str] | None, Field(description="outputs a read-only task may write")] = None,
+        writable: Globs = [],  # noqa: B006 - never mutated; keeps the schema a plain array
+        read_only: Globs = [],  # noqa: B006
+        shared: Annotated[list[str], Field(description="PATH=OWNER entries")] = [],  # noqa: B006
+        artifacts: Annotated[list[str], Field(description="outputs a read-only task may write")] = [],  # noqa: B006
         scope_notes: Text = "",
         return_notes: Text = "",
         ticket: str | None = None,
         session: Annotated[str | None, Field(description="round to add to; omit to open a new round")] = None,
     ) -> CreatedTask:
         """Allocate ids, publish a frozen TASK.md, and return the executor's dispatch message and token."""
-        scope = Scope(
-            workspace,
-            tuple(writable or ()),
-            tuple(read_only or ()),
-            shared_paths(shared or []),
-            tuple(artifacts or ()),
-            scope_notes,
-        )
+        scope = Scope(workspace, tuple(writable), tuple(read_only), shared_paths(shared), tuple(artifacts), scope_notes)
         request = TaskRequest(change, topic, kind, goal, inputs, scope, acceptance, return_notes, ticket, session)
         stored = store.create_task(request)
         token = context.token(stored.ref)

@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 
-class ExecutorConfig(BaseModel):
+def _untitled(schema: dict[str, Any]) -> None:
+    """Titles repeat the field names; dropping them keeps tools/list small for the model's context."""
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+
+
+class Wire(BaseModel):
+    model_config = ConfigDict(json_schema_extra=_untitled)
+
+
+class ExecutorConfig(Wire):
     claude_code_mcp_json: str = Field(description="JSON for `claude --mcp-config`")
     codex_args: list[str] = Field(description="`codex` -c arguments")
     codex_config_toml: str = Field(description="~/.codex/config.toml entry")
 
 
-class CreatedTask(BaseModel):
+class CreatedTask(Wire):
     ref: str
     task_path: str
     task_path_in_project: str
@@ -22,7 +35,7 @@ class CreatedTask(BaseModel):
     executor_config: ExecutorConfig
 
 
-class TaskView(BaseModel):
+class TaskView(Wire):
     ref: str
     kind: str
     goal: str
@@ -41,7 +54,7 @@ class TaskView(BaseModel):
     task_path: str
 
 
-class Written(BaseModel):
+class Written(Wire):
     ref: str
     path: str
     sha256: str
@@ -53,7 +66,7 @@ class ReportWritten(Written):
     warnings: list[str]
 
 
-class Validation(BaseModel):
+class Validation(Wire):
     ref: str
     stage: str
     ok: bool
@@ -62,7 +75,7 @@ class Validation(BaseModel):
     caveat: str
 
 
-class TaskState(BaseModel):
+class TaskState(Wire):
     ref: str
     kind: str | None
     state: str
@@ -74,7 +87,7 @@ class TaskState(BaseModel):
     problems: list[str]
 
 
-class Status(BaseModel):
+class Status(Wire):
     tasks: list[TaskState]
     writer_claims: list[str]
     free_writer_slots: int

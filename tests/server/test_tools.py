@@ -114,7 +114,7 @@ async def test_locator_capture_and_release_tools_publish_their_files(lead: Clien
     second = await call(
         lead,
         "create_task",
-        **task_args(topic="review-a1", kind="review", workspace=None, writable=None, session=session),
+        **task_args(topic="review-a1", kind="review", workspace=None, writable=[], session=session),
     )
     located = await call(lead, "record_session_locator", ref=first["ref"], path="/home/me/.claude/projects/p/abc.jsonl")
     assert located["created"]
