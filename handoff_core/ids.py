@@ -6,7 +6,7 @@ import calendar
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from handoff_core.errors import InvalidIdentifier
 
@@ -113,6 +113,16 @@ def parse_ref(text: str) -> Ref:
             "(e.g. 2026-11-30-demo/20261130T044500Z/001-implement-a1)"
         )
     return check_ref(*parts)
+
+
+def round_time(value: str) -> datetime | None:
+    """When a round was opened, from its id; None for anything that is not a round id."""
+    if not is_round_id(value):
+        return None
+    try:
+        return datetime.strptime(value[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None  # year 0: a valid id, but no datetime
 
 
 def round_base(now: datetime) -> str:

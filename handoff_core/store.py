@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import wraps
 from pathlib import Path
 from typing import ParamSpec, TypeVar
@@ -39,18 +39,32 @@ from handoff_core.ids import (
     next_round,
     next_task,
     round_base,
+    round_time,
 )
 from handoff_core.locator import parse_locator, render_locator
+from handoff_core.ownership import Claim, check_dispatch
 from handoff_core.paths import open_dir, read_regular
 from handoff_core.publish import Published, publish
 from handoff_core.release import Release, render_release
 from handoff_core.report import Report, capture, normalise_report, render_report
 from handoff_core.status import TaskStatus, task_status
 from handoff_core.task import Scope, Task, normalise_task, parse_task, render_task
-from handoff_core.tree import TaskTree, locate_change, read_change_trees, read_entry, read_tree
+from handoff_core.tree import (
+    MISSING,
+    Entry,
+    TaskTree,
+    locate_change,
+    outstanding_tasks,
+    read_change_trees,
+    read_entry,
+    read_tree,
+)
 from handoff_core.validate import Verdict, check_handoff
 
 P = ParamSpec("P")
+DEFAULT_WRITER_CAP = 3
+RETRY_WINDOW = timedelta(minutes=10)
+RETRY_PROBE = "20000101T000000Z"  # a placeholder round for checks made before one is allocated
 R = TypeVar("R")
 
 
@@ -85,6 +99,7 @@ class TaskRequest:
     return_notes: str = ""
     ticket: str | None = None
     session: str | None = None  # None opens a new round
+    force_new: bool = False  # True: never answer with an identical task created just before
 
 
 @dataclass(frozen=True)
@@ -105,10 +120,17 @@ def utc_now() -> datetime:
 
 
 class Store:
-    def __init__(self, state_root: Path, project_root: Path | None = None, clock: Callable[[], datetime] = utc_now):
+    def __init__(
+        self,
+        state_root: Path,
+        project_root: Path | None = None,
+        clock: Callable[[], datetime] = utc_now,
+        writer_cap: int = DEFAULT_WRITER_CAP,
+    ):
         self.state_root = Path(state_root).absolute()
         self.project_root = Path(project_root).absolute() if project_root else self.state_root
         self.clock = clock
+        self.writer_cap = writer_cap
 
     # -- paths -------------------------------------------------------------------------------
 
@@ -144,9 +166,7 @@ class Store:
         if request.session is not None:
             check_round(request.session)
         # Refuse bad content before anything is created: the same checks run again with the real ids.
-        render_task(
-            self._task_of(request, Ref(request.change, "20000101T000000Z", f"001-{check_topic(request.topic)}"))
-        )
+        render_task(self._task_of(request, Ref(request.change, RETRY_PROBE, f"001-{check_topic(request.topic)}")))
         with self._locked(), locate_change(self.state_root, request.change) as (facts, change_fd):
             if facts.location != "active" or facts.outcome != "active":
                 raise ChangeNotActive(
@@ -182,6 +202,10 @@ class Store:
         return name, open_dir(sessions_fd, name), True
 
     def _create_in(self, sessions_fd: int, request: TaskRequest) -> StoredFile:
+        if not request.force_new and (earlier := self._find_retry(sessions_fd, request)) is not None:
+            return earlier
+        scope = normalise_task(self._task_of(request, Ref(request.change, RETRY_PROBE, "001-x"))).scope
+        check_dispatch(request.kind, scope, self.claims(), self.writer_cap)
         session, round_fd, new_round = self._open_round(sessions_fd, request.session)
         task_id = ""
         try:
@@ -200,6 +224,60 @@ class Store:
             raise
         finally:
             os.close(round_fd)
+
+    def _recent_rounds(self, sessions_fd: int) -> list[str]:
+        """Rounds opened in the last RETRY_WINDOW, judged by their UTC id."""
+        now = self.clock()
+        return [
+            name for name in os.listdir(sessions_fd) if (opened := round_time(name)) and now - opened <= RETRY_WINDOW
+        ]
+
+    def _find_retry(self, sessions_fd: int, request: TaskRequest) -> StoredFile | None:
+        """The task an identical earlier request created (a caller that never saw the answer)."""
+        rounds = [request.session] if request.session else self._recent_rounds(sessions_fd)
+        for session in rounds:
+            try:
+                round_fd = open_dir(sessions_fd, session)
+            except FileNotFoundError:
+                continue
+            try:
+                for task in sorted(n for n in os.listdir(round_fd) if n.split("-", 1)[-1] == request.topic):
+                    ref = Ref(request.change, session, task)
+                    entry = self._task_entry(round_fd, task)
+                    if entry.data is not None and entry.data == render_task(self._task_of(request, ref)).encode():
+                        return StoredFile(
+                            ref, self.task_dir(ref) / "TASK.md", sha256(entry.data), False, entry.data.decode()
+                        )
+            finally:
+                os.close(round_fd)
+        return None
+
+    @staticmethod
+    def _task_entry(round_fd: int, task: str) -> Entry:
+        try:
+            fd = open_dir(round_fd, task)
+        except (FileNotFoundError, HandoffError):
+            return MISSING
+        try:
+            return read_entry(fd, "TASK.md")
+        finally:
+            os.close(fd)
+
+    def claims(self) -> list[Claim]:
+        """Writer claims of every outstanding implementation task under the state root."""
+        now = time.time()
+        found = []
+        for change, session, task, entry in outstanding_tasks(self.state_root, self.changes()):
+            try:
+                parsed = parse_task((entry.data or b"").decode("utf-8"))
+            except (HandoffError, UnicodeDecodeError):
+                continue  # not ours to read; validation reports it
+            scope = parsed.scope
+            if parsed.kind == "implementation" and scope.workspace is not None:
+                shared = tuple((s.path, s.owner) for s in scope.shared)
+                ref = Ref(change, session, task)
+                found.append(Claim(ref, scope.workspace, scope.writable, shared, max(0.0, now - entry.mtime)))
+        return found
 
     @staticmethod
     def _undo(sessions_fd: int, round_fd: int, new_round: str | None, task_id: str) -> None:

@@ -112,15 +112,28 @@ def locate_change(root: Path, change: str) -> Iterator[tuple[ChangeFacts, int]]:
         yield ChangeFacts(change, kind, parts, outcome), fd
 
 
-def _read_task_dir(round_fd: int, task: str) -> tuple[tuple[str, ...], dict[str, Entry]]:
+def _read_task_dir(
+    round_fd: int, task: str, files: tuple[str, ...] = HANDOFF_FILES, unless: tuple[str, ...] = ()
+) -> tuple[tuple[str, ...], dict[str, Entry]] | None:
+    """Entries and files of one task directory; None when it holds any name in ``unless``."""
     fd = open_dir(round_fd, task)
     try:
-        return tuple(sorted(os.listdir(fd))), {name: read_entry(fd, name) for name in HANDOFF_FILES}
+        names = os.listdir(fd)
+        if unless and not set(unless).isdisjoint(names):
+            return None
+        return tuple(sorted(names)), {name: read_entry(fd, name) for name in files if name in names}
     finally:
         os.close(fd)
 
 
-def read_change_trees(root: Path, change: str, session: str | None = None) -> Iterator[tuple[str, str, TaskTree]]:
+def read_change_trees(
+    root: Path,
+    change: str,
+    session: str | None = None,
+    *,
+    files: tuple[str, ...] = HANDOFF_FILES,
+    unless: tuple[str, ...] = (),
+) -> Iterator[tuple[str, str, TaskTree]]:
     """Every task of an active change (or of one round of it) in one walk: ``(session, task, tree)``."""
     with locate_change(root, change) as (facts, change_fd), ExitStack() as stack:
         if facts.location != "active":
@@ -136,11 +149,21 @@ def read_change_trees(root: Path, change: str, session: str | None = None) -> It
             try:
                 entries = tuple(sorted(os.listdir(round_fd)))
                 for task in entries:
-                    if _exists_dir(round_fd, task):
-                        names, files = _read_task_dir(round_fd, task)
-                        yield name, task, TaskTree(facts, (), entries, True, names, files)
+                    if _exists_dir(round_fd, task) and (read := _read_task_dir(round_fd, task, files, unless)):
+                        yield name, task, TaskTree(facts, (), entries, True, read[0], read[1])
             finally:
                 os.close(round_fd)
+
+
+def outstanding_tasks(root: Path, changes: list[str]) -> Iterator[tuple[str, str, str, Entry]]:
+    """``(change, session, task, TASK.md)`` of every task with a TASK and neither REPORT nor RELEASE."""
+    for change in changes:
+        for session, task, tree in read_change_trees(
+            root, change, files=("TASK.md",), unless=("REPORT.md", "RELEASE.md")
+        ):
+            entry = tree.file("TASK.md")
+            if entry.kind == "file":
+                yield change, session, task, entry
 
 
 def read_tree(root: Path, change: str, session: str, task: str) -> TaskTree:
@@ -157,8 +180,9 @@ def read_tree(root: Path, change: str, session: str, task: str) -> TaskTree:
                 entries = tuple(sorted(os.listdir(round_fd)))
                 if not _exists_dir(round_fd, task):
                     return TaskTree(facts, (), entries, task_found=False)
-                names, files = _read_task_dir(round_fd, task)
-                return TaskTree(facts, (), entries, True, names, files)
+                read = _read_task_dir(round_fd, task)
+                assert read is not None
+                return TaskTree(facts, (), entries, True, read[0], read[1])
     except HandoffError as exc:
         return TaskTree(facts, (exc.message,))
     except OSError as exc:
