@@ -89,9 +89,14 @@ def header_lines(text: str) -> list[Line]:
     return [ln for ln in lines if end is None or ln.number < end]
 
 
+def normalise_newlines(text: str) -> str:
+    """CRLF and lone CR become LF; blank lines around the text go."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+
+
 def check_fragment(text: str, field: str) -> str:
     """Normalise a caller's Markdown and refuse what would break the document around it."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    text = normalise_newlines(text)
     if not text.strip():
         raise InvalidContent(f"{field} is empty: write the facts this section needs")
     if "\x00" in text:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from handoff_core.errors import InvalidContent
 from handoff_core.ids import check_round
 from handoff_core.ids import check_task as check_task_id
-from handoff_core.markdown import check_fragment, header_lines, sections, split_lines
+from handoff_core.markdown import check_fragment, header_lines, normalise_newlines, sections, split_lines
 
 STATUSES = ("completed", "blocked", "failed", "cancelled")
 REPORT_SECTIONS = ["聚焦交接", "产物与验证", "问题与下一步"]
@@ -154,7 +154,7 @@ def fence_for(text: str) -> str:
 
 def capture(session: str, task: str, status: str, locator: str, text: str, task_sha256: str | None) -> Report:
     """The Lead's verbatim capture of a reply that came back only as text; nothing is invented."""
-    verbatim = "\n".join(split_lines(text)).strip("\n")
+    verbatim = normalise_newlines(text)
     if not verbatim.strip():
         raise InvalidContent("the captured text is empty: paste the executor's reply exactly as returned")
     fence = fence_for(verbatim)

@@ -25,11 +25,12 @@ class TaskStatus:
     has_locator: bool
     temp_files: tuple[str, ...]
     problems: tuple[str, ...]
+    outstanding: bool  # TASK present, no REPORT, no RELEASE
 
     @property
     def claims_writer(self) -> bool:
         """An outstanding implementation task holds its workspace and writable globs (no TTL)."""
-        return self.kind == "implementation" and self.state == "dispatched"
+        return self.kind == "implementation" and self.outstanding and self.scope is not None
 
 
 def _state(tree: TaskTree, problems: tuple[str, ...]) -> str:
@@ -67,6 +68,8 @@ def task_status(ref: Ref, tree: TaskTree, now: float | None = None) -> TaskStatu
         has_locator=tree.file("session-locator.json").kind != "missing",
         temp_files=tuple(name for name in tree.task_entries if is_temp(name)),
         problems=problems,
+        outstanding=task_entry.kind == "file"
+        and all(tree.file(n).kind == "missing" for n in ("REPORT.md", "RELEASE.md")),
     )
 
 

@@ -43,7 +43,7 @@ from handoff_core.ids import (
 )
 from handoff_core.locator import parse_locator, render_locator
 from handoff_core.ownership import Claim, check_dispatch
-from handoff_core.paths import open_dir, read_regular
+from handoff_core.paths import entry_mode, open_dir, read_regular
 from handoff_core.publish import Published, publish
 from handoff_core.release import Release, render_release
 from handoff_core.report import Report, capture, normalise_report, render_report
@@ -374,6 +374,17 @@ class Store:
         return StoredFile(ref, self.task_dir(ref) / "RELEASE.md", sha256(data), published.created, data.decode())
 
     # -- reading -------------------------------------------------------------------------------
+
+    @translated
+    def arrivals(self, refs: list[Ref]) -> dict[Ref, str]:
+        """Which of ``refs`` have a REPORT.md (or else a RELEASE.md) now."""
+        found: dict[Ref, str] = {}
+        for ref in refs:
+            with self._task_fd(ref, active_only=False) as fd:
+                name = next((n for n in ("REPORT.md", "RELEASE.md") if entry_mode(fd, n) is not None), None)
+            if name is not None:
+                found[ref] = name
+        return found
 
     @translated
     def read_file(self, ref: Ref, name: str) -> bytes:

@@ -52,7 +52,7 @@ class Context:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.store = Store(settings.state_root, settings.project_root)
+        self.store = Store(settings.state_root, settings.project_root, writer_cap=settings.writer_cap)
         self._secret: bytes | None = None
 
     def token(self, ref: Ref) -> str:

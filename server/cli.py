@@ -54,23 +54,34 @@ def serve(settings: Settings) -> int:
     return 0
 
 
+def _age(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    return f"{minutes // 1440}d" if minutes >= 1440 else f"{minutes // 60}h" if minutes >= 60 else f"{minutes}m"
+
+
 def status(settings: Settings, change: str | None, session: str | None) -> int:
-    rows = [("REF", "KIND", "STATE", "AGE", "LOCATOR", "PROBLEMS")]
-    for task in Store(settings.state_root, settings.project_root).status(change, session):
-        age = f"{int(task.age_seconds // 60)}m"
-        rows.append(
-            (
-                str(task.ref),
-                task.kind or "?",
-                task.state,
-                age,
-                "yes" if task.has_locator else "-",
-                str(len(task.problems)),
-            )
+    from rich.console import Console
+    from rich.table import Table
+
+    store = Store(settings.state_root, settings.project_root, writer_cap=settings.writer_cap)
+    tasks = store.status(change, session)
+    table = Table("ref", "kind", "state", "age", "claim", "locator", "problems", title="handoff status")
+    for task in tasks:
+        claim = f"{task.scope.workspace}: {', '.join(task.scope.writable)}" if task.claims_writer and task.scope else ""
+        problems = "; ".join(task.problems + tuple(f"temp {n}" for n in task.temp_files))
+        table.add_row(
+            str(task.ref),
+            task.kind or "?",
+            task.state,
+            _age(task.age_seconds),
+            claim,
+            "yes" if task.has_locator else "",
+            problems,
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    console = Console(width=200)
+    console.print(table)
+    claims = sum(1 for task in tasks if task.claims_writer)
+    console.print(f"writer claims: {claims}; free writer slots: {max(0, settings.writer_cap - claims)}")
     return 0
 
 

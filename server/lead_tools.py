@@ -5,16 +5,18 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from handoff_core.errors import InvalidContent
+from handoff_core import watch
+from handoff_core.errors import HandoffError, InvalidContent
 from handoff_core.store import TaskRequest
 from handoff_core.task import Scope, SharedPath
 from server.app import Context, ref_of, tool_errors
 from server.dispatch import dispatch_message, executor_config
-from server.models import CreatedTask, Written
-from server.shared_tools import WRITE_ONCE, Ref, Text
+from server.models import CreatedTask, Waited, Written
+from server.shared_tools import READ_ONLY, WRITE_ONCE, Ref, Text
 
 Globs = Annotated[list[str], Field(description="project-relative globs")]
 CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
@@ -48,10 +50,13 @@ def register(server: MCPServer, context: Context) -> None:
         return_notes: Text = "",
         ticket: str | None = None,
         session: Annotated[str | None, Field(description="round to add to; omit to open a new round")] = None,
+        force_new: Annotated[bool, Field(description="true: never return an identical task made just before")] = False,
     ) -> CreatedTask:
         """Allocate ids, publish a frozen TASK.md, and return the executor's dispatch message and token."""
         scope = Scope(workspace, tuple(writable), tuple(read_only), shared_paths(shared), tuple(artifacts), scope_notes)
-        request = TaskRequest(change, topic, kind, goal, inputs, scope, acceptance, return_notes, ticket, session)
+        request = TaskRequest(
+            change, topic, kind, goal, inputs, scope, acceptance, return_notes, ticket, session, force_new
+        )
         stored = store.create_task(request)
         token = context.token(stored.ref)
         task_rel = context.in_project(stored.path)
@@ -65,6 +70,23 @@ def register(server: MCPServer, context: Context) -> None:
             report_token=token,
             dispatch_message=dispatch_message(stored, token, task_rel, report_rel),
             executor_config=executor_config(context.settings),
+        )
+
+    @server.tool(annotations=READ_ONLY)
+    async def wait_for_reports(
+        refs: Annotated[list[str], Field(description="refs to watch")],
+        timeout_s: Annotated[float, Field(description="at most 50")] = 30.0,
+    ) -> Waited:
+        """Return as soon as any listed task gets a REPORT or RELEASE, or at the timeout; call again to go on."""
+        try:
+            result = await watch.wait_for_reports(store, [ref_of(ref) for ref in refs], timeout_s)
+        except HandoffError as exc:
+            raise ToolError(f"{exc.code}: {exc.message}") from exc
+        return Waited(
+            arrived=[f"{a.ref} {a.file}" for a in result.arrived],
+            pending=[str(ref) for ref in result.pending],
+            timed_out=result.timed_out,
+            waited_seconds=result.waited_seconds,
         )
 
     @server.tool(annotations=WRITE_ONCE)

@@ -91,3 +91,10 @@ class Status(Wire):
     tasks: list[TaskState]
     writer_claims: list[str]
     free_writer_slots: int
+
+
+class Waited(Wire):
+    arrived: list[str] = Field(description="'ref FILE' for each task that got a REPORT.md or RELEASE.md")
+    pending: list[str]
+    timed_out: bool
+    waited_seconds: float

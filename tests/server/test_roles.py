@@ -9,7 +9,7 @@ from tests.server.test_tools import call, refused, report_args, task_args
 
 pytestmark = pytest.mark.anyio
 
-LEAD_ONLY = {"create_task", "record_session_locator", "capture_report", "release_writer"}
+LEAD_ONLY = {"create_task", "record_session_locator", "capture_report", "release_writer", "wait_for_reports"}
 SHARED = {"write_report", "read_task", "validate_handoff", "handoff_status"}
 
 
@@ -27,7 +27,9 @@ async def test_read_only_tools_say_so_and_nothing_is_destructive(lead: Client) -
     for tool in (await lead.list_tools()).tools:
         assert tool.annotations is not None
         assert tool.annotations.destructive_hint is False
-        assert tool.annotations.read_only_hint is (tool.name in {"read_task", "validate_handoff", "handoff_status"})
+        assert tool.annotations.read_only_hint is (
+            tool.name in {"read_task", "validate_handoff", "handoff_status", "wait_for_reports"}
+        )
         assert tool.output_schema is not None
 
 

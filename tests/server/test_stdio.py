@@ -132,3 +132,52 @@ def test_serve_without_a_role_exits_with_a_usage_error(project: Path) -> None:
     assert result.returncode == 2
     assert "--role" in result.stderr
     assert result.stdout == ""
+
+
+def test_the_status_command_prints_a_table_with_states_and_slots(project: Path, secret_file: Path) -> None:
+    from handoff_core.store import Store, TaskRequest  # noqa: F401 - the same tree the server sees
+    from tests.conftest import implementation
+
+    Store(project / "speculo" / ".speculo", project).create_task(implementation())
+    result = subprocess.run(
+        [str(SCRIPT), "status", "--project-root", str(project)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert "001-implement-a1" in result.stdout
+    assert "dispatched" in result.stdout
+    assert "free writer slots: 2" in result.stdout
+
+
+def test_the_token_command_prints_the_same_token_as_the_dispatch(project: Path, secret_file: Path) -> None:
+    from handoff_core.store import Store
+    from handoff_core.token import load_secret, report_token
+    from tests.conftest import implementation
+
+    store = Store(project / "speculo" / ".speculo", project)
+    ref = store.create_task(implementation()).ref
+    result = subprocess.run(
+        [str(SCRIPT), "token", str(ref), "--project-root", str(project), "--secret-file", str(secret_file)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == report_token(load_secret(secret_file), store.state_root, ref)
+    missing = subprocess.run(
+        [
+            str(SCRIPT),
+            "token",
+            f"{ref.change}/{ref.session}/009-x",
+            "--project-root",
+            str(project),
+            "--secret-file",
+            str(secret_file),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert missing.returncode == 2
+    assert "task_not_found" in missing.stderr or "no task" in missing.stderr
