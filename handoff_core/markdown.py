@@ -3,26 +3,30 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
 
 from handoff_core.errors import InvalidContent
 
+RESERVED_INFO = "handoff-scope"
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _SECTION_END = re.compile(r"^#{1,2} ")
 _ANY_HEADING = re.compile(r"^#+\s")
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
     number: int
     text: str
 
 
 def split_lines(text: str) -> list[str]:
-    return re.split(r"\r?\n", text)
+    lines = text.split("\n")
+    return [line.removesuffix("\r") for line in lines] if "\r" in text else lines
 
 
 def _closes(line: str, fence: str) -> bool:
+    if fence[0] not in line:
+        return False
     stripped = line.lstrip(" ")
     if len(line) - len(stripped) > 3:
         return False
@@ -31,13 +35,16 @@ def _closes(line: str, fence: str) -> bool:
 
 
 def _opens(line: str) -> str | None:
+    if line.lstrip(" ")[:1] not in ("`", "~"):
+        return None
     match = _FENCE_OPEN.match(line)
     if match is None or (match.group(1)[0] == "`" and "`" in match.group(2)):
         return None
     return match.group(1)
 
 
-def body_lines(text: str) -> list[Line]:
+@lru_cache(maxsize=64)  # one document is read several times in a row (header, sections, checks)
+def body_lines(text: str) -> tuple[Line, ...]:
     """Every line outside fenced code, numbered from 0; an unclosed fence runs to the end."""
     lines: list[Line] = []
     fence: str | None = None
@@ -49,24 +56,31 @@ def body_lines(text: str) -> list[Line]:
             fence = opened
         else:
             lines.append(Line(number, line))
-    return lines
+    return tuple(lines)
 
 
 def section_problems(text: str, names: list[str]) -> list[str]:
     """The seed's ``headings()`` check, collecting a problem per section instead of stopping."""
     lines = body_lines(text)
+    heads = [index for index, line in enumerate(lines) if line.text.startswith("## ")]
     problems: list[str] = []
     for name in names:
-        matches = [line for line in lines if line.text == f"## {name}"]
-        if len(matches) != 1:
+        found = [index for index in heads if lines[index].text == f"## {name}"]
+        if len(found) != 1:
             problems.append(f"expected one {name} section")
-            continue
-        start = matches[0].number
-        end = next((ln.number for ln in lines if ln.number > start and _SECTION_END.match(ln.text)), None)
-        limit = end if end is not None else lines[-1].number + 1
-        if not any(start < ln.number < limit and ln.text.strip() and not _ANY_HEADING.match(ln.text) for ln in lines):
+        elif not _has_content(lines[found[0] + 1 :]):
             problems.append(f"empty {name} section")
     return problems
+
+
+def _has_content(lines: tuple[Line, ...]) -> bool:
+    """A non-blank, non-heading line before the next ``#``/``##`` heading."""
+    for line in lines:
+        if _SECTION_END.match(line.text):
+            return False
+        if line.text.strip() and not _ANY_HEADING.match(line.text):
+            return True
+    return False
 
 
 def sections(text: str) -> dict[str, str]:
@@ -106,6 +120,10 @@ def check_fragment(text: str, field: str) -> str:
         if fence is not None:
             fence = None if _closes(line, fence) else fence
         elif (opened := _opens(line)) is not None:
+            if line.strip().lstrip("`~").strip() == RESERVED_INFO:
+                raise InvalidContent(
+                    f"{field} uses the reserved '{RESERVED_INFO}' code block; scope goes in its own fields"
+                )
             fence = opened
         elif _SECTION_END.match(line):
             raise InvalidContent(

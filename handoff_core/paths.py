@@ -111,14 +111,19 @@ def read_regular(dir_fd: int, name: str, *, limit: int = 16 * 1024 * 1024) -> by
             raise UnsafePath(f"{name} is not a regular file")
         if info.st_nlink != 1:
             raise UnsafePath(f"{name} has {info.st_nlink} hard links: handoff files must have exactly one")
-        chunks = []
-        remaining = limit + 1
-        while remaining > 0 and (chunk := os.read(fd, min(remaining, 1 << 20))):
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        data = b"".join(chunks)
+        data = read_open(fd, info.st_size, limit)
         if len(data) > limit:
             raise UnsafePath(f"{name} is larger than {limit} bytes")
         return data
     finally:
         os.close(fd)
+
+
+def read_open(fd: int, size_hint: int, limit: int) -> bytes:
+    """Up to ``limit + 1`` bytes of an open file, sized by ``size_hint`` (a huge read buffer costs time)."""
+    chunks = []
+    remaining = limit + 1
+    while remaining > 0 and (chunk := os.read(fd, min(remaining, max(size_hint + 1, 4096)))):
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)

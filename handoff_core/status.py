@@ -7,10 +7,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from handoff_core.errors import HandoffError
+from handoff_core.frontmatter import split_frontmatter
 from handoff_core.ids import Ref
 from handoff_core.publish import is_temp
 from handoff_core.report import header_fields
-from handoff_core.task import Scope, parse_task
+from handoff_core.task import Scope, read_scope
 from handoff_core.tree import TaskTree
 from handoff_core.validate import check_handoff
 
@@ -45,19 +46,23 @@ def _state(tree: TaskTree, problems: tuple[str, ...]) -> str:
     return "released" if tree.file("RELEASE.md").kind == "file" else "dispatched"
 
 
+def task_kind_and_scope(data: bytes | None) -> tuple[str | None, Scope | None]:
+    """Just what ownership needs from a TASK: its kind and its handoff-scope block."""
+    try:
+        text = (data or b"").decode("utf-8")
+        kind = split_frontmatter(text)[0].get("kind")
+    except (HandoffError, UnicodeDecodeError):
+        return None, None
+    return (kind if isinstance(kind, str) else None), read_scope(text)
+
+
 def task_status(ref: Ref, tree: TaskTree, now: float | None = None) -> TaskStatus:
     task_entry = tree.file("TASK.md")
     stage = "return" if tree.file("REPORT.md").kind != "missing" else "dispatch"
     verdict = check_handoff(lambda: tree, stage, ref.change, ref.session, ref.task)
     # A change that is no longer active still has readable tasks; only its dispatch is over.
     problems = tuple(p for p in verdict.errors if p != "dispatch requires an active change")
-    kind, scope = None, None
-    if task_entry.data is not None:
-        try:
-            parsed = parse_task(task_entry.data.decode("utf-8"))
-            kind, scope = parsed.kind, parsed.scope
-        except (HandoffError, UnicodeDecodeError):
-            pass
+    kind, scope = task_kind_and_scope(task_entry.data)
     age = max(0.0, (now or time.time()) - task_entry.mtime) if task_entry.kind == "file" else 0.0
     return TaskStatus(
         ref=ref,

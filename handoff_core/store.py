@@ -47,7 +47,7 @@ from handoff_core.paths import entry_mode, open_dir, read_regular
 from handoff_core.publish import Published, publish
 from handoff_core.release import Release, render_release
 from handoff_core.report import Report, capture, normalise_report, render_report
-from handoff_core.status import TaskStatus, task_status
+from handoff_core.status import TaskStatus, task_kind_and_scope, task_status
 from handoff_core.task import Scope, Task, normalise_task, parse_task, render_task
 from handoff_core.tree import (
     MISSING,
@@ -268,12 +268,8 @@ class Store:
         now = time.time()
         found = []
         for change, session, task, entry in outstanding_tasks(self.state_root, self.changes()):
-            try:
-                parsed = parse_task((entry.data or b"").decode("utf-8"))
-            except (HandoffError, UnicodeDecodeError):
-                continue  # not ours to read; validation reports it
-            scope = parsed.scope
-            if parsed.kind == "implementation" and scope.workspace is not None:
+            kind, scope = task_kind_and_scope(entry.data)
+            if kind == "implementation" and scope is not None and scope.workspace is not None:
                 shared = tuple((s.path, s.owner) for s in scope.shared)
                 ref = Ref(change, session, task)
                 found.append(Claim(ref, scope.workspace, scope.writable, shared, max(0.0, now - entry.mtime)))

@@ -202,7 +202,10 @@ def _parse_scope(section: str) -> Scope:
         end = lines.index("```", start + 1)
     except ValueError:
         raise InvalidContent("Workspace and Scope has no closed ```handoff-scope block") from None
-    data = load_yaml("\n".join(lines[start + 1 : end]), "handoff-scope block")
+    return _scope_from(load_yaml("\n".join(lines[start + 1 : end]), "handoff-scope block"), notes)
+
+
+def _scope_from(data: object, notes: str) -> Scope:
     if not isinstance(data, dict) or not set(data) <= {
         "workspace",
         "writable",
@@ -222,6 +225,18 @@ def _parse_scope(section: str) -> Scope:
         )
     except (TypeError, KeyError) as exc:
         raise InvalidContent(f"handoff-scope has a malformed entry ({exc}); render the TASK again") from exc
+
+
+def read_scope(text: str) -> Scope | None:
+    """Only the ``handoff-scope`` block of a TASK, without parsing the rest (used for claims)."""
+    start = text.find(f"\n{_SCOPE_FENCE}\n")
+    end = text.find("\n```", start + 1) if start >= 0 else -1
+    if end < 0:
+        return None
+    try:
+        return _scope_from(load_yaml(text[start + len(_SCOPE_FENCE) + 2 : end], "handoff-scope block"), "")
+    except InvalidContent:
+        return None
 
 
 def parse_task(text: str) -> Task:

@@ -5,16 +5,19 @@ The validator and the status views judge these values; nothing here decides what
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
+from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from handoff_core.change import ACTIVE, ARCHIVE, MONTH_RE, ChangeFacts, read_outcome
 from handoff_core.errors import ChangeNotFound, HandoffError, UnsafePath
-from handoff_core.paths import check_name, entry_mode, open_dir, open_root
+from handoff_core.paths import check_name, entry_mode, open_dir, open_root, read_open
 
 HANDOFF_FILES = ("TASK.md", "REPORT.md", "session-locator.json", "RELEASE.md")
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -36,7 +39,7 @@ MISSING = Entry("missing")
 class TaskTree:
     change: ChangeFacts | None = None
     problems: tuple[str, ...] = ()  # why the walk stopped early
-    round_entries: tuple[str, ...] = ()
+    same_number: int = 0  # entries of the round that occupy this task's number (the seed's prefix count)
     task_found: bool = False
     task_entries: tuple[str, ...] = ()
     files: dict[str, Entry] = field(default_factory=dict)
@@ -54,17 +57,21 @@ def _kind(mode: int) -> str:
 
 
 def read_entry(dir_fd: int, name: str, limit: int = MAX_FILE) -> Entry:
-    info = entry_mode(dir_fd, name)
-    if info is None:
+    """One directory entry, read when it is a regular file; symlinks are reported, never followed."""
+    try:
+        fd = os.open(check_name(name), _READ_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
         return MISSING
-    if not stat.S_ISREG(info.st_mode):
-        return Entry(_kind(info.st_mode), nlink=info.st_nlink)
-    fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return Entry("symlink")
+        info = entry_mode(dir_fd, name)  # a socket or similar that cannot be opened
+        return MISSING if info is None else Entry(_kind(info.st_mode), nlink=info.st_nlink)
     try:
         opened = os.fstat(fd)
         if not stat.S_ISREG(opened.st_mode):
             return Entry(_kind(opened.st_mode), nlink=opened.st_nlink)
-        return Entry("file", os.read(fd, limit), opened.st_nlink, opened.st_mtime)
+        return Entry("file", read_open(fd, opened.st_size, limit)[:limit], opened.st_nlink, opened.st_mtime)
     finally:
         os.close(fd)
 
@@ -112,11 +119,19 @@ def locate_change(root: Path, change: str) -> Iterator[tuple[ChangeFacts, int]]:
         yield ChangeFacts(change, kind, parts, outcome), fd
 
 
+def number_counts(entries: list[str]) -> Counter[str]:
+    """How many entries of a round occupy each number (text before the first '-', as the seed counts)."""
+    return Counter(name.split("-", 1)[0] for name in entries)
+
+
 def _read_task_dir(
     round_fd: int, task: str, files: tuple[str, ...] = HANDOFF_FILES, unless: tuple[str, ...] = ()
 ) -> tuple[tuple[str, ...], dict[str, Entry]] | None:
-    """Entries and files of one task directory; None when it holds any name in ``unless``."""
-    fd = open_dir(round_fd, task)
+    """Entries and files of one task directory; None when it is not a directory or holds a name in ``unless``."""
+    try:
+        fd = open_dir(round_fd, task)
+    except NotADirectoryError:
+        return None
     try:
         names = os.listdir(fd)
         if unless and not set(unless).isdisjoint(names):
@@ -142,17 +157,35 @@ def read_change_trees(
         if sessions_fd is None:
             return
         rounds = [session] if session is not None else sorted(os.listdir(sessions_fd))
-        for name in rounds:
-            if not _exists_dir(sessions_fd, name):
-                continue
-            round_fd = open_dir(sessions_fd, name)
+        rounds = [name for name in rounds if _exists_dir(sessions_fd, name)]
+
+        def read_round(name: str) -> list[tuple[str, str, TaskTree]]:
+            return [(name, task, tree) for task, tree in _read_round(sessions_fd, name, facts, files, unless)]
+
+        # Reading is system calls (the GIL is free): two readers run ahead while the caller judges.
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for trees in pool.map(read_round, rounds):
+                yield from trees
+
+
+def _read_round(
+    sessions_fd: int, name: str, facts: ChangeFacts, files: tuple[str, ...], unless: tuple[str, ...]
+) -> Iterator[tuple[str, TaskTree]]:
+    round_fd = open_dir(sessions_fd, name)
+    try:
+        entries = sorted(os.listdir(round_fd))
+        counts = number_counts(entries)
+        for task in entries:
+            same = counts[task.split("-", 1)[0]]
             try:
-                entries = tuple(sorted(os.listdir(round_fd)))
-                for task in entries:
-                    if _exists_dir(round_fd, task) and (read := _read_task_dir(round_fd, task, files, unless)):
-                        yield name, task, TaskTree(facts, (), entries, True, read[0], read[1])
-            finally:
-                os.close(round_fd)
+                read = _read_task_dir(round_fd, task, files, unless)
+            except UnsafePath as exc:
+                yield task, TaskTree(facts, (exc.message,), same, True)
+                continue
+            if read is not None:
+                yield task, TaskTree(facts, (), same, True, read[0], read[1])
+    finally:
+        os.close(round_fd)
 
 
 def outstanding_tasks(root: Path, changes: list[str]) -> Iterator[tuple[str, str, str, Entry]]:
@@ -177,12 +210,11 @@ def read_tree(root: Path, change: str, session: str, task: str) -> TaskTree:
                 round_fd = _try_open(stack, change_fd, ("sessions", session))
                 if round_fd is None:
                     return TaskTree(facts, (f"round directory sessions/{session} not found in the change",))
-                entries = tuple(sorted(os.listdir(round_fd)))
-                if not _exists_dir(round_fd, task):
-                    return TaskTree(facts, (), entries, task_found=False)
-                read = _read_task_dir(round_fd, task)
-                assert read is not None
-                return TaskTree(facts, (), entries, True, read[0], read[1])
+                same = number_counts(os.listdir(round_fd))[task.split("-", 1)[0]]
+                read = _read_task_dir(round_fd, task) if _exists_dir(round_fd, task) else None
+                if read is None:
+                    return TaskTree(facts, (), same, task_found=False)
+                return TaskTree(facts, (), same, True, read[0], read[1])
     except HandoffError as exc:
         return TaskTree(facts, (exc.message,))
     except OSError as exc:

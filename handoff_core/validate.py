@@ -7,7 +7,7 @@ not) agrees with the seed on every tree the seed knows, and says more where it c
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,10 +15,10 @@ from handoff_core.errors import HandoffError
 from handoff_core.frontmatter import split_frontmatter
 from handoff_core.ids import is_change_id, is_round_id, task_number
 from handoff_core.locator import parse_locator
-from handoff_core.markdown import section_problems
+from handoff_core.markdown import section_problems, sections
 from handoff_core.placeholder import is_real
 from handoff_core.publish import is_temp
-from handoff_core.report import REPORT_SECTIONS, STATUSES, count_sentences, header_fields, parse_report
+from handoff_core.report import REPORT_SECTIONS, STATUSES, count_sentences, header_fields
 from handoff_core.task import KINDS, META_KEYS, TASK_SECTIONS
 from handoff_core.tree import Entry, TaskTree
 
@@ -61,7 +61,7 @@ def _text(entry: Entry, name: str, errors: list[str]) -> str | None:
     return None
 
 
-def _meta_problems(meta: dict[str, Any], change: str, session: str, task: str) -> list[str]:
+def _meta_problems(meta: Mapping[str, Any], change: str, session: str, task: str) -> list[str]:
     version = meta.get("schema_version")
     if isinstance(version, bool) or not isinstance(version, int | float) or version != 1:
         return ["TASK requires schema_version 1; retain legacy handoffs under their original contract"]
@@ -96,19 +96,14 @@ def _report_problems(text: str, session: str, task: str, task_sha: str | None) -
         errors.append("REPORT Task-SHA256 differs from the current TASK.md: the TASK changed after delivery")
     warnings: list[str] = []
     if not errors:
-        try:
-            sentences = count_sentences(parse_report(text).focused)
-        except HandoffError:
-            sentences = 0
+        sentences = count_sentences(sections(text).get("聚焦交接", ""))
         if not 3 <= sentences <= 5:
             warnings.append(f"focused handoff has {sentences} sentence(s); the contract asks for 3 to 5")
     return errors, warnings
 
 
-def _occupancy(tree: TaskTree, task: str) -> list[str]:
-    number = task.split("-", 1)[0]
-    same = [name for name in tree.round_entries if name.split("-", 1)[0] == number]
-    return [] if len(same) == 1 else ["task sequence is missing or occupied more than once"]
+def _occupancy(tree: TaskTree) -> list[str]:
+    return [] if tree.same_number == 1 else ["task sequence is missing or occupied more than once"]
 
 
 def check_handoff(tree_of: Callable[[], TaskTree], stage: str, change: str, session: str, task: str) -> Verdict:
@@ -126,7 +121,7 @@ def check_handoff(tree_of: Callable[[], TaskTree], stage: str, change: str, sess
         errors.append("dispatch requires an active change")
     if tree.problems:
         return Verdict((*errors, *tree.problems), ())
-    errors += _occupancy(tree, task)
+    errors += _occupancy(tree)
     if not tree.task_found:
         return Verdict((*errors, f"task directory {task} not found in round {session}"), ())
     return _check_files(tree, stage, errors, change, session, task)

@@ -28,13 +28,13 @@ def matches(glob: str, path: str) -> bool:
     return bool(wc.globmatch(path, glob, flags=FLAGS))
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(globs, paths)
 def test_the_translation_accepts_exactly_the_paths_wcmatch_accepts(glob: str, path: str) -> None:
     assert (re.fullmatch(glob_regex(glob), path) is not None) == matches(glob, path)
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(globs, globs, st.lists(paths, max_size=20))
 def test_a_path_matching_both_globs_means_the_checker_reports_an_overlap(a: str, b: str, samples: list[str]) -> None:
     found = overlap(a, b)

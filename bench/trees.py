@@ -1,0 +1,63 @@
+"""Generated handoff trees for scaling figures: real files, rendered by the core, written directly."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from handoff_core.report import Report, render_report
+from handoff_core.store import sha256
+from handoff_core.task import Scope, Task, render_task
+
+CHANGE = "2026-11-30-bench"
+TASKS_PER_ROUND = 100
+
+
+def make_change(state_root: Path, change: str = CHANGE) -> Path:
+    path = state_root / "specdev" / "changes" / change
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "README.md").write_text("# bench\n\nOutcome: active\n")
+    return path
+
+
+def round_id(number: int) -> str:
+    return f"20261130T{number // 3600 % 24:02d}{number // 60 % 60:02d}{number % 60:02d}Z"
+
+
+def generate(state_root: Path, count: int) -> list[tuple[str, str, str]]:
+    """``count`` tasks in rounds of 100: every third returned, the rest dispatched reviews."""
+    change_dir = make_change(state_root)
+    refs = []
+    for index in range(count):
+        session = round_id(index // TASKS_PER_ROUND)
+        task = f"{index % TASKS_PER_ROUND + 1:03d}-bench-{index}"
+        folder = change_dir / "sessions" / session / task
+        folder.mkdir(parents=True)
+        text = render_task(
+            Task(
+                session,
+                task,
+                "review",
+                f"Review part {index}.",
+                "diff",
+                Scope(None, (), ("src/**",)),
+                "findings",
+                f"speculo/.speculo/specdev/changes/{CHANGE}/sessions/{session}/{task}/REPORT.md",
+                change=CHANGE,
+            )
+        ).encode()
+        (folder / "TASK.md").write_bytes(text)
+        if index % 3 == 0:
+            report = Report(
+                session,
+                task,
+                "completed",
+                "Read it. Found two issues. Stopped. Next: fix.",
+                "none",
+                "read only",
+                task_sha256=sha256(text),
+            )
+            (folder / "REPORT.md").write_bytes(render_report(report).encode())
+        refs.append((CHANGE, session, task))
+    os.sync()
+    return refs
