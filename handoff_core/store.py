@@ -18,6 +18,7 @@ from functools import wraps
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
+from handoff_core.claims import ClaimIndex
 from handoff_core.errors import (
     AlreadyReported,
     ChangeNotActive,
@@ -47,14 +48,13 @@ from handoff_core.paths import entry_mode, open_dir, read_regular
 from handoff_core.publish import Published, publish
 from handoff_core.release import Release, render_release
 from handoff_core.report import Report, capture, normalise_report, render_report
-from handoff_core.status import TaskStatus, task_kind_and_scope, task_status
+from handoff_core.status import TaskStatus, task_status
 from handoff_core.task import Scope, Task, normalise_task, parse_task, render_task
 from handoff_core.tree import (
     MISSING,
     Entry,
     TaskTree,
     locate_change,
-    outstanding_tasks,
     read_change_trees,
     read_entry,
     read_tree,
@@ -131,6 +131,7 @@ class Store:
         self.project_root = Path(project_root).absolute() if project_root else self.state_root
         self.clock = clock
         self.writer_cap = writer_cap
+        self._claims = ClaimIndex()
 
     # -- paths -------------------------------------------------------------------------------
 
@@ -265,15 +266,7 @@ class Store:
 
     def claims(self) -> list[Claim]:
         """Writer claims of every outstanding implementation task under the state root."""
-        now = time.time()
-        found = []
-        for change, session, task, entry in outstanding_tasks(self.state_root, self.changes()):
-            kind, scope = task_kind_and_scope(entry.data)
-            if kind == "implementation" and scope is not None and scope.workspace is not None:
-                shared = tuple((s.path, s.owner) for s in scope.shared)
-                ref = Ref(change, session, task)
-                found.append(Claim(ref, scope.workspace, scope.writable, shared, max(0.0, now - entry.mtime)))
-        return found
+        return self._claims.claims(self.state_root, self.changes())
 
     @staticmethod
     def _undo(sessions_fd: int, round_fd: int, new_round: str | None, task_id: str) -> None:

@@ -188,17 +188,6 @@ def _read_round(
         os.close(round_fd)
 
 
-def outstanding_tasks(root: Path, changes: list[str]) -> Iterator[tuple[str, str, str, Entry]]:
-    """``(change, session, task, TASK.md)`` of every task with a TASK and neither REPORT nor RELEASE."""
-    for change in changes:
-        for session, task, tree in read_change_trees(
-            root, change, files=("TASK.md",), unless=("REPORT.md", "RELEASE.md")
-        ):
-            entry = tree.file("TASK.md")
-            if entry.kind == "file":
-                yield change, session, task, entry
-
-
 def read_tree(root: Path, change: str, session: str, task: str) -> TaskTree:
     """Everything the validator needs about one task; walk failures become ``problems``."""
     facts: ChangeFacts | None = None

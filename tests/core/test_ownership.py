@@ -187,3 +187,15 @@ def test_simultaneous_overlapping_dispatches_leave_one_writer_per_overlap_group(
     assert sorted(c.ref.task.split("-", 1)[1][0] for c in claims) == ["a", "b"]
     assert winners == {"a", "b"}
     assert outcomes.count("ownership_conflict") == len(jobs) - 2
+
+
+def test_a_claim_remembered_by_a_long_lived_server_ends_with_the_report(store: Store) -> None:
+    holder = store.create_task(implementation())
+    hour_ago = (datetime.now(UTC) - timedelta(hours=1)).timestamp()
+    os.utime(holder.path.parent, (hour_ago, hour_ago))  # settled: the index keeps it
+    assert [c.ref for c in store.claims()] == [holder.ref]
+    assert [c.ref for c in store.claims()] == [holder.ref]
+    focused = "Done. Tested. Stopped. Next: review."
+    store.write_report(Report(holder.ref.session, holder.ref.task, "completed", focused, "x", "y"), holder.ref.change)
+    assert store.claims() == []
+    store.create_task(implementation("next", goal="Next work."))

@@ -1,0 +1,1 @@
+"""Benchmarks for handoff-mcp: `python -m bench` prints a table and writes JSON."""
