@@ -1,0 +1,115 @@
+"""`python -m bench [--quick] [--json PATH] [--only SECTIONS]`: every figure in one run, printed and saved.
+
+Sections: startup, latency, validator, scaling, contention (schema size comes with startup).
+Temporary directories only; fixed inputs; no network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench import contention, latency, scaling, startup, validator
+from bench.trees import CHANGE, make_change
+from handoff_core.store import Store
+
+FULL = {
+    "startup_runs": 12,
+    "calls": 500,
+    "validator_runs": 30,
+    "sizes": [100, 1000, 10000],
+    "repeats": 3,
+    "processes": [1, 2, 4, 8],
+    "per_process": 40,
+}
+QUICK = {
+    "startup_runs": 3,
+    "calls": 30,
+    "validator_runs": 5,
+    "sizes": [100, 1000],
+    "repeats": 1,
+    "processes": [1, 2],
+    "per_process": 10,
+}
+SECTIONS = ("startup", "latency", "validator", "scaling", "contention")
+
+
+def machine() -> dict[str, object]:
+    return {
+        "python": platform.python_version(),
+        "executable": os.path.realpath(sys.executable),
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+    }
+
+
+def run_latency(work: Path, secret: Path, calls: int) -> dict[str, Any]:
+    project = work / "latency"
+    state_root = project / "speculo" / ".speculo"
+    for change in ("2026-11-30-memory", "2026-11-30-stdio", "2026-11-30-core"):
+        make_change(state_root, change)
+    latency.status_tree(state_root, "2026-11-30-status", 20)
+    command = startup.commands(project, secret)["lead"]
+    memory = asyncio.run(latency.in_memory(project, secret, "2026-11-30-memory", "2026-11-30-status", calls))
+    stdio = asyncio.run(latency.over_stdio(command, "2026-11-30-stdio", "2026-11-30-status", calls))
+    core = latency.core_latency(Store(state_root, project), "2026-11-30-core", "2026-11-30-status", calls)
+    overhead = {name: round(memory[name]["p50_ms"] - core[name]["p50_ms"], 3) for name in core}
+    return {"in_memory": memory, "stdio": stdio, "core": core, "mcp_overhead_p50_ms": overhead}
+
+
+def run_validator(work: Path, secret: Path, runs: int) -> dict[str, object]:
+    project = work / "validator"
+    state_root = project / "speculo" / ".speculo"
+    make_change(state_root)
+    store = Store(state_root, project)
+    created = store.create_task(latency._request(CHANGE, 1, None))
+    store.write_report(latency._report(created.ref), CHANGE)
+    ref = created.ref
+    return validator.run(project, state_root, (ref.change, ref.session, ref.task), runs)
+
+
+def collect(sections: list[str], sizes: dict[str, Any], work: Path) -> dict[str, Any]:
+    secret = work / "secret"
+    project = work / "project"
+    make_change(project / "speculo" / ".speculo")
+    results: dict[str, Any] = {"machine": machine(), "settings": sizes}
+    if "startup" in sections:
+        results["startup"] = startup.run(project, secret, sizes["startup_runs"])
+    if "latency" in sections:
+        results["latency"] = run_latency(work, secret, sizes["calls"])
+    if "validator" in sections:
+        results["validator"] = run_validator(work, secret, sizes["validator_runs"])
+    if "scaling" in sections:
+        results["scaling"] = scaling.run(work, sizes["sizes"], sizes["repeats"])
+    if "contention" in sections:
+        results["contention"] = contention.run(work, sizes["processes"], sizes["per_process"])
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small counts, for a smoke run")
+    parser.add_argument("--json", type=Path, default=Path("bench/results/latest.json"))
+    parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
+    args = parser.parse_args()
+    sections = [s for s in args.only.split(",") if s in SECTIONS]
+    with tempfile.TemporaryDirectory(prefix="handoff-bench-") as tmp:
+        results = collect(sections, QUICK if args.quick else FULL, Path(tmp))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(results, indent=2) + "\n")
+    from bench.table import render
+
+    print(render(results))
+    print(f"\nJSON: {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""How status and whole-tree validation grow with the tree: time and peak RSS, each in a fresh process."""
+
+from __future__ import annotations
+
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench.trees import CHANGE, generate
+from handoff_core.ids import Ref
+from handoff_core.store import Store
+
+
+def child(state_root: str, what: str) -> None:
+    """Run one measurement and print its figures (called as ``python -m bench.scaling``)."""
+    store = Store(Path(state_root))
+    start = time.perf_counter()
+    if what == "status":
+        count = len(store.status())
+    else:
+        refs = [t.ref for t in store.status(CHANGE)] if what == "validate" else []
+        start = time.perf_counter()
+        count = sum(1 for ref in refs if store.validate(Ref(*str(ref).split("/")), _stage(store, ref)).ok)
+    seconds = time.perf_counter() - start
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"seconds": seconds, "peak_rss_mb": round(peak_kb / 1024, 1), "count": count}))
+
+
+def _stage(store: Store, ref: Ref) -> str:
+    return "return" if (store.task_dir(ref) / "REPORT.md").exists() else "dispatch"
+
+
+def measure(state_root: Path, what: str, repeats: int) -> dict[str, float]:
+    runs = []
+    for _ in range(repeats):
+        out = subprocess.run(
+            [sys.executable, "-m", "bench.scaling", str(state_root), what],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=600,
+            cwd=Path(__file__).resolve().parents[1],
+        )
+        runs.append(json.loads(out.stdout))
+    return {
+        "seconds_median": round(statistics.median(r["seconds"] for r in runs), 4),
+        "seconds_min": round(min(r["seconds"] for r in runs), 4),
+        "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+    }
+
+
+def run(workdir: Path, sizes: list[int], repeats: int) -> dict[str, object]:
+    result: dict[str, object] = {}
+    for size in sizes:
+        state_root = workdir / f"tree-{size}"
+        generate(state_root, size)
+        result[str(size)] = {
+            "status": measure(state_root, "status", repeats),
+            "validate_all": measure(state_root, "validate", repeats),
+        }
+    for what in ("status", "validate_all"):
+        first, last = (result[str(s)][what]["seconds_median"] for s in (sizes[0], sizes[-1]))  # type: ignore[index]
+        result[f"growth_{what}_{sizes[0]}_to_{sizes[-1]}"] = round(last / first, 2)
+    return result
+
+
+if __name__ == "__main__":
+    child(sys.argv[1], sys.argv[2])

@@ -1,0 +1,97 @@
+"""The benchmark's printed table, with each figure beside its target."""
+
+from __future__ import annotations
+
+from typing import Any
+
+TARGETS = {
+    "startup ratio (lead, executor)": "<= 1.15",
+    "mcp overhead p50": "<= 1 ms",
+    "create_task p50": "<= 5 ms",
+    "status 10k": "<= 1 s, linear",
+    "handoff-validate": "<= 80 ms",
+    "tools/list bytes": "lead <= 12288, executor <= 6144",
+}
+
+
+def _row(label: str, value: str, target: str = "") -> str:
+    return f"{label:<44} {value:<48} {target}"
+
+
+def _startup(s: dict[str, Any]) -> list[str]:
+    rows = [
+        _row(f"start-up {name} (min / p50 ms)", f"{s[name]['min_ms']} / {s[name]['p50_ms']}")
+        for name in ("lead", "executor", "minimal")
+    ]
+    rows.append(
+        _row(
+            "startup ratio (lead, executor)",
+            f"{s['ratio_lead']}, {s['ratio_executor']}",
+            TARGETS["startup ratio (lead, executor)"],
+        )
+    )
+    sizes = s["tools_list_bytes"]
+    rows.append(
+        _row("tools/list bytes", f"lead {sizes['lead']}, executor {sizes['executor']}", TARGETS["tools/list bytes"])
+    )
+    return rows
+
+
+def _latency(s: dict[str, Any]) -> list[str]:
+    rows = []
+    for name in s["core"]:
+        memory, stdio, core = s["in_memory"][name], s["stdio"][name], s["core"][name]
+        value = (
+            f"mem {memory['p50_ms']}/{memory['p95_ms']}  stdio {stdio['p50_ms']}/{stdio['p95_ms']}  "
+            f"core {core['p50_ms']}/{core['p95_ms']}"
+        )
+        target = TARGETS["create_task p50"] if name == "create_task" else ""
+        rows.append(_row(f"{name} p50/p95 ms", value, target))
+    overhead = ", ".join(f"{k} {v}" for k, v in s["mcp_overhead_p50_ms"].items())
+    rows.append(_row("mcp overhead p50 ms (memory - core)", overhead, TARGETS["mcp overhead p50"]))
+    return rows
+
+
+def _validator(s: dict[str, Any]) -> list[str]:
+    seed = s["seed_validate-handoff.mjs"]
+    return [
+        _row("python -c pass (p50 ms)", str(s["python_-c_pass"]["p50_ms"])),
+        _row("handoff-validate (p50 ms)", str(s["handoff-validate"]["p50_ms"]), TARGETS["handoff-validate"]),
+        _row("seed validate-handoff.mjs (p50 ms)", str(seed["p50_ms"]) if isinstance(seed, dict) else seed),
+    ]
+
+
+def _scaling(s: dict[str, Any]) -> list[str]:
+    rows = []
+    for size, figures in s.items():
+        if isinstance(figures, dict):
+            for what, f in figures.items():
+                target = TARGETS["status 10k"] if (size, what) == ("10000", "status") else ""
+                rows.append(
+                    _row(f"{what} @ {size} tasks", f"{f['seconds_median']} s, peak {f['peak_rss_mb']} MB", target)
+                )
+        else:
+            rows.append(_row(size, str(figures)))
+    return rows
+
+
+def _contention(s: dict[str, Any]) -> list[str]:
+    return [
+        _row(f"create_task x{n} processes", f"{f['tasks']} tasks in {f['seconds']} s = {f['tasks_per_second']}/s")
+        for n, f in s.items()
+    ]
+
+
+def render(results: dict[str, Any]) -> str:
+    m = results["machine"]
+    lines = [f"handoff-mcp bench · Python {m['python']} ({m['executable']}) · {m['cpus']} CPUs", ""]
+    for key, fn in (
+        ("startup", _startup),
+        ("latency", _latency),
+        ("validator", _validator),
+        ("scaling", _scaling),
+        ("contention", _contention),
+    ):
+        if key in results:
+            lines += [f"[{key}]", *fn(results[key]), ""]
+    return "\n".join(lines)
