@@ -50,7 +50,7 @@ def handshake(command: list[str], cwd: Path) -> tuple[float, int]:
         for line in process.stdout:
             message = json.loads(line)
             if message.get("id") == 2:
-                size = len(json.dumps(message["result"], separators=(",", ":")).encode())
+                size = len(json.dumps(message["result"], separators=(",", ":"), ensure_ascii=False).encode())
                 break
         elapsed = time.perf_counter() - start
         process.stdin.close()

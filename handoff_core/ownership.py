@@ -14,10 +14,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-import interegular
-from interegular.fsm import Alphabet
-from interegular.patterns import REFlags
-
 from handoff_core.errors import InvalidContent, OwnershipConflict
 from handoff_core.ids import Ref
 from handoff_core.task import Scope
@@ -85,6 +81,10 @@ _REAL_PATH = rf"{_NAME}(?:/{_NAME})*"
 
 @lru_cache(maxsize=4096)
 def _overlap(a: str, b: str) -> str | None:
+    import interegular  # only when two write sets meet: keeps server start-up light
+    from interegular.fsm import Alphabet
+    from interegular.patterns import REFlags
+
     patterns = [interegular.parse_pattern(regex) for regex in (glob_regex(a), glob_regex(b), _REAL_PATH)]
     alphabet, _ = Alphabet.union(*(pattern.get_alphabet(REFlags(0)) for pattern in patterns))
     first, second, real = (pattern.to_fsm(alphabet) for pattern in patterns)

@@ -18,6 +18,7 @@ from functools import wraps
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
+from handoff_core import sessionlog
 from handoff_core.claims import ClaimIndex
 from handoff_core.errors import (
     AlreadyReported,
@@ -44,7 +45,7 @@ from handoff_core.ids import (
 )
 from handoff_core.locator import parse_locator, render_locator
 from handoff_core.ownership import Claim, check_dispatch
-from handoff_core.paths import entry_mode, open_dir, read_regular
+from handoff_core.paths import entry_mode, open_dir, read_regular, walked
 from handoff_core.publish import Published, publish
 from handoff_core.release import Release, render_release
 from handoff_core.report import Report, capture, normalise_report, render_report
@@ -335,8 +336,12 @@ class Store:
             ) from exc
 
     @translated
-    def record_session_locator(self, ref: Ref, path: str) -> StoredFile:
+    def record_session_locator(self, ref: Ref, path: str, verify: bool = True) -> StoredFile:
+        """Publish the executor's log path; with ``verify``, only once this host confirms it is this task's log."""
         data = render_locator(path)
+        if verify:
+            task = self.task_dir(ref) / "TASK.md"
+            sessionlog.verify(path, [str(ref), f"{ref.session}/{ref.task}", self.shown(task), str(task)])
         with self._task_fd(ref) as fd:
             existing = read_entry(fd, "session-locator.json")
             if existing.data is not None:
@@ -361,6 +366,38 @@ class Store:
             read_regular(fd, "TASK.md")
             published = self._publish_once(fd, "RELEASE.md", data, ref)
         return StoredFile(ref, self.task_dir(ref) / "RELEASE.md", sha256(data), published.created, data.decode())
+
+    # -- other documents under the state root -------------------------------------------------
+
+    @translated
+    def publish_new(self, folder: tuple[str, ...], choose: Callable[[set[str]], str], data: bytes) -> StoredFile:
+        """Publish ``data`` write-once under a name ``choose`` picks from the names already taken."""
+        with self._locked(), walked(self.state_root, folder, create=True) as fd:
+            name = choose(set(os.listdir(fd)))
+            publish(fd, name, data)
+        path = self.state_root.joinpath(*folder, name)
+        return StoredFile(Ref("", "", ""), path, sha256(data), True, data.decode())
+
+    @translated
+    def read_optional(self, *parts: str) -> bytes | None:
+        """A file below the state root, or None when it (or a folder on the way) does not exist."""
+        try:
+            with walked(self.state_root, parts[:-1]) as fd:
+                return read_regular(fd, parts[-1])
+        except FileNotFoundError:
+            return None
+
+    @translated
+    def project_has(self, relative: str) -> bool:
+        """Whether a project-relative path exists, walked without following symlinks on the way."""
+        parts = relative.split("/")
+        if relative.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            raise InvalidContent(f"{relative!r} is not a project-relative path (no leading '/', '.', '..')")
+        try:
+            with walked(self.project_root, parts[:-1]) as fd:
+                return entry_mode(fd, parts[-1]) is not None
+        except (FileNotFoundError, NotADirectoryError):
+            return False
 
     # -- reading -------------------------------------------------------------------------------
 

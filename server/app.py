@@ -68,15 +68,15 @@ class Context:
 
 
 def build_server(settings: Settings) -> MCPServer:
-    from server import lead_tools, shared_tools
+    from server import history_tools, lead_tools, shared_tools
 
-    server: MCPServer = MCPServer(
-        "handoff-mcp", instructions=INSTRUCTIONS[settings.role], version="0.1.0", log_level="WARNING"
-    )
     context = Context(settings)
-    shared_tools.register(server, context)
+    tools = shared_tools.tools(context) + history_tools.shared(context)
     if settings.role == "lead":
-        lead_tools.register(server, context)
+        tools += lead_tools.tools(context) + history_tools.lead(context)
+    server: MCPServer = MCPServer(
+        "handoff-mcp", instructions=INSTRUCTIONS[settings.role], version="0.1.0", log_level="WARNING", tools=tools
+    )
     _register_resources(server, context)
     return server
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.server.mcpserver.tools import Tool
 from pydantic import Field
 
 from handoff_core import watch
@@ -16,10 +15,10 @@ from handoff_core.task import Scope, SharedPath
 from server.app import Context, ref_of, tool_errors
 from server.dispatch import dispatch_message, executor_config
 from server.models import CreatedTask, Waited, Written
-from server.shared_tools import READ_ONLY, WRITE_ONCE, Ref, Text
+from server.schema import tool
+from server.shared_tools import CREATE, READ_ONLY, WRITE_ONCE, Ref, Text
 
 Globs = Annotated[list[str], Field(description="project-relative globs")]
-CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
 
 def shared_paths(entries: list[str]) -> tuple[SharedPath, ...]:
@@ -29,33 +28,44 @@ def shared_paths(entries: list[str]) -> tuple[SharedPath, ...]:
     return tuple(SharedPath(path, owner) for path, _, owner in pairs)
 
 
-def register(server: MCPServer, context: Context) -> None:
+def tools(context: Context) -> list[Tool]:
     store = context.store
 
-    @server.tool(annotations=CREATE)
     @tool_errors
     def create_task(
-        change: Annotated[str, Field(description="existing active change id, YYYY-MM-DD-topic")],
-        topic: Annotated[str, Field(description="lowercase-hyphen topic; the number is allocated")],
+        change: Annotated[str, Field(description="an active change, YYYY-MM-DD-topic")],
+        topic: Annotated[str, Field(description="lowercase-hyphen; the number is allocated")],
         kind: Literal["implementation", "review", "research", "test-observation"],
         goal: Text,
         inputs: Text,
         acceptance: Text,
-        workspace: Annotated[Literal["current", "required"] | None, Field(description="implementation only")] = None,
+        workspace: Annotated[str, Field(description="current|required, implementation only")] = "",
         writable: Globs = [],  # noqa: B006 - never mutated; keeps the schema a plain array
         read_only: Globs = [],  # noqa: B006
         shared: Annotated[list[str], Field(description="PATH=OWNER entries")] = [],  # noqa: B006
         artifacts: Annotated[list[str], Field(description="outputs a read-only task may write")] = [],  # noqa: B006
         scope_notes: Text = "",
         return_notes: Text = "",
-        ticket: str | None = None,
-        session: Annotated[str | None, Field(description="round to add to; omit to open a new round")] = None,
-        force_new: Annotated[bool, Field(description="true: never return an identical task made just before")] = False,
+        ticket: str = "",
+        session: Annotated[str, Field(description="round to add to; omit to open one")] = "",
+        force_new: Annotated[bool, Field(description="never return an identical earlier task")] = False,
     ) -> CreatedTask:
-        """Allocate ids, publish a frozen TASK.md, and return the executor's dispatch message and token."""
-        scope = Scope(workspace, tuple(writable), tuple(read_only), shared_paths(shared), tuple(artifacts), scope_notes)
+        """Publish a frozen TASK.md; returns the executor's dispatch message and report token."""
+        scope = Scope(
+            workspace or None, tuple(writable), tuple(read_only), shared_paths(shared), tuple(artifacts), scope_notes
+        )
         request = TaskRequest(
-            change, topic, kind, goal, inputs, scope, acceptance, return_notes, ticket, session, force_new
+            change,
+            topic,
+            kind,
+            goal,
+            inputs,
+            scope,
+            acceptance,
+            return_notes,
+            ticket or None,
+            session or None,
+            force_new,
         )
         stored = store.create_task(request)
         token = context.token(stored.ref)
@@ -72,12 +82,11 @@ def register(server: MCPServer, context: Context) -> None:
             executor_config=executor_config(context.settings),
         )
 
-    @server.tool(annotations=READ_ONLY)
     async def wait_for_reports(
         refs: Annotated[list[str], Field(description="refs to watch")],
         timeout_s: Annotated[float, Field(description="at most 50")] = 30.0,
     ) -> Waited:
-        """Return as soon as any listed task gets a REPORT or RELEASE, or at the timeout; call again to go on."""
+        """Return when any listed task gets a REPORT or RELEASE, or at the timeout."""
         try:
             result = await watch.wait_for_reports(store, [ref_of(ref) for ref in refs], timeout_s)
         except HandoffError as exc:
@@ -89,16 +98,16 @@ def register(server: MCPServer, context: Context) -> None:
             waited_seconds=result.waited_seconds,
         )
 
-    @server.tool(annotations=WRITE_ONCE)
     @tool_errors
     def record_session_locator(
-        ref: Ref, path: Annotated[str, Field(description="confirmed absolute path of the executor's session log")]
+        ref: Ref,
+        path: Annotated[str, Field(description="absolute path of the executor's session log")],
+        verify: Annotated[bool, Field(description="false only if you confirmed the log by other means")] = True,
     ) -> Written:
-        """Record the executor's confirmed session-log path (same path again is a no-op)."""
-        stored = store.record_session_locator(ref_of(ref), path)
-        return Written(ref=ref, path=str(stored.path), sha256=stored.sha256, created=stored.created)
+        """Record the executor's session-log path once confirmed as this task's log."""
+        stored = store.record_session_locator(ref_of(ref), path, verify)
+        return Written(path=str(stored.path), sha256=stored.sha256, created=stored.created)
 
-    @server.tool(annotations=WRITE_ONCE)
     @tool_errors
     def capture_report(
         ref: Ref,
@@ -106,11 +115,10 @@ def register(server: MCPServer, context: Context) -> None:
         original_locator: Annotated[str, Field(description="where the text came from, e.g. a call id")],
         text: Annotated[str, Field(description="the executor's reply, verbatim")],
     ) -> Written:
-        """Capture an executor's text-only reply verbatim as its REPORT (Captured-by: Lead)."""
+        """Capture an executor's text-only reply verbatim as its REPORT."""
         stored = store.capture_report(ref_of(ref), status, original_locator, text)
-        return Written(ref=ref, path=str(stored.path), sha256=stored.sha256, created=stored.created)
+        return Written(path=str(stored.path), sha256=stored.sha256, created=stored.created)
 
-    @server.tool(annotations=WRITE_ONCE)
     @tool_errors
     def release_writer(
         ref: Ref,
@@ -118,6 +126,14 @@ def register(server: MCPServer, context: Context) -> None:
         evidence: Annotated[str, Field(description="stop locator, or why there is no writer")],
         details: Text = "",
     ) -> Written:
-        """End a task's writer claim without a REPORT, with evidence (RELEASE.md, write-once)."""
+        """End a task's writer claim without a REPORT, with evidence (RELEASE.md)."""
         stored = store.release_writer(ref_of(ref), kind, evidence, details)
-        return Written(ref=ref, path=str(stored.path), sha256=stored.sha256, created=stored.created)
+        return Written(path=str(stored.path), sha256=stored.sha256, created=stored.created)
+
+    return [
+        tool(create_task, CREATE),
+        tool(wait_for_reports, READ_ONLY),
+        tool(record_session_locator, WRITE_ONCE),
+        tool(capture_report, WRITE_ONCE),
+        tool(release_writer, WRITE_ONCE),
+    ]

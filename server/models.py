@@ -36,60 +36,42 @@ class CreatedTask(Wire):
 
 
 class TaskView(Wire):
-    ref: str
     kind: str
-    goal: str
-    inputs: str
-    workspace: str | None
-    writable: list[str]
-    read_only: list[str]
-    shared: list[str]
-    artifacts: list[str]
-    scope_notes: str
-    acceptance: str
-    return_notes: str
-    report_path_in_project: str
-    ticket: str | None
     task_sha256: str
     task_path: str
+    text: str = Field(description="the whole TASK.md")
 
 
 class Written(Wire):
-    ref: str
     path: str
     sha256: str
-    created: bool = Field(description="false: identical content was already there")
+    created: bool
 
 
 class ReportWritten(Written):
-    reply_line: str = Field(description="send this one line back through your native channel")
+    reply_line: str = Field(description="send this line back to the Lead")
     warnings: list[str]
 
 
 class Validation(Wire):
-    ref: str
-    stage: str
     ok: bool
-    errors: list[str]
-    warnings: list[str]
-    caveat: str
+    errors: list[str] = []
+    warnings: list[str] = []
+    caveat: str = ""
 
 
 class TaskState(Wire):
     ref: str
-    kind: str | None
+    kind: str = ""
     state: str
     age_seconds: float
-    workspace: str | None
-    writable: list[str]
-    has_locator: bool
-    temp_files: list[str]
-    problems: list[str]
+    claim: str = ""
+    has_locator: bool = False
+    problems: list[str] = []
 
 
 class Status(Wire):
     tasks: list[TaskState]
-    writer_claims: list[str]
     free_writer_slots: int
 
 
@@ -98,3 +80,37 @@ class Waited(Wire):
     pending: list[str]
     timed_out: bool
     waited_seconds: float
+
+
+class Handoff(Wire):
+    untrusted: bool = True
+    header: dict[str, str]
+    focused: str
+    rest: str = ""
+    locator_path: str = ""
+    task_changed: bool = Field(default=False, description="the REPORT pins another TASK sha256")
+    provenance: list[str] = []
+    flags: list[str] = Field(default=[], description="hidden or control characters found")
+    truncated: bool = False
+
+
+class History(Wire):
+    log_path: str
+    hits: list[str] = Field(default=[], description="line | record | time | role: snippet")
+    stopped_early: bool = False
+
+
+class LogCandidates(Wire):
+    candidates: list[str] = Field(description="'path: ok' or 'path: problem'")
+    ambiguous: bool
+
+
+class Coordination(Wire):
+    choice: dict[str, Any] = Field(description="empty when blocked")
+    source: str
+    reasons: list[str] = []
+
+
+class Document(Wire):
+    path: str
+    sha256: str

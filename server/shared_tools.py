@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
@@ -12,38 +12,40 @@ from handoff_core.report import Report, count_sentences, first_sentence, summary
 from handoff_core.token import check_token
 from server.app import Context, ref_of, tool_errors
 from server.models import ReportWritten, Status, TaskState, TaskView, Validation
+from server.schema import tool
 
-Ref = Annotated[str, Field(description="change/session/task, as in the dispatch message")]
-Text = Annotated[str, Field(description="Markdown")]
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-WRITE_ONCE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+Ref = Annotated[str, Field(description="change/session/task")]
+Text = str
+# For a read-only tool the destructive and idempotent hints carry no meaning (MCP spec).
+# Hints at their spec default are left out: readOnlyHint false, idempotentHint false.
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+CREATE = ToolAnnotations(destructive_hint=False, open_world_hint=False)
+WRITE_ONCE = ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
-def register(server: MCPServer, context: Context) -> None:
+def tools(context: Context) -> list[Tool]:
     store = context.store
 
-    @server.tool(annotations=WRITE_ONCE)
     @tool_errors
     def write_report(
         ref: Ref,
-        token: Annotated[str, Field(description="report token from the dispatch message")],
+        token: str,
         status: Literal["completed", "blocked", "failed", "cancelled"],
-        focused: Annotated[str, Field(description="3-5 sentences: done, key decisions, stop point, next safe action")],
-        artifacts: Annotated[str, Field(description="changed files, commits, dirty state")],
-        verification: Annotated[str, Field(description="commands, exit codes, environment, observations")],
-        unverified: Annotated[str, Field(description="what is not done or not verified")] = "无",
-        problems: Annotated[str, Field(description="blockers, what was tried, who must provide what")] = "无",
-        task_sha256: Annotated[str | None, Field(description="sha256 of the TASK you were given")] = None,
+        focused: Annotated[str, Field(description="3-5 sentences: done, decisions, where it stopped, next step")],
+        artifacts: Annotated[str, Field(description="files, commits, dirty state")],
+        verification: Annotated[str, Field(description="commands, exit codes, observations")],
+        unverified: str = "无",
+        problems: str = "无",
+        task_sha256: str = "",
     ) -> ReportWritten:
-        """Publish this task's REPORT.md once (never overwritten). Retrying identical content is harmless."""
+        """Publish the task's REPORT.md once (token from the dispatch message)."""
         parsed = ref_of(ref)
         check_token(context.secret(), context.settings.state_root, parsed, token)
         report = Report(parsed.session, parsed.task, status, focused, artifacts, verification, unverified, problems)
-        stored = store.write_report(report, parsed.change, task_sha256)
+        stored = store.write_report(report, parsed.change, task_sha256 or None)
         location = context.in_project(stored.path)
         warnings = [] if 3 <= count_sentences(focused) <= 5 else ["focused handoff should be 3 to 5 sentences"]
         return ReportWritten(
-            ref=ref,
             path=str(stored.path),
             sha256=stored.sha256,
             created=stored.created,
@@ -51,69 +53,55 @@ def register(server: MCPServer, context: Context) -> None:
             warnings=warnings,
         )
 
-    @server.tool(annotations=READ_ONLY)
     @tool_errors
     def read_task(ref: Ref) -> TaskView:
-        """Read a TASK.md back as structured fields, with its sha256."""
+        """A task's TASK.md and its sha256."""
         task, stored = store.read_task(ref_of(ref))
-        scope = task.scope
         return TaskView(
-            ref=ref,
             kind=task.kind,
-            goal=task.goal,
-            inputs=task.inputs,
-            workspace=scope.workspace,
-            writable=list(scope.writable),
-            read_only=list(scope.read_only),
-            shared=[f"{s.path}={s.owner}" for s in scope.shared],
-            artifacts=list(scope.artifacts),
-            scope_notes=scope.notes,
-            acceptance=task.acceptance,
-            return_notes=task.return_notes,
-            report_path_in_project=task.report_path,
-            ticket=task.ticket,
             task_sha256=stored.sha256,
             task_path=str(stored.path),
+            text=stored.text,
         )
 
-    @server.tool(annotations=READ_ONLY)
     @tool_errors
     def validate_handoff(ref: Ref, stage: Literal["dispatch", "return"]) -> Validation:
-        """Check one task's files (dispatch: before delivery; return: after the REPORT). Structure only."""
+        """Check a task's files for the dispatch or the return stage."""
         verdict = store.validate(ref_of(ref), stage)
         return Validation(
-            ref=ref,
-            stage=stage,
             ok=verdict.ok,
             errors=list(verdict.errors),
             warnings=list(verdict.warnings),
             caveat=verdict.caveat,
         )
 
-    @server.tool(annotations=READ_ONLY)
     @tool_errors
     def handoff_status(
-        change: Annotated[str | None, Field(description="one change; default all active")] = None,
-        session: Annotated[str | None, Field(description="one round of that change")] = None,
+        change: Annotated[str, Field(description="one change (default: all active)")] = "",
+        session: Annotated[str, Field(description="one round of that change")] = "",
     ) -> Status:
-        """Derived state of every task (dispatched, returned:<status>, released, invalid…) and writer claims."""
-        tasks = store.status(change, session)
+        """Every task's derived state and writer claim, and the free writer slots."""
+        tasks = store.status(change or None, session or None)
         claims = [str(t.ref) for t in tasks if t.claims_writer]
         return Status(
             tasks=[
                 TaskState(
                     ref=str(t.ref),
-                    kind=t.kind,
+                    kind=t.kind or "",
                     state=t.state,
                     age_seconds=t.age_seconds,
-                    workspace=t.scope.workspace if t.scope else None,
-                    writable=list(t.scope.writable) if t.scope else [],
+                    claim=f"{t.scope.workspace}: {', '.join(t.scope.writable)}" if t.claims_writer and t.scope else "",
                     has_locator=t.has_locator,
-                    temp_files=list(t.temp_files),
-                    problems=list(t.problems),
+                    problems=[*t.problems, *(f"leftover temp file {n}" for n in t.temp_files)],
                 )
                 for t in tasks
             ],
-            writer_claims=claims,
             free_writer_slots=max(0, context.settings.writer_cap - len(claims)),
         )
+
+    return [
+        tool(write_report, WRITE_ONCE),
+        tool(read_task, READ_ONLY),
+        tool(validate_handoff, READ_ONLY),
+        tool(handoff_status, READ_ONLY),
+    ]

@@ -9,8 +9,24 @@ from tests.server.test_tools import call, refused, report_args, task_args
 
 pytestmark = pytest.mark.anyio
 
-LEAD_ONLY = {"create_task", "record_session_locator", "capture_report", "release_writer", "wait_for_reports"}
-SHARED = {"write_report", "read_task", "validate_handoff", "handoff_status"}
+LEAD_ONLY = {
+    "create_task",
+    "record_session_locator",
+    "capture_report",
+    "release_writer",
+    "wait_for_reports",
+    "find_session_log",
+}
+SHARED = {
+    "write_report",
+    "read_task",
+    "validate_handoff",
+    "handoff_status",
+    "read_handoff",
+    "search_history",
+    "write_handoff",
+    "resolve_coordination",
+}
 
 
 async def test_each_role_lists_exactly_its_tools(lead: Client, executor: Client) -> None:
@@ -26,9 +42,21 @@ async def test_an_executor_cannot_call_a_lead_tool(executor: Client) -> None:
 async def test_read_only_tools_say_so_and_nothing_is_destructive(lead: Client) -> None:
     for tool in (await lead.list_tools()).tools:
         assert tool.annotations is not None
-        assert tool.annotations.destructive_hint is False
-        assert tool.annotations.read_only_hint is (
-            tool.name in {"read_task", "validate_handoff", "handoff_status", "wait_for_reports"}
+        assert tool.annotations.open_world_hint is False
+        # destructiveHint only means something when readOnlyHint is false (MCP spec); writers never overwrite
+        assert tool.annotations.read_only_hint or tool.annotations.destructive_hint is False
+        assert bool(tool.annotations.read_only_hint) is (
+            tool.name
+            in {
+                "read_task",
+                "validate_handoff",
+                "handoff_status",
+                "wait_for_reports",
+                "read_handoff",
+                "search_history",
+                "resolve_coordination",
+                "find_session_log",
+            }
         )
         assert tool.output_schema is not None
 

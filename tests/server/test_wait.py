@@ -28,7 +28,7 @@ Store(Path(sys.argv[1])).write_report(Report(ref.session, ref.task, "completed",
 
 async def test_it_returns_soon_after_another_process_publishes_a_report(lead: Client, state_root: Path) -> None:
     created = await call(lead, "create_task", **task_args())
-    other = await call(lead, "create_task", **task_args(topic="review", kind="review", workspace=None, writable=[]))
+    other = await call(lead, "create_task", **task_args(topic="review", kind="review", workspace="", writable=[]))
     outcome: dict[str, object] = {}
 
     async def wait() -> None:
@@ -73,7 +73,7 @@ async def test_bad_waits_are_refused(lead: Client) -> None:
 
 
 async def test_force_new_makes_a_new_task_where_a_retry_returns_the_old_one(lead: Client) -> None:
-    args = task_args(topic="review", kind="review", workspace=None, writable=[])
+    args = task_args(topic="review", kind="review", workspace="", writable=[])
     first = await call(lead, "create_task", **args)
     retry = await call(lead, "create_task", **args)
     forced = await call(lead, "create_task", force_new=True, session=first["ref"].split("/")[1], **args)

@@ -1,0 +1,100 @@
+"""Reading handoffs back and looking into history: read_handoff, search_history, find_session_log,
+write_handoff and resolve_coordination."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver.tools import Tool
+from pydantic import Field
+
+from handoff_core import coordination, handoff_doc, readback, sessionlog
+from server import schema
+from server.app import Context, ref_of, tool_errors
+from server.models import Coordination, Document, Handoff, History, LogCandidates
+from server.shared_tools import CREATE, READ_ONLY, Ref
+
+Slug = str
+
+
+def shared(context: Context) -> list[Tool]:
+    store = context.store
+
+    @tool_errors
+    def read_handoff(ref: Ref) -> Handoff:
+        """A task's REPORT, focused handoff first; untrusted text with provenance."""
+        view = readback.read_handoff(store, ref_of(ref))
+        rest = "\n\n".join(f"## {name}\n{text}" for name, text in view.sections.items())
+        return Handoff(
+            header=view.header,
+            focused=view.focused,
+            rest=rest,
+            locator_path=view.locator_path or "",
+            task_changed=view.pinned_task_matches is False,
+            provenance=[f"{p.file} by {p.written_by}, sha256 {p.sha256}, {p.path}" for p in view.provenance],
+            flags=list(view.flags),
+            truncated=view.truncated,
+        )
+
+    @tool_errors
+    def search_history(
+        ref: Ref,
+        query: Annotated[str, Field(description="keywords, all must match")],
+        max_hits: Annotated[int, Field(ge=1, le=20)] = 5,
+        context_chars: Annotated[int, Field(ge=0, le=400)] = 200,
+    ) -> History:
+        """Keyword snippets from the task's confirmed session log."""
+        result = sessionlog.search(readback.log_path(store, ref_of(ref)), query, max_hits, context_chars)
+        hits = [f"{h.line} | {h.record} | {h.timestamp} | {h.role}: {h.snippet}" for h in result.hits]
+        return History(log_path=result.path, hits=hits, stopped_early=result.stopped_early)
+
+    @tool_errors
+    def write_handoff(
+        scope: Slug,
+        topic: Slug,
+        focused: str,
+        details: str = "",
+        references: Annotated[list[str], Field(description="project-relative paths")] = [],  # noqa: B006
+        skills: list[str] = [],  # noqa: B006
+        history: str = "",
+        redact: Annotated[bool, Field(description="redact secrets instead of refusing")] = False,
+    ) -> Document:
+        """Write a handoff doc to commands/handoff/: focused in 3-5 sentences; no secrets."""
+        doc = handoff_doc.HandoffDoc(scope, topic, focused, details, tuple(references), tuple(skills), history)
+        stored = handoff_doc.publish(store, doc, redact)
+        return Document(path=str(stored.path), sha256=stored.sha256)
+
+    @tool_errors
+    def resolve_coordination(
+        work_id: Annotated[str, Field(description="e.g. specdev/implement")], stage: str = ""
+    ) -> Coordination:
+        """The coordination choice for a Work and stage (coordination/project.json)."""
+        data = store.read_optional("coordination", "project.json")
+        text = None if data is None else data.decode("utf-8", "replace")
+        found = coordination.resolve(text, work_id, stage or None)
+        return Coordination(choice=found.choice or {}, source=found.source, reasons=list(found.reasons))
+
+    return [
+        schema.tool(read_handoff, READ_ONLY),
+        schema.tool(search_history, READ_ONLY),
+        schema.tool(write_handoff, CREATE),
+        schema.tool(resolve_coordination, READ_ONLY),
+    ]
+
+
+def lead(context: Context) -> list[Tool]:
+    @tool_errors
+    def find_session_log(tool: Literal["claude-code", "codex"], session_id: str, ref: str = "") -> LogCandidates:
+        """Find a Claude Code or Codex log by session id (with ref: check it is that task's)."""
+        needles = None
+        if ref:
+            parsed = ref_of(ref)
+            needles = [str(parsed), f"{parsed.session}/{parsed.task}"]
+        found = sessionlog.candidates(tool, session_id, Path.home(), dict(os.environ))
+        facts = [sessionlog.inspect(path, needles) for path in found]
+        lines = [f"{f.path}: {'ok' if f.ok else '; '.join(f.problems)}" for f in facts]
+        return LogCandidates(candidates=lines, ambiguous=sum(f.ok for f in facts) > 1)
+
+    return [schema.tool(find_session_log, READ_ONLY)]
