@@ -62,7 +62,7 @@ def read_handoff(store: Store, ref: Ref) -> HandoffView:
     task_bytes = store.read_file(ref, "TASK.md")
     try:
         report_bytes = store.read_file(ref, "REPORT.md")
-    except FileNotFoundError:
+    except NotFound:
         raise TaskNotFound(f"{ref} has no REPORT.md yet; wait_for_reports, or read_task for what was asked") from None
     text = report_bytes.decode("utf-8", "replace")
     header, _ = header_fields(text)
@@ -99,7 +99,7 @@ def read_handoff(store: Store, ref: Ref) -> HandoffView:
 def _locator(store: Store, ref: Ref, provenance: list[Provenance]) -> str | None:
     try:
         data = store.read_file(ref, "session-locator.json")
-    except (FileNotFoundError, HandoffError):
+    except HandoffError:
         return None
     value, problems = parse_locator(data)
     provenance.append(

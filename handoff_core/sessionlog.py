@@ -99,9 +99,10 @@ def open_log(path: str) -> Iterator[IO[bytes]]:
         raise InvalidLocator(
             f"cannot open {path}: {exc.strerror} (symlinks are not followed; give the real path)"
         ) from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InvalidLocator(f"{path} is not a regular file (a FIFO, device or directory is never a session log)")
     with os.fdopen(fd, "rb") as raw:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise InvalidLocator(f"{path} is not a regular file (a FIFO, device or directory is never a session log)")
         if path.endswith(".zst"):
             import zstandard  # only for compressed logs
 

@@ -26,6 +26,7 @@ from handoff_core.errors import (
     HandoffError,
     InvalidContent,
     LocatorConflict,
+    NotFound,
     StorageError,
     TaskChanged,
     TaskNotFound,
@@ -416,7 +417,10 @@ class Store:
     def read_file(self, ref: Ref, name: str) -> bytes:
         """One handoff file of a task, refused unless it is a regular, singly linked file."""
         with self._task_fd(ref, active_only=False) as fd:
-            return read_regular(fd, name)
+            try:
+                return read_regular(fd, name)
+            except FileNotFoundError:
+                raise NotFound(f"{ref} has no {name}") from None
 
     def tree(self, ref: Ref) -> TaskTree:
         return read_tree(self.state_root, ref.change, ref.session, ref.task)

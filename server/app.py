@@ -93,7 +93,7 @@ def _register_resources(server: MCPServer, context: Context) -> None:
             raise ResourceError(f"{name} is not a handoff file; use one of {', '.join(HANDOFF_FILES)}")
         try:
             return context.store.read_file(check_ref(change, session, task), name).decode("utf-8", "replace")
-        except (HandoffError, FileNotFoundError) as exc:
+        except HandoffError as exc:
             raise ResourceError(f"cannot read {name} of {change}/{session}/{task}: {exc}") from exc
 
 
