@@ -1,6 +1,6 @@
 """`python -m bench [--quick] [--json PATH] [--only SECTIONS]`: every figure in one run, printed and saved.
 
-Sections: startup, latency, validator, scaling, contention (schema size comes with startup).
+Sections: startup, latency, validator, scaling, contention, history (schema size comes with startup).
 Temporary directories only; fixed inputs; no network.
 """
 
@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench import contention, latency, scaling, startup, validator
+from bench import contention, history, latency, scaling, startup, validator
 from bench.trees import CHANGE, make_change
 from handoff_core.store import Store
 
@@ -28,6 +28,7 @@ FULL = {
     "repeats": 3,
     "processes": [1, 2, 4, 8],
     "per_process": 40,
+    "log_mb": 50,
 }
 QUICK = {
     "startup_runs": 3,
@@ -37,8 +38,9 @@ QUICK = {
     "repeats": 1,
     "processes": [1, 2],
     "per_process": 10,
+    "log_mb": 5,
 }
-SECTIONS = ("startup", "latency", "validator", "scaling", "contention")
+SECTIONS = ("startup", "latency", "validator", "scaling", "contention", "history")
 
 
 def machine() -> dict[str, object]:
@@ -90,6 +92,8 @@ def collect(sections: list[str], sizes: dict[str, Any], work: Path) -> dict[str,
         results["scaling"] = scaling.run(work, sizes["sizes"], sizes["repeats"])
     if "contention" in sections:
         results["contention"] = contention.run(work, sizes["processes"], sizes["per_process"])
+    if "history" in sections:
+        results["history"] = history.run(work, sizes["log_mb"], sizes["repeats"])
     return results
 
 
