@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from bench.scaling import peak_rss_kb
+from bench.stats import child_runs
 from handoff_core import sessionlog
 
 SESSION = "0b1c6f8e-2a4d-4c1e-9f3a-7d5e2b8c1a90"
@@ -77,17 +77,7 @@ def child(path: str) -> None:
 
 def run(workdir: Path, megabytes: int, repeats: int) -> dict[str, object]:
     log = generate(workdir / "history" / f"{SESSION}.jsonl", megabytes)
-    runs = []
-    for _ in range(repeats):
-        out = subprocess.run(
-            [sys.executable, "-m", "bench.history", str(log)],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=300,
-            cwd=Path(__file__).resolve().parents[1],
-        )
-        runs.append(json.loads(out.stdout))
+    runs = child_runs("bench.history", [str(log)], repeats, timeout=300)
     best = min(runs, key=lambda r: r["seconds"])
     return {
         "log_mb": round(log.stat().st_size / 1024 / 1024, 1),

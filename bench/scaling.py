@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import resource
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from bench.stats import child_runs
 from bench.trees import CHANGE, generate
 from handoff_core.ids import Ref
 from handoff_core.store import Store
@@ -42,17 +42,7 @@ def _stage(store: Store, ref: Ref) -> str:
 
 
 def measure(state_root: Path, what: str, repeats: int) -> dict[str, float]:
-    runs = []
-    for _ in range(repeats):
-        out = subprocess.run(
-            [sys.executable, "-m", "bench.scaling", str(state_root), what],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=600,
-            cwd=Path(__file__).resolve().parents[1],
-        )
-        runs.append(json.loads(out.stdout))
+    runs = child_runs("bench.scaling", [str(state_root), what], repeats)
     return {
         "seconds_median": round(statistics.median(r["seconds"] for r in runs), 4),
         "seconds_min": round(min(r["seconds"] for r in runs), 4),

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -27,3 +32,19 @@ def timed(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
+
+
+def child_runs(module: str, args: list[str], repeats: int, timeout: float = 600) -> list[dict[str, Any]]:
+    """Run ``python -m module args`` ``repeats`` times, each in a fresh process; its JSON line each time."""
+    runs = []
+    for _ in range(repeats):
+        out = subprocess.run(
+            [sys.executable, "-m", module, *args],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=timeout,
+            cwd=Path(__file__).resolve().parents[1],
+        )
+        runs.append(json.loads(out.stdout))
+    return runs

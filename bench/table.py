@@ -11,6 +11,7 @@ TARGETS = {
     "status 10k": "<= 1 s, linear",
     "handoff-validate": "<= 80 ms",
     "tools/list bytes": "lead <= 12288, executor <= 6144",
+    "search_history 50 MB": "<= 1 s, bounded memory",
 }
 
 
@@ -82,6 +83,11 @@ def _contention(s: dict[str, Any]) -> list[str]:
     ]
 
 
+def _history(s: dict[str, Any]) -> list[str]:
+    value = f"{s['seconds_min']} s (max {s['seconds_max']}), peak {s['peak_rss_mb']} MB, {s['hits']} hits"
+    return [_row(f"search_history on {s['log_mb']} MB log", value, TARGETS["search_history 50 MB"])]
+
+
 def render(results: dict[str, Any]) -> str:
     m = results["machine"]
     lines = [f"handoff-mcp bench · Python {m['python']} ({m['executable']}) · {m['cpus']} CPUs", ""]
@@ -91,6 +97,7 @@ def render(results: dict[str, Any]) -> str:
         ("validator", _validator),
         ("scaling", _scaling),
         ("contention", _contention),
+        ("history", _history),
     ):
         if key in results:
             lines += [f"[{key}]", *fn(results[key]), ""]

@@ -1,0 +1,29 @@
+"""The benchmark runs end to end (figures are read from its output, never asserted against targets here)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_quick_benchmark_prints_a_table_and_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--only", "validator,history,scaling", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(out.read_text())
+    assert figures["machine"]["cpus"] >= 1
+    assert figures["validator"]["handoff-validate"]["p50_ms"] > 0
+    assert figures["history"]["hits"] == 5
+    assert figures["scaling"]["1000"]["status"]["seconds_median"] > 0
+    assert "handoff-validate (p50 ms)" in result.stdout
