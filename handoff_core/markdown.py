@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import NamedTuple
 
 from handoff_core.errors import InvalidContent
 
@@ -14,9 +13,7 @@ _SECTION_END = re.compile(r"^#{1,2} ")
 _ANY_HEADING = re.compile(r"^#+\s")
 
 
-class Line(NamedTuple):
-    number: int
-    text: str
+Line = tuple[int, str]  # (line number from 0, text): plain tuples, as thousands are made per status call
 
 
 def split_lines(text: str) -> list[str]:
@@ -55,17 +52,17 @@ def body_lines(text: str) -> tuple[Line, ...]:
         elif (opened := _opens(line)) is not None:
             fence = opened
         else:
-            lines.append(Line(number, line))
+            lines.append((number, line))
     return tuple(lines)
 
 
 def section_problems(text: str, names: list[str]) -> list[str]:
     """The seed's ``headings()`` check, collecting a problem per section instead of stopping."""
     lines = body_lines(text)
-    heads = [index for index, line in enumerate(lines) if line.text.startswith("## ")]
+    heads = [index for index, (_, line) in enumerate(lines) if line.startswith("## ")]
     problems: list[str] = []
     for name in names:
-        found = [index for index in heads if lines[index].text == f"## {name}"]
+        found = [index for index in heads if lines[index][1] == f"## {name}"]
         if len(found) != 1:
             problems.append(f"expected one {name} section")
         elif not _has_content(lines[found[0] + 1 :]):
@@ -75,10 +72,10 @@ def section_problems(text: str, names: list[str]) -> list[str]:
 
 def _has_content(lines: tuple[Line, ...]) -> bool:
     """A non-blank, non-heading line before the next ``#``/``##`` heading."""
-    for line in lines:
-        if _SECTION_END.match(line.text):
+    for _, line in lines:
+        if _SECTION_END.match(line):
             return False
-        if line.text.strip() and not _ANY_HEADING.match(line.text):
+        if line.strip() and not _ANY_HEADING.match(line):
             return True
     return False
 
@@ -86,21 +83,22 @@ def _has_content(lines: tuple[Line, ...]) -> bool:
 def sections(text: str) -> dict[str, str]:
     """Raw text of each ``## `` section (fenced code included), keyed by heading; first one wins."""
     all_lines = split_lines(text)
-    heads = [ln for ln in body_lines(text) if _SECTION_END.match(ln.text)]
+    heads = [ln for ln in body_lines(text) if _SECTION_END.match(ln[1])]
     found: dict[str, str] = {}
     for index, head in enumerate(heads):
-        if not head.text.startswith("## "):
+        number, heading = head
+        if not heading.startswith("## "):
             continue
-        end = heads[index + 1].number if index + 1 < len(heads) else len(all_lines)
-        found.setdefault(head.text[3:], "\n".join(all_lines[head.number + 1 : end]).strip("\n"))
+        end = heads[index + 1][0] if index + 1 < len(heads) else len(all_lines)
+        found.setdefault(heading[3:], "\n".join(all_lines[number + 1 : end]).strip("\n"))
     return found
 
 
 def header_lines(text: str) -> list[Line]:
     """Body lines before the first ``## `` heading (where REPORT header fields live)."""
     lines = body_lines(text)
-    end = next((ln.number for ln in lines if ln.text.startswith("## ")), None)
-    return [ln for ln in lines if end is None or ln.number < end]
+    end = next((number for number, line in lines if line.startswith("## ")), None)
+    return [ln for ln in lines if end is None or ln[0] < end]
 
 
 def normalise_newlines(text: str) -> str:

@@ -94,8 +94,8 @@ def header_fields(text: str) -> tuple[dict[str, str], list[str]]:
     """``Key: value`` lines before the first section, and the keys given more than once."""
     fields: dict[str, str] = {}
     duplicates: list[str] = []
-    for line in header_lines(text):
-        if (match := _HEADER.match(line.text)) is not None:
+    for _, line in header_lines(text):
+        if (match := _HEADER.match(line)) is not None:
             if match.group(1) in fields:
                 duplicates.append(match.group(1))
             fields.setdefault(match.group(1), match.group(2))

@@ -11,14 +11,15 @@ import hashlib
 import os
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager, suppress
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from functools import wraps
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from handoff_core import sessionlog
+from handoff_core.allocation import find_retry, open_round, recent_rounds, undo
 from handoff_core.claims import ClaimIndex
 from handoff_core.errors import (
     AlreadyReported,
@@ -39,10 +40,7 @@ from handoff_core.ids import (
     check_round,
     check_topic,
     is_change_id,
-    next_round,
     next_task,
-    round_base,
-    round_time,
 )
 from handoff_core.locator import parse_locator, render_locator
 from handoff_core.ownership import Claim, check_dispatch
@@ -53,8 +51,6 @@ from handoff_core.report import Report, capture, normalise_report, render_report
 from handoff_core.status import TaskStatus, task_status
 from handoff_core.task import Scope, Task, normalise_task, parse_task, render_task
 from handoff_core.tree import (
-    MISSING,
-    Entry,
     TaskTree,
     locate_change,
     read_change_trees,
@@ -65,7 +61,6 @@ from handoff_core.validate import Verdict, check_handoff
 
 P = ParamSpec("P")
 DEFAULT_WRITER_CAP = 3
-RETRY_WINDOW = timedelta(minutes=10)
 RETRY_PROBE = "20000101T000000Z"  # a placeholder round for checks made before one is allocated
 R = TypeVar("R")
 
@@ -192,24 +187,12 @@ class Store:
         finally:
             os.close(fd)
 
-    def _open_round(self, sessions_fd: int, session: str | None) -> tuple[str, int, bool]:
-        if session is not None:
-            try:
-                return session, open_dir(sessions_fd, session), False
-            except FileNotFoundError:
-                raise InvalidContent(
-                    f"round {session} does not exist in this change; omit session to open one"
-                ) from None
-        name = next_round(round_base(self.clock()), os.listdir(sessions_fd))
-        os.mkdir(name, 0o755, dir_fd=sessions_fd)
-        return name, open_dir(sessions_fd, name), True
-
     def _create_in(self, sessions_fd: int, request: TaskRequest) -> StoredFile:
         if not request.force_new and (earlier := self._find_retry(sessions_fd, request)) is not None:
             return earlier
         scope = normalise_task(self._task_of(request, Ref(request.change, RETRY_PROBE, "001-x"))).scope
         check_dispatch(request.kind, scope, self.claims(), self.writer_cap)
-        session, round_fd, new_round = self._open_round(sessions_fd, request.session)
+        session, round_fd, new_round = open_round(sessions_fd, request.session, self.clock())
         task_id = ""
         try:
             task_id = next_task(request.topic, os.listdir(round_fd))
@@ -223,60 +206,26 @@ class Store:
                 os.close(task_fd)
             return StoredFile(ref, self.task_dir(ref) / "TASK.md", sha256(data), True, data.decode())
         except BaseException:
-            self._undo(sessions_fd, round_fd, session if new_round else None, task_id)
+            undo(sessions_fd, round_fd, session if new_round else None, task_id)
             raise
         finally:
             os.close(round_fd)
 
-    def _recent_rounds(self, sessions_fd: int) -> list[str]:
-        """Rounds opened in the last RETRY_WINDOW, judged by their UTC id."""
-        now = self.clock()
-        return [
-            name for name in os.listdir(sessions_fd) if (opened := round_time(name)) and now - opened <= RETRY_WINDOW
-        ]
-
     def _find_retry(self, sessions_fd: int, request: TaskRequest) -> StoredFile | None:
         """The task an identical earlier request created (a caller that never saw the answer)."""
-        rounds = [request.session] if request.session else self._recent_rounds(sessions_fd)
-        for session in rounds:
-            try:
-                round_fd = open_dir(sessions_fd, session)
-            except FileNotFoundError:
-                continue
-            try:
-                for task in sorted(n for n in os.listdir(round_fd) if n.split("-", 1)[-1] == request.topic):
-                    ref = Ref(request.change, session, task)
-                    entry = self._task_entry(round_fd, task)
-                    if entry.data is not None and entry.data == render_task(self._task_of(request, ref)).encode():
-                        return StoredFile(
-                            ref, self.task_dir(ref) / "TASK.md", sha256(entry.data), False, entry.data.decode()
-                        )
-            finally:
-                os.close(round_fd)
-        return None
+        rounds = [request.session] if request.session else recent_rounds(sessions_fd, self.clock())
 
-    @staticmethod
-    def _task_entry(round_fd: int, task: str) -> Entry:
-        try:
-            fd = open_dir(round_fd, task)
-        except (FileNotFoundError, HandoffError):
-            return MISSING
-        try:
-            return read_entry(fd, "TASK.md")
-        finally:
-            os.close(fd)
+        def expected(session: str, task: str) -> bytes:
+            return render_task(self._task_of(request, Ref(request.change, session, task))).encode()
+
+        if (found := find_retry(sessions_fd, rounds, request.topic, expected)) is None:
+            return None
+        ref = Ref(request.change, found[0], found[1])
+        return StoredFile(ref, self.task_dir(ref) / "TASK.md", sha256(found[2]), False, found[2].decode())
 
     def claims(self) -> list[Claim]:
         """Writer claims of every outstanding implementation task under the state root."""
         return self._claims.claims(self.state_root, self.changes())
-
-    @staticmethod
-    def _undo(sessions_fd: int, round_fd: int, new_round: str | None, task_id: str) -> None:
-        """Leave no empty directory behind a refused or failed dispatch."""
-        for fd, name in ((round_fd, task_id), (sessions_fd, new_round)):
-            if name:
-                with suppress(OSError):
-                    os.rmdir(name, dir_fd=fd)
 
     def _task_of(self, request: TaskRequest, ref: Ref) -> Task:
         return normalise_task(

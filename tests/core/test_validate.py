@@ -3,6 +3,8 @@
 Each case is a valid tree mutated one way; ``expect`` is the message the seed stops with (the
 seed's own wording where it has one) or None where the seed passes the tree. The verdict must
 match; the seed's message must be among ours (ours collects every problem, the seed stops at one).
+With HANDOFF_SEED_VALIDATOR set to a runnable copy of the seed validator (``node …/validate-handoff.mjs``),
+every tree is also run through it and its exit code must equal our verdict.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +28,7 @@ from handoff_core.validate import check_handoff
 from tests.conftest import CHANGE, implementation, make_change
 
 Edit = Callable[[str], str]
+SEED = os.environ.get("HANDOFF_SEED_VALIDATOR", "")  # e.g. "node /path/to/validate-handoff.mjs"
 
 
 @dataclass(frozen=True)
@@ -470,6 +475,23 @@ def test_the_verdict_agrees_with_the_seed_validator(tmp_path: Path, case: Case) 
         assert verdict.errors == (), verdict.errors
     else:
         assert any(case.expect in error for error in verdict.errors), verdict.errors
+    if SEED:  # a runnable copy of the seed's validate-handoff.mjs, when one is given
+        args = [
+            "--repo",
+            str(store.project_root),
+            "--state-root",
+            str(store.state_root),
+            "--change",
+            change,
+            "--session",
+            session,
+            "--task",
+            task,
+            "--stage",
+            case.stage,
+        ]
+        seed = subprocess.run([*shlex.split(SEED), *args], capture_output=True, text=True, timeout=60, check=False)
+        assert seed.returncode == (1 if verdict.errors else 0), (seed.stdout, verdict.errors)
 
 
 def test_a_report_pinned_to_another_task_text_is_an_error(store: Store) -> None:
