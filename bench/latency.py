@@ -93,6 +93,16 @@ async def tool_latency(client: Client, change: str, status_change: str, calls: i
     return result
 
 
+async def client_validation(client: Client, status_change: str, calls: int) -> dict[str, float]:
+    """What the SDK client itself spends checking a handoff_status result against its output schema."""
+    result = await client.call_tool("handoff_status", {"change": status_change})
+
+    async def check(_: int) -> None:
+        await client.session.validate_tool_result("handoff_status", result)
+
+    return await _measure(check, calls)
+
+
 def core_latency(store: Store, change: str, status_change: str, calls: int) -> dict[str, Any]:
     """The same operations on the core directly: the floor under the MCP layer."""
     first = store.create_task(_request(change, -1, None))
@@ -146,7 +156,9 @@ def settings(project: Path, secret: Path, role: str = "lead") -> Settings:
 
 async def in_memory(project: Path, secret: Path, change: str, status_change: str, calls: int) -> dict[str, Any]:
     async with Client(build_server(settings(project, secret)), mode="legacy") as client:
-        return await tool_latency(client, change, status_change, calls)
+        result = await tool_latency(client, change, status_change, calls)
+        result["client_output_check_handoff_status"] = await client_validation(client, status_change, calls)
+        return result
 
 
 async def over_stdio(command: list[str], change: str, status_change: str, calls: int) -> dict[str, Any]:

@@ -50,6 +50,9 @@ def _latency(s: dict[str, Any]) -> list[str]:
         rows.append(_row(f"{name} p50/p95 ms", value, target))
     overhead = ", ".join(f"{k} {v}" for k, v in s["mcp_overhead_p50_ms"].items())
     rows.append(_row("mcp overhead p50 ms (memory - core)", overhead, TARGETS["mcp overhead p50"]))
+    check = s.get("client_output_check_p50_ms", {}).get("handoff_status")
+    if check is not None:
+        rows.append(_row("  of which SDK client output-schema check", f"handoff_status {check} ms"))
     return rows
 
 

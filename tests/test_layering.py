@@ -34,3 +34,15 @@ def test_the_validator_cli_loads_neither_mcp_nor_pydantic() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60, cwd=ROOT
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_the_validator_cli_needs_no_third_party_package_but_pyyaml() -> None:
+    code = (
+        "import sys, handoff_core.cli\n"
+        "names = {m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names)\n"
+        "print(sorted(n for n in names if not n.startswith('_') and n not in ('handoff_core', 'cython_runtime')))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60, cwd=ROOT
+    )
+    assert result.stdout.strip() == "['yaml']"
