@@ -96,28 +96,35 @@ def read_handoff(store: Store, ref: Ref) -> HandoffView:
     )
 
 
-def _locator(store: Store, ref: Ref, provenance: list[Provenance]) -> str | None:
-    try:
-        data = store.read_file(ref, "session-locator.json")
-    except HandoffError:
+def _locator_file(store: Store, ref: Ref) -> tuple[bytes, str | None] | None:
+    """The locator file's bytes and its path (None when the file is invalid); None when there is none."""
+    data = store.read_optional(*store.task_dir(ref).relative_to(store.state_root).parts, "session-locator.json")
+    if data is None:
         return None
     value, problems = parse_locator(data)
-    provenance.append(
-        Provenance("session-locator.json", str(store.task_dir(ref) / "session-locator.json"), sha256(data), "lead")
-    )
-    return value["path"] if not problems and isinstance(value, dict) else None
+    return data, (str(value["path"]) if not problems and isinstance(value, dict) else None)
+
+
+def _locator(store: Store, ref: Ref, provenance: list[Provenance]) -> str | None:
+    try:
+        found = _locator_file(store, ref)
+    except HandoffError:
+        return None
+    if found is None:
+        return None
+    path = store.task_dir(ref) / "session-locator.json"
+    provenance.append(Provenance("session-locator.json", str(path), sha256(found[0]), "lead"))
+    return found[1]
 
 
 def log_path(store: Store, ref: Ref) -> str:
     """The confirmed session log of ``ref`` (or its ``.zst`` sibling); a missing log is said as such."""
-    parts = store.task_dir(ref).relative_to(store.state_root).parts
-    data = store.read_optional(*parts, "session-locator.json")
-    if data is None:
+    found = _locator_file(store, ref)
+    if found is None:
         raise NotFound(f"{ref} has no session-locator.json: the Lead records one after confirming the log")
-    value, problems = parse_locator(data)
-    if problems or not isinstance(value, dict):
-        raise NotFound(f"{ref} has an invalid session-locator.json ({'; '.join(problems)})")
-    path = str(value["path"])
+    if found[1] is None:
+        raise NotFound(f"{ref} has an invalid session-locator.json; validate_handoff names the problem")
+    path = found[1]
     if not os.path.exists(path) and os.path.exists(f"{path}.zst"):
         return f"{path}.zst"
     if not os.path.exists(path):

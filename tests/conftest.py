@@ -3,11 +3,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from handoff_core.store import Store, TaskRequest
 from handoff_core.task import Scope
 
 CHANGE = "2026-11-30-demo"
+
+# Same examples on every run (no example database, derandomized), and no per-example deadline:
+# a loaded CI machine must not turn a slow example into a failure.
+settings.register_profile("handoff", derandomize=True, database=None, deadline=None)
+settings.load_profile("handoff")
 
 
 def make_change(state_root: Path, change: str = CHANGE, outcome: str = "active") -> Path:

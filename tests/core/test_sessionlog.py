@@ -8,6 +8,7 @@ import zstandard
 
 from handoff_core import sessionlog
 from handoff_core.errors import InvalidInput, InvalidLocator
+from handoff_core.ids import Ref
 from handoff_core.readback import log_path
 from handoff_core.store import Store
 from tests.conftest import implementation
@@ -15,18 +16,18 @@ from tests.logs import CLAUDE_ID, CODEX_ID, claude_log, claude_records, codex_lo
 
 
 @pytest.fixture
-def ref(store: Store):  # type: ignore[no-untyped-def]
+def ref(store: Store) -> Ref:
     return store.create_task(implementation()).ref
 
 
-def test_a_matching_claude_code_log_is_confirmed_and_recorded(store: Store, ref, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_matching_claude_code_log_is_confirmed_and_recorded(store: Store, ref: Ref, tmp_path: Path) -> None:
     log = claude_log(tmp_path / "home", str(ref))
     stored = store.record_session_locator(ref, str(log))
     assert stored.created
     assert str(log) in (store.task_dir(ref) / "session-locator.json").read_text()
 
 
-def test_a_matching_codex_log_is_confirmed(store: Store, ref, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_matching_codex_log_is_confirmed(store: Store, ref: Ref, tmp_path: Path) -> None:
     log = codex_log(tmp_path / "home", f"{ref.session}/{ref.task}")
     facts = sessionlog.inspect(str(log), [str(ref), f"{ref.session}/{ref.task}"])
     assert (facts.tool, facts.name_id, facts.record_id, facts.mentions_task) == ("codex", CODEX_ID, CODEX_ID, True)
@@ -50,7 +51,7 @@ def test_a_matching_codex_log_is_confirmed(store: Store, ref, tmp_path: Path) ->
 )
 def test_a_log_that_is_not_this_tasks_is_refused_with_the_reason(
     store: Store, ref, tmp_path: Path, make, reason: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     log = make(tmp_path / "home", ref)
     with pytest.raises(InvalidLocator) as caught:
         store.record_session_locator(ref, str(log))
@@ -58,7 +59,7 @@ def test_a_log_that_is_not_this_tasks_is_refused_with_the_reason(
     assert not (store.task_dir(ref) / "session-locator.json").exists()
 
 
-def test_a_fifo_is_refused_without_blocking(store: Store, ref, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_fifo_is_refused_without_blocking(store: Store, ref: Ref, tmp_path: Path) -> None:
     fifo = tmp_path / f"{CLAUDE_ID}.jsonl"
     os.mkfifo(fifo)
     with pytest.raises(InvalidLocator) as caught:
@@ -66,7 +67,7 @@ def test_a_fifo_is_refused_without_blocking(store: Store, ref, tmp_path: Path) -
     assert "not a regular file" in caught.value.message
 
 
-def test_a_symlink_a_directory_and_a_relative_path_are_refused(store: Store, ref, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_symlink_a_directory_and_a_relative_path_are_refused(store: Store, ref: Ref, tmp_path: Path) -> None:
     log = claude_log(tmp_path / "home", str(ref))
     link = tmp_path / f"{CLAUDE_ID}.jsonl"
     link.symlink_to(log)
@@ -78,7 +79,7 @@ def test_a_symlink_a_directory_and_a_relative_path_are_refused(store: Store, ref
     assert not (store.task_dir(ref) / "session-locator.json").exists()
 
 
-def test_verify_false_records_a_path_confirmed_elsewhere_but_never_a_placeholder(store: Store, ref) -> None:  # type: ignore[no-untyped-def]
+def test_verify_false_records_a_path_confirmed_elsewhere_but_never_a_placeholder(store: Store, ref: Ref) -> None:
     assert store.record_session_locator(ref, "/remote/host/logs/run.jsonl", verify=False).created
     with pytest.raises(InvalidLocator):
         store.record_session_locator(ref, "/home/unknown/x.jsonl", verify=False)
@@ -123,7 +124,7 @@ def test_search_reads_codex_records_by_line(tmp_path: Path) -> None:
     assert (hit.record, hit.role) == ("line 3", "assistant")
 
 
-def test_a_compressed_sibling_is_read_when_the_log_was_compressed(store: Store, ref, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_compressed_sibling_is_read_when_the_log_was_compressed(store: Store, ref: Ref, tmp_path: Path) -> None:
     log = claude_log(tmp_path / "home", str(ref))
     store.record_session_locator(ref, str(log))
     Path(f"{log}.zst").write_bytes(zstandard.ZstdCompressor().compress(log.read_bytes()))
@@ -133,7 +134,7 @@ def test_a_compressed_sibling_is_read_when_the_log_was_compressed(store: Store, 
     assert [h.record for h in sessionlog.search(path, "missing column").hits] == ["u-2"]
 
 
-def test_a_missing_log_is_said_to_be_missing(store: Store, ref, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_missing_log_is_said_to_be_missing(store: Store, ref: Ref, tmp_path: Path) -> None:
     from handoff_core.errors import NotFound
 
     store.record_session_locator(ref, str(tmp_path / "gone.jsonl"), verify=False)
