@@ -9,7 +9,7 @@ from handoff_core.ids import TOPIC_RE
 from handoff_core.leaks import Finding, redact, scan
 from handoff_core.markdown import check_fragment
 from handoff_core.report import count_sentences
-from handoff_core.store import Store, StoredFile
+from handoff_core.store import Store, StoredDocument
 
 FOLDER = ("commands", "handoff")
 
@@ -91,7 +91,7 @@ def render(doc: HandoffDoc, date: str) -> str:
     return "\n".join(lines)
 
 
-def publish(store: Store, doc: HandoffDoc, redact_secrets: bool = False) -> StoredFile:
+def publish(store: Store, doc: HandoffDoc, redact_secrets: bool = False) -> StoredDocument:
     """Check references and secrets, render, and publish under the day's next free name."""
     for reference in doc.references:
         if not store.project_has(reference):

@@ -108,6 +108,14 @@ class StoredFile:
     text: str
 
 
+@dataclass(frozen=True)
+class StoredDocument:
+    """A document published under the state root that belongs to no task (e.g. a session handoff)."""
+
+    path: Path
+    sha256: str
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -320,13 +328,12 @@ class Store:
     # -- other documents under the state root -------------------------------------------------
 
     @translated
-    def publish_new(self, folder: tuple[str, ...], choose: Callable[[set[str]], str], data: bytes) -> StoredFile:
+    def publish_new(self, folder: tuple[str, ...], choose: Callable[[set[str]], str], data: bytes) -> StoredDocument:
         """Publish ``data`` write-once under a name ``choose`` picks from the names already taken."""
         with self._locked(), walked(self.state_root, folder, create=True) as fd:
             name = choose(set(os.listdir(fd)))
             publish(fd, name, data)
-        path = self.state_root.joinpath(*folder, name)
-        return StoredFile(Ref("", "", ""), path, sha256(data), True, data.decode())
+        return StoredDocument(self.state_root.joinpath(*folder, name), sha256(data))
 
     @translated
     def read_optional(self, *parts: str) -> bytes | None:
