@@ -52,16 +52,23 @@ def machine() -> dict[str, object]:
     }
 
 
-def run_latency(work: Path, secret: Path, calls: int) -> dict[str, Any]:
-    project = work / "latency"
+def _latency_project(work: Path, name: str) -> Path:
+    """Each way of calling gets an identical, separate tree, so none pays for another's tasks."""
+    project = work / f"latency-{name}"
     state_root = project / "speculo" / ".speculo"
-    for change in ("2026-11-30-memory", "2026-11-30-stdio", "2026-11-30-core"):
-        make_change(state_root, change)
+    make_change(state_root, "2026-11-30-bench")
     latency.status_tree(state_root, "2026-11-30-status", 20)
-    command = startup.commands(project, secret)["lead"]
-    memory = asyncio.run(latency.in_memory(project, secret, "2026-11-30-memory", "2026-11-30-status", calls))
-    stdio = asyncio.run(latency.over_stdio(command, "2026-11-30-stdio", "2026-11-30-status", calls))
-    core = latency.core_latency(Store(state_root, project), "2026-11-30-core", "2026-11-30-status", calls)
+    return project
+
+
+def run_latency(work: Path, secret: Path, calls: int) -> dict[str, Any]:
+    change, status = "2026-11-30-bench", "2026-11-30-status"
+    project = _latency_project(work, "memory")
+    memory = asyncio.run(latency.in_memory(project, secret, change, status, calls))
+    project = _latency_project(work, "stdio")
+    stdio = asyncio.run(latency.over_stdio(startup.commands(project, secret)["lead"], change, status, calls))
+    project = _latency_project(work, "core")
+    core = latency.core_latency(Store(project / "speculo" / ".speculo", project), change, status, calls)
     overhead = {name: round(memory[name]["p50_ms"] - core[name]["p50_ms"], 3) for name in core}
     check = memory.pop("client_output_check_handoff_status")
     return {

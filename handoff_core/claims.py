@@ -67,7 +67,8 @@ class ClaimIndex:
     """Claims of outstanding implementation tasks (TASK, no REPORT, no RELEASE); no TTL."""
 
     def __init__(self) -> None:
-        self._seen: dict[Ref, _Seen] = {}
+        self._seen: dict[Ref, _Seen] = {}  # open claims
+        self._final: set[tuple[str, str, str]] = set()  # tasks that can never claim again
 
     def claims(self, root: Path, changes: list[str]) -> list[Claim]:
         now = time.time()
@@ -103,10 +104,10 @@ class ClaimIndex:
     def _round_claims(self, round_fd: int, change: str, session: str, now: float) -> list[Claim]:
         found: list[Claim] = []
         for task in os.listdir(round_fd):
+            if (change, session, task) in self._final:
+                continue
             ref = Ref(change, session, task)
             seen = self._seen.get(ref)
-            if seen is _FINAL:
-                continue
             names = _listing(round_fd, task)
             if names is None:
                 seen = _FINAL
@@ -116,6 +117,10 @@ class ClaimIndex:
                 seen = _FINAL  # the open claim just got its REPORT or RELEASE
             if seen is None:
                 continue  # no TASK.md yet: look again next time
+            if seen is _FINAL:
+                self._final.add((change, session, task))
+                self._seen.pop(ref, None)
+                continue
             self._seen[ref] = seen
             if seen.claim is not None:
                 found.append(replace(seen.claim, age_seconds=max(0.0, now - seen.since)))
