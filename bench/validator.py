@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from bench.stats import summary
+from handoff_core.cli import arguments
 
 SEED_ENV = "HANDOFF_SEED_VALIDATOR"  # e.g. "node /path/to/validate-handoff.mjs"
 
@@ -25,20 +26,7 @@ def _times(command: list[str], runs: int) -> dict[str, float]:
 
 def run(project: Path, state_root: Path, ref: tuple[str, str, str], runs: int) -> dict[str, object]:
     change, session, task = ref
-    args = [
-        "--repo",
-        str(project),
-        "--state-root",
-        str(state_root),
-        "--change",
-        change,
-        "--session",
-        session,
-        "--task",
-        task,
-        "--stage",
-        "return",
-    ]
+    args = arguments(str(project), change, session, task, "return", str(state_root))
     validate = Path(sys.executable).parent / "handoff-validate"
     result: dict[str, object] = {
         "interpreter": os.path.realpath(sys.executable),

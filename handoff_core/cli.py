@@ -32,6 +32,13 @@ class UsageError(Exception):
     pass
 
 
+def arguments(repo: str, change: str, session: str, task: str, stage: str, state_root: str | None = None) -> list[str]:
+    """The command line that validates one task (the inverse of ``parse_args``)."""
+    values = {"repo": repo, "change": change, "session": session, "task": task, "stage": stage}
+    values |= {"state-root": state_root} if state_root else {}
+    return [item for key, value in values.items() for item in (f"--{key}", value)]
+
+
 def parse_args(argv: Sequence[str]) -> dict[str, str]:
     values: dict[str, str] = {}
     items = list(argv)

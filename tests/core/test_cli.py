@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from handoff_core.cli import arguments
 from handoff_core.store import Store
 from tests.conftest import implementation
 
@@ -19,15 +20,9 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def flags(project: Path, store: Store, stage: str, **override: str) -> list[str]:
     ref = store.create_task(implementation()).ref
-    values = {
-        "repo": str(project),
-        "change": ref.change,
-        "session": ref.session,
-        "task": ref.task,
-        "stage": stage,
-    }
+    values = {"repo": str(project), "change": ref.change, "session": ref.session, "task": ref.task, "stage": stage}
     values.update(override)
-    return [item for key, value in values.items() for item in (f"--{key}", value)]
+    return arguments(**values)
 
 
 def test_help_prints_usage_and_exits_zero() -> None:

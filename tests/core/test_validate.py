@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from handoff_core.cli import arguments
 from handoff_core.ids import Ref
 from handoff_core.publish import temp_name
 from handoff_core.report import Report
@@ -476,20 +477,7 @@ def test_the_verdict_agrees_with_the_seed_validator(tmp_path: Path, case: Case) 
     else:
         assert any(case.expect in error for error in verdict.errors), verdict.errors
     if SEED:  # a runnable copy of the seed's validate-handoff.mjs, when one is given
-        args = [
-            "--repo",
-            str(store.project_root),
-            "--state-root",
-            str(store.state_root),
-            "--change",
-            change,
-            "--session",
-            session,
-            "--task",
-            task,
-            "--stage",
-            case.stage,
-        ]
+        args = arguments(str(store.project_root), change, session, task, case.stage, str(store.state_root))
         seed = subprocess.run([*shlex.split(SEED), *args], capture_output=True, text=True, timeout=60, check=False)
         assert seed.returncode == (1 if verdict.errors else 0), (seed.stdout, verdict.errors)
 

@@ -13,6 +13,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from handoff_core.cli import arguments
 from tests.server.test_tools import FOCUS, call, task_args
 
 pytestmark = pytest.mark.anyio
@@ -38,7 +39,7 @@ async def test_a_lead_and_an_executor_process_complete_a_dispatch(project: Path,
     async with Client(params("executor", project, secret_file)) as executor:
         names = {tool.name for tool in (await executor.list_tools()).tools}
         assert "create_task" not in names
-        arguments = write_report_call(created["dispatch_message"])
+        from_message = write_report_call(created["dispatch_message"])
         written = await call(
             executor,
             "write_report",
@@ -46,7 +47,7 @@ async def test_a_lead_and_an_executor_process_complete_a_dispatch(project: Path,
             focused=FOCUS,
             artifacts="src/a1/x.py",
             verification="pytest: exit 0",
-            **arguments,
+            **from_message,
         )
         assert written["created"]
     async with Client(params("lead", project, secret_file)) as lead:
@@ -54,19 +55,7 @@ async def test_a_lead_and_an_executor_process_complete_a_dispatch(project: Path,
     assert verdict["ok"], verdict["errors"]
     change, session, task = created["ref"].split("/")
     cli = subprocess.run(
-        [
-            str(SCRIPT.with_name("handoff-validate")),
-            "--repo",
-            str(project),
-            "--change",
-            change,
-            "--session",
-            session,
-            "--task",
-            task,
-            "--stage",
-            "return",
-        ],
+        [str(SCRIPT.with_name("handoff-validate")), *arguments(str(project), change, session, task, "return")],
         capture_output=True,
         text=True,
         timeout=60,
