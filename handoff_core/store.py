@@ -1,7 +1,7 @@
-"""The store: every operation on one state root's handoff files. The only module that writes.
+"""The store: every operation on one state root's handoff files, and the one way in for writes.
 
-Each operation validates first, publishes write-once (``publish``), reads back, and translates
-OS errors into ``StorageError`` here, once.
+Each operation validates first, publishes write-once (``publish``, with ``allocation`` making the
+directories of a new dispatch), reads back, and translates OS errors into ``StorageError`` here, once.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from handoff_core.claims import ClaimIndex
 from handoff_core.errors import (
     AlreadyReported,
     ChangeNotActive,
-    HandoffError,
     InvalidContent,
     LocatorConflict,
     NotFound,
@@ -405,4 +404,4 @@ class Store:
         return found
 
 
-__all__ = ["HandoffError", "Store", "StoredFile", "TaskRequest"]
+__all__ = ["Store", "StoredDocument", "StoredFile", "TaskRequest"]
