@@ -24,6 +24,7 @@ from handoff_core.claims import ClaimIndex
 from handoff_core.errors import (
     AlreadyReported,
     ChangeNotActive,
+    ChangeNotFound,
     InvalidContent,
     LocatorConflict,
     NotFound,
@@ -187,7 +188,13 @@ class Store:
     @contextmanager
     def _locked(self) -> Iterator[None]:
         """One state-root lock serialises allocation (and the ownership check built on it)."""
-        fd = os.open(self.state_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fd = os.open(self.state_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise ChangeNotFound(
+                f"the state root {self.state_root} does not exist: the server never creates it or a change; "
+                "create the change (specdev/changes/<id>/README.md) or pass the right --state-root"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield

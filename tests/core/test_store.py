@@ -248,3 +248,10 @@ def test_writes_into_an_archived_change_are_refused(store: Store, state_root: Pa
         store.write_report(report(ref), CHANGE)
     with pytest.raises(ChangeNotActive):
         store.record_session_locator(ref, "/x/y.jsonl", verify=False)
+
+
+def test_a_missing_state_root_is_refused_with_the_way_out(tmp_path: Path) -> None:
+    with pytest.raises(ChangeNotFound) as caught:
+        Store(tmp_path / "nowhere").create_task(implementation())
+    assert "--state-root" in caught.value.message
+    assert not (tmp_path / "nowhere").exists()
