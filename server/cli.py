@@ -79,6 +79,9 @@ def status(settings: Settings, change: str | None, session: str | None) -> int:
             problems,
         )
     console = Console(width=200)
+    if not tasks:
+        console.print(f"no tasks under {settings.state_root}/specdev/changes")
+        return 0
     console.print(table)
     claims = sum(1 for task in tasks if task.claims_writer)
     console.print(f"writer claims: {claims}; free writer slots: {max(0, settings.writer_cap - claims)}")
