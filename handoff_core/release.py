@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from handoff_core.errors import InvalidContent
 from handoff_core.markdown import check_fragment
-from handoff_core.report import header_fields
 
 RELEASE_KINDS = ("stopped", "none")
 
@@ -43,11 +42,3 @@ def render_release(release: Release, details: str = "") -> str:
             "",
         ]
     )
-
-
-def parse_release(text: str) -> Release | None:
-    fields, _ = header_fields(text)
-    kind, _, evidence = fields.get("Writers", "").partition(": ")
-    if kind not in RELEASE_KINDS or not evidence:
-        return None
-    return Release(fields.get("Session", ""), fields.get("Task", ""), kind, evidence)

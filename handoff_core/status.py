@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from handoff_core.errors import HandoffError
@@ -76,7 +75,3 @@ def task_status(ref: Ref, tree: TaskTree, now: float | None = None) -> TaskStatu
         outstanding=task_entry.kind == "file"
         and all(tree.file(n).kind == "missing" for n in ("REPORT.md", "RELEASE.md")),
     )
-
-
-def writer_claims(statuses: Iterable[TaskStatus]) -> list[TaskStatus]:
-    return [status for status in statuses if status.claims_writer]

@@ -6,15 +6,15 @@ Core errors escape as MCP tool errors whose text starts with the error's stable 
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
 from handoff_core.errors import HandoffError
-from handoff_core.ids import Ref, check_ref, parse_ref
+from handoff_core.ids import Ref, check_ref
 from handoff_core.store import Store
 from handoff_core.token import load_secret, report_token
 from server.config import Settings
@@ -36,6 +36,17 @@ INSTRUCTIONS = {
 
 def tool_errors(fn: F) -> F:
     """Let core refusals reach the model as tool errors carrying their stable code."""
+
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def waiting(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await fn(*args, **kwargs)
+            except HandoffError as exc:
+                raise ToolError(f"{exc.code}: {exc.message}") from exc
+
+        return waiting  # type: ignore[return-value]
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -62,9 +73,6 @@ class Context:
         if self._secret is None:
             self._secret = load_secret(self.settings.secret_file, self.settings.project_root)
         return self._secret
-
-    def in_project(self, path: Path) -> str:
-        return self.store.shown(path)
 
 
 def build_server(settings: Settings) -> MCPServer:
@@ -95,7 +103,3 @@ def _register_resources(server: MCPServer, context: Context) -> None:
             return context.store.read_file(check_ref(change, session, task), name).decode("utf-8", "replace")
         except HandoffError as exc:
             raise ResourceError(f"cannot read {name} of {change}/{session}/{task}: {exc}") from exc
-
-
-def ref_of(text: str) -> Ref:
-    return parse_ref(text)

@@ -11,8 +11,9 @@ from mcp.server.mcpserver.tools import Tool
 from pydantic import Field
 
 from handoff_core import coordination, handoff_doc, readback, sessionlog
+from handoff_core.ids import parse_ref
 from server import schema
-from server.app import Context, ref_of, tool_errors
+from server.app import Context, tool_errors
 from server.models import Coordination, Document, Handoff, History, LogCandidates
 from server.shared_tools import CREATE, READ_ONLY, Ref
 
@@ -25,7 +26,7 @@ def shared(context: Context) -> list[Tool]:
     @tool_errors
     def read_handoff(ref: Ref) -> Handoff:
         """A task's REPORT, focused handoff first; untrusted text with provenance."""
-        view = readback.read_handoff(store, ref_of(ref))
+        view = readback.read_handoff(store, parse_ref(ref))
         rest = "\n\n".join(f"## {name}\n{text}" for name, text in view.sections.items())
         return Handoff(
             header=view.header,
@@ -46,7 +47,7 @@ def shared(context: Context) -> list[Tool]:
         context_chars: Annotated[int, Field(ge=0, le=400)] = 200,
     ) -> History:
         """Keyword snippets from the task's confirmed session log."""
-        result = sessionlog.search(readback.log_path(store, ref_of(ref)), query, max_hits, context_chars)
+        result = sessionlog.search(readback.log_path(store, parse_ref(ref)), query, max_hits, context_chars)
         hits = [f"{h.line} | {h.record} | {h.timestamp} | {h.role}: {h.snippet}" for h in result.hits]
         return History(log_path=result.path, hits=hits, stopped_early=result.stopped_early)
 
@@ -90,7 +91,7 @@ def lead(context: Context) -> list[Tool]:
         """Find a Claude Code or Codex log by session id (with ref: check it is that task's)."""
         needles = None
         if ref:
-            parsed = ref_of(ref)
+            parsed = parse_ref(ref)
             needles = [str(parsed), f"{parsed.session}/{parsed.task}"]
         found = sessionlog.candidates(tool, session_id, Path.home(), dict(os.environ))
         facts = [sessionlog.inspect(path, needles) for path in found]

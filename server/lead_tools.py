@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from pydantic import Field
 
 from handoff_core import watch
-from handoff_core.errors import HandoffError, InvalidContent
+from handoff_core.errors import InvalidContent
+from handoff_core.ids import parse_ref
 from handoff_core.store import TaskRequest
 from handoff_core.task import Scope, SharedPath
-from server.app import Context, ref_of, tool_errors
+from server.app import Context, tool_errors
 from server.dispatch import dispatch_message, executor_config
 from server.models import CreatedTask, Waited, Written
 from server.schema import tool
@@ -69,8 +69,8 @@ def tools(context: Context) -> list[Tool]:
         )
         stored = store.create_task(request)
         token = context.token(stored.ref)
-        task_rel = context.in_project(stored.path)
-        report_rel = context.in_project(stored.path.with_name("REPORT.md"))
+        task_rel = store.shown(stored.path)
+        report_rel = store.shown(stored.path.with_name("REPORT.md"))
         return CreatedTask(
             ref=str(stored.ref),
             task_path=str(stored.path),
@@ -82,15 +82,13 @@ def tools(context: Context) -> list[Tool]:
             executor_config=executor_config(context.settings),
         )
 
+    @tool_errors
     async def wait_for_reports(
         refs: Annotated[list[str], Field(description="refs to watch")],
         timeout_s: Annotated[float, Field(description="at most 50")] = 30.0,
     ) -> Waited:
         """Return when any listed task gets a REPORT or RELEASE, or at the timeout."""
-        try:
-            result = await watch.wait_for_reports(store, [ref_of(ref) for ref in refs], timeout_s)
-        except HandoffError as exc:
-            raise ToolError(f"{exc.code}: {exc.message}") from exc
+        result = await watch.wait_for_reports(store, [parse_ref(ref) for ref in refs], timeout_s)
         return Waited(
             arrived=[f"{a.ref} {a.file}" for a in result.arrived],
             pending=[str(ref) for ref in result.pending],
@@ -105,7 +103,7 @@ def tools(context: Context) -> list[Tool]:
         verify: Annotated[bool, Field(description="false only if you confirmed the log by other means")] = True,
     ) -> Written:
         """Record the executor's session-log path once confirmed as this task's log."""
-        stored = store.record_session_locator(ref_of(ref), path, verify)
+        stored = store.record_session_locator(parse_ref(ref), path, verify)
         return Written(path=str(stored.path), sha256=stored.sha256, created=stored.created)
 
     @tool_errors
@@ -116,7 +114,7 @@ def tools(context: Context) -> list[Tool]:
         text: Annotated[str, Field(description="the executor's reply, verbatim")],
     ) -> Written:
         """Capture an executor's text-only reply verbatim as its REPORT."""
-        stored = store.capture_report(ref_of(ref), status, original_locator, text)
+        stored = store.capture_report(parse_ref(ref), status, original_locator, text)
         return Written(path=str(stored.path), sha256=stored.sha256, created=stored.created)
 
     @tool_errors
@@ -127,7 +125,7 @@ def tools(context: Context) -> list[Tool]:
         details: Text = "",
     ) -> Written:
         """End a task's writer claim without a REPORT, with evidence (RELEASE.md)."""
-        stored = store.release_writer(ref_of(ref), kind, evidence, details)
+        stored = store.release_writer(parse_ref(ref), kind, evidence, details)
         return Written(path=str(stored.path), sha256=stored.sha256, created=stored.created)
 
     return [

@@ -8,9 +8,10 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from handoff_core.ids import parse_ref
 from handoff_core.report import Report, count_sentences, first_sentence, summary_line
 from handoff_core.token import check_token
-from server.app import Context, ref_of, tool_errors
+from server.app import Context, tool_errors
 from server.models import ReportWritten, Status, TaskState, TaskView, Validation
 from server.schema import tool
 
@@ -39,11 +40,11 @@ def tools(context: Context) -> list[Tool]:
         task_sha256: str = "",
     ) -> ReportWritten:
         """Publish the task's REPORT.md once (token from the dispatch message)."""
-        parsed = ref_of(ref)
+        parsed = parse_ref(ref)
         check_token(context.secret(), context.settings.state_root, parsed, token)
         report = Report(parsed.session, parsed.task, status, focused, artifacts, verification, unverified, problems)
         stored = store.write_report(report, parsed.change, task_sha256 or None)
-        location = context.in_project(stored.path)
+        location = store.shown(stored.path)
         warnings = [] if 3 <= count_sentences(focused) <= 5 else ["focused handoff should be 3 to 5 sentences"]
         return ReportWritten(
             path=str(stored.path),
@@ -56,7 +57,7 @@ def tools(context: Context) -> list[Tool]:
     @tool_errors
     def read_task(ref: Ref) -> TaskView:
         """A task's TASK.md and its sha256."""
-        task, stored = store.read_task(ref_of(ref))
+        task, stored = store.read_task(parse_ref(ref))
         return TaskView(
             kind=task.kind,
             task_sha256=stored.sha256,
@@ -67,7 +68,7 @@ def tools(context: Context) -> list[Tool]:
     @tool_errors
     def validate_handoff(ref: Ref, stage: Literal["dispatch", "return"]) -> Validation:
         """Check a task's files for the dispatch or the return stage."""
-        verdict = store.validate(ref_of(ref), stage)
+        verdict = store.validate(parse_ref(ref), stage)
         return Validation(
             ok=verdict.ok,
             errors=list(verdict.errors),
