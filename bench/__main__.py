@@ -18,7 +18,7 @@ from typing import Any
 
 from bench import contention, history, latency, scaling, startup, validator
 from bench.trees import CHANGE, make_change
-from handoff_core.store import Store
+from handoff_core.services.store import Store
 
 FULL = {
     "startup_runs": 12,

@@ -12,10 +12,10 @@ from mcp.client.stdio import StdioServerParameters
 
 from bench.stats import summary
 from bench.trees import make_change
-from handoff_core.ids import Ref
-from handoff_core.report import Report
-from handoff_core.store import Store, TaskRequest
-from handoff_core.task import Scope
+from handoff_core.contract.ids import Ref
+from handoff_core.contract.report import Report
+from handoff_core.contract.task import Scope
+from handoff_core.services.store import Store, TaskRequest
 from server.app import build_server
 from server.config import Settings
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from bench.stats import child_runs
 from bench.trees import CHANGE, generate
-from handoff_core.ids import Ref
-from handoff_core.store import Store
+from handoff_core.contract.ids import Ref
+from handoff_core.services.store import Store
 
 
 def child(state_root: str, what: str) -> None:

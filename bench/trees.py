@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from handoff_core.report import Report, render_report
-from handoff_core.store import sha256
-from handoff_core.task import Scope, Task, render_task
+from handoff_core.contract.report import Report, render_report
+from handoff_core.contract.task import Scope, Task, render_task
+from handoff_core.services.store import sha256
 
 CHANGE = "2026-11-30-bench"
 TASKS_PER_ROUND = 100

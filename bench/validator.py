@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from bench.stats import summary
-from handoff_core.cli import arguments
+from handoff_core.validator import arguments
 
 SEED_ENV = "HANDOFF_SEED_VALIDATOR"  # e.g. "node /path/to/validate-handoff.mjs"
 

@@ -13,10 +13,10 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
+from handoff_core.contract.ids import Ref, check_ref
 from handoff_core.errors import HandoffError
-from handoff_core.ids import Ref, check_ref
-from handoff_core.store import Store
-from handoff_core.token import load_secret, report_token
+from handoff_core.services.store import Store
+from handoff_core.services.tokens import load_secret, report_token
 from server.config import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -9,11 +9,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from handoff_core import cli as validate_cli
+from handoff_core import validator as validate_cli
+from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import HandoffError
-from handoff_core.ids import parse_ref
-from handoff_core.store import Store
-from handoff_core.token import load_secret, report_token
+from handoff_core.services.store import Store
+from handoff_core.services.tokens import load_secret, report_token
 from server.config import ConfigError, Settings, settings_from
 
 COMMANDS = ("serve", "validate", "status", "token")

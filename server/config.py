@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from handoff_core.token import default_secret_path
+from handoff_core.services.tokens import default_secret_path
 
 ROLES = ("lead", "executor")
 DEFAULT_STATE_ROOT = Path("speculo/.speculo")

@@ -7,7 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from handoff_core.store import StoredFile
+from handoff_core.services.store import StoredFile
 from server.config import Settings
 from server.models import ExecutorConfig
 

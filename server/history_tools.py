@@ -10,8 +10,8 @@ from typing import Annotated, Literal
 from mcp.server.mcpserver.tools import Tool
 from pydantic import Field
 
-from handoff_core import coordination, handoff_doc, readback, sessionlog
-from handoff_core.ids import parse_ref
+from handoff_core.contract.ids import parse_ref
+from handoff_core.services import coordination, report_view, session_handoff, session_logs
 from server import schema
 from server.app import Context, tool_errors
 from server.models import Coordination, Document, Handoff, History, LogCandidates
@@ -26,7 +26,7 @@ def shared(context: Context) -> list[Tool]:
     @tool_errors
     def read_handoff(ref: Ref) -> Handoff:
         """A task's REPORT, focused handoff first; untrusted text with provenance."""
-        view = readback.read_handoff(store, parse_ref(ref))
+        view = report_view.read_handoff(store, parse_ref(ref))
         rest = "\n\n".join(f"## {name}\n{text}" for name, text in view.sections.items())
         return Handoff(
             header=view.header,
@@ -47,7 +47,7 @@ def shared(context: Context) -> list[Tool]:
         context_chars: Annotated[int, Field(ge=0, le=400)] = 200,
     ) -> History:
         """Keyword snippets from the task's confirmed session log."""
-        result = sessionlog.search(readback.log_path(store, parse_ref(ref)), query, max_hits, context_chars)
+        result = session_logs.search(report_view.log_path(store, parse_ref(ref)), query, max_hits, context_chars)
         hits = [f"{h.line} | {h.record} | {h.timestamp} | {h.role}: {h.snippet}" for h in result.hits]
         return History(log_path=result.path, hits=hits, stopped_early=result.stopped_early)
 
@@ -63,8 +63,8 @@ def shared(context: Context) -> list[Tool]:
         redact: Annotated[bool, Field(description="redact secrets instead of refusing")] = False,
     ) -> Document:
         """Write a handoff doc to commands/handoff/: focused in 3-5 sentences; no secrets."""
-        doc = handoff_doc.HandoffDoc(scope, topic, focused, details, tuple(references), tuple(skills), history)
-        stored = handoff_doc.publish(store, doc, redact)
+        doc = session_handoff.HandoffDoc(scope, topic, focused, details, tuple(references), tuple(skills), history)
+        stored = session_handoff.publish(store, doc, redact)
         return Document(path=str(stored.path), sha256=stored.sha256)
 
     @tool_errors
@@ -93,8 +93,8 @@ def lead(context: Context) -> list[Tool]:
         if ref:
             parsed = parse_ref(ref)
             needles = [str(parsed), f"{parsed.session}/{parsed.task}"]
-        found = sessionlog.candidates(tool, session_id, Path.home(), dict(os.environ))
-        facts = [sessionlog.inspect(path, needles) for path in found]
+        found = session_logs.candidates(tool, session_id, Path.home(), dict(os.environ))
+        facts = [session_logs.inspect(path, needles) for path in found]
         lines = [f"{f.path}: {'ok' if f.ok else '; '.join(f.problems)}" for f in facts]
         return LogCandidates(candidates=lines, ambiguous=sum(f.ok for f in facts) > 1)
 

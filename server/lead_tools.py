@@ -7,11 +7,11 @@ from typing import Annotated, Literal
 from mcp.server.mcpserver.tools import Tool
 from pydantic import Field
 
-from handoff_core import watch
+from handoff_core.contract.ids import parse_ref
+from handoff_core.contract.task import Scope, SharedPath
 from handoff_core.errors import InvalidContent
-from handoff_core.ids import parse_ref
-from handoff_core.store import TaskRequest
-from handoff_core.task import Scope, SharedPath
+from handoff_core.services import waiting
+from handoff_core.services.store import TaskRequest
 from server.app import Context, tool_errors
 from server.dispatch import dispatch_message, executor_config
 from server.models import CreatedTask, Waited, Written
@@ -88,7 +88,7 @@ def tools(context: Context) -> list[Tool]:
         timeout_s: Annotated[float, Field(description="at most 50")] = 30.0,
     ) -> Waited:
         """Return when any listed task gets a REPORT or RELEASE, or at the timeout."""
-        result = await watch.wait_for_reports(store, [parse_ref(ref) for ref in refs], timeout_s)
+        result = await waiting.wait_for_reports(store, [parse_ref(ref) for ref in refs], timeout_s)
         return Waited(
             arrived=[f"{a.ref} {a.file}" for a in result.arrived],
             pending=[str(ref) for ref in result.pending],

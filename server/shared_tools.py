@@ -8,9 +8,9 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from handoff_core.ids import parse_ref
-from handoff_core.report import Report, count_sentences, first_sentence, summary_line
-from handoff_core.token import check_token
+from handoff_core.contract.ids import parse_ref
+from handoff_core.contract.report import Report, count_sentences, first_sentence, summary_line
+from handoff_core.services.tokens import check_token
 from server.app import Context, tool_errors
 from server.models import ReportWritten, Status, TaskState, TaskView, Validation
 from server.schema import tool

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from handoff_core.store import Store, TaskRequest
-from handoff_core.task import Scope
+from handoff_core.contract.task import Scope
+from handoff_core.services.store import Store, TaskRequest
 
 CHANGE = "2026-11-30-demo"
 

@@ -27,7 +27,7 @@ def test_the_core_never_imports_the_mcp_layer_or_pydantic() -> None:
 
 def test_the_validator_cli_loads_neither_mcp_nor_pydantic() -> None:
     code = (
-        "import sys, handoff_core.cli, handoff_core.store\n"
+        "import sys, handoff_core.validator, handoff_core.services.store\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'pydantic', 'server')))"
     )
     result = subprocess.run(
@@ -38,7 +38,7 @@ def test_the_validator_cli_loads_neither_mcp_nor_pydantic() -> None:
 
 def test_the_validator_cli_needs_no_third_party_package_but_pyyaml() -> None:
     code = (
-        "import sys, handoff_core.cli\n"
+        "import sys, handoff_core.validator\n"
         "names = {m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names)\n"
         "print(sorted(n for n in names if not n.startswith('_') and n not in ('handoff_core', 'cython_runtime')))"
     )

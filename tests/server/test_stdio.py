@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from handoff_core.cli import arguments
+from handoff_core.validator import arguments
 from tests.server.test_tools import FOCUS, call, task_args
 
 pytestmark = pytest.mark.anyio
@@ -124,7 +124,7 @@ def test_serve_without_a_role_exits_with_a_usage_error(project: Path) -> None:
 
 
 def test_the_status_command_prints_a_table_with_states_and_slots(project: Path, secret_file: Path) -> None:
-    from handoff_core.store import Store, TaskRequest  # noqa: F401 - the same tree the server sees
+    from handoff_core.services.store import Store, TaskRequest  # noqa: F401 - the same tree the server sees
     from tests.conftest import implementation
 
     Store(project / "speculo" / ".speculo", project).create_task(implementation())
@@ -138,8 +138,8 @@ def test_the_status_command_prints_a_table_with_states_and_slots(project: Path, 
 
 
 def test_the_token_command_prints_the_same_token_as_the_dispatch(project: Path, secret_file: Path) -> None:
-    from handoff_core.store import Store
-    from handoff_core.token import load_secret, report_token
+    from handoff_core.services.store import Store
+    from handoff_core.services.tokens import load_secret, report_token
     from tests.conftest import implementation
 
     store = Store(project / "speculo" / ".speculo", project)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from handoff_core.tree import read_tree
+from handoff_core.files.reader import read_tree
 from tests.conftest import CHANGE, make_change
 
 pytestmark = pytest.mark.anyio

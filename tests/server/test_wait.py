@@ -17,9 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 WRITER = """
 import sys
 from pathlib import Path
-from handoff_core.ids import parse_ref
-from handoff_core.report import Report
-from handoff_core.store import Store
+from handoff_core.contract.ids import parse_ref
+from handoff_core.contract.report import Report
+from handoff_core.services.store import Store
 ref = parse_ref(sys.argv[2])
 focused = "Done. Tested. Stopped. Next: review."
 Store(Path(sys.argv[1])).write_report(Report(ref.session, ref.task, "completed", focused, "x", "y"), ref.change)

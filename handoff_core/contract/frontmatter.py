@@ -1,0 +1,122 @@
+"""YAML read strictly (duplicate keys refused) and written with every string quoted."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from types import MappingProxyType
+from typing import Any
+
+import yaml
+
+from handoff_core.contract.markdown import split_lines
+from handoff_core.errors import InvalidContent
+
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StrictLoader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """SafeLoader that refuses a key given twice instead of keeping the last one."""
+
+
+def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+
+
+_PLAIN_LINE = re.compile(r'^([a-z_]+): (?:"([ !#-\[\]-~]*)"|(0|[1-9][0-9]{0,8})|(\[[ !#-\[\]-~"]*\]))$')
+
+
+_YAML_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null"})  # keys YAML 1.1 retypes
+
+
+def _strings_only(value: object) -> bool:
+    """A list of strings, or of string-to-string mappings: JSON and YAML read these alike."""
+    return isinstance(value, list) and all(
+        isinstance(item, str) or (isinstance(item, dict) and all(isinstance(v, str) for v in item.values()))
+        for item in value
+    )
+
+
+def _fast_mapping(text: str) -> dict[str, Any] | None:
+    """Lines exactly as ``quote`` writes printable ASCII, read without a YAML parser.
+
+    ``key: "text"``, ``key: 12`` and ``key: ["a", {"k": "v"}]``. Anything else, or a key given
+    twice, returns None and goes through the strict YAML loader, which reads such lines alike.
+    """
+    fields: dict[str, Any] = {}
+    for line in text.split("\n"):
+        match = _PLAIN_LINE.match(line)
+        if match is None or match.group(1) in fields or match.group(1) in _YAML_WORDS:
+            return None
+        key, string, number, flow = match.groups()
+        if flow is not None:
+            try:
+                value = json.loads(flow)
+            except ValueError:
+                return None
+            if not _strings_only(value):
+                return None
+            fields[key] = value
+        else:
+            fields[key] = string if string is not None else int(number)
+    return fields
+
+
+def load_yaml(text: str, what: str) -> Any:
+    if (fast := _fast_mapping(text)) is not None:
+        return fast
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise InvalidContent(f"{what} is not valid YAML ({exc}); fix it or render it again") from exc
+
+
+def _quote_text(value: str) -> str:
+    out = []
+    for char in value:
+        code = ord(char)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif 0x20 <= code < 0x7F:
+            out.append(char)
+        else:  # YAML's own escapes: \xXX, \uXXXX and \UXXXXXXXX (JSON's surrogate pairs are not YAML)
+            out.append(f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+    return '"' + "".join(out) + '"'
+
+
+def quote(value: object) -> str:
+    """A YAML value that reads back as exactly ``value`` (no ``no``/``1e3``/date surprises)."""
+    if isinstance(value, str):
+        return _quote_text(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(quote(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{quote(key)}: {quote(item)}" for key, item in value.items()) + "}"
+    return json.dumps(value)
+
+
+@lru_cache(maxsize=64)  # validation, status and parsing read the same TASK in a row
+def split_frontmatter(text: str) -> tuple[Mapping[str, Any], str]:
+    """``(fields, body)`` of a document that opens with a ``---`` block; the fields are read-only."""
+    lines = split_lines(text.removeprefix("\ufeff"))
+    if not lines or lines[0] != "---":
+        raise InvalidContent("TASK must open with a '---' YAML frontmatter line")
+    try:
+        end = lines.index("---", 1)
+    except ValueError:
+        raise InvalidContent("TASK frontmatter is never closed with '---'") from None
+    fields = load_yaml("\n".join(lines[1:end]), "TASK frontmatter")
+    if not isinstance(fields, dict):
+        raise InvalidContent("TASK frontmatter must be a YAML mapping of key: value lines")
+    return MappingProxyType(fields), "\n".join(lines[end + 1 :])

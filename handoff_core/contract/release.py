@@ -1,0 +1,44 @@
+"""RELEASE.md: the Lead's evidence that a task's writers stopped (SPEC §8; this product's extension)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from handoff_core.contract.markdown import check_fragment
+from handoff_core.errors import InvalidContent
+
+RELEASE_KINDS = ("stopped", "none")
+
+
+@dataclass(frozen=True)
+class Release:
+    session: str
+    task: str
+    kind: str  # "stopped": the writer was seen to stop; "none": no writer ever ran
+    evidence: str  # the locator of the stop, or the reason there is no writer
+
+
+def render_release(release: Release, details: str = "") -> str:
+    if release.kind not in RELEASE_KINDS:
+        raise InvalidContent(f"release kind {release.kind!r} is not 'stopped' or 'none'")
+    evidence = " ".join(release.evidence.split())
+    if not evidence:
+        raise InvalidContent(
+            "release evidence is empty: give the stop locator (e.g. 'herdr pane 3 exited, code 0') "
+            "or the reason no writer runs"
+        )
+    notes = check_fragment(details, "release details") if details.strip() else "无"
+    return "\n".join(
+        [
+            "# 写入释放",
+            "",
+            f"Session: {release.session}",
+            f"Task: {release.task}",
+            f"Writers: {release.kind}: {evidence}",
+            "Released-by: Lead",
+            "",
+            "## Evidence",
+            notes,
+            "",
+        ]
+    )

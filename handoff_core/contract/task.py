@@ -1,0 +1,266 @@
+"""TASK.md: rendered from structured input, parsed back, frozen once published (SPEC §4)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from handoff_core.contract.frontmatter import load_yaml, quote, split_frontmatter
+from handoff_core.contract.ids import check_round
+from handoff_core.contract.ids import check_task as check_task_id
+from handoff_core.contract.markdown import check_fragment, sections
+from handoff_core.contract.values import is_real
+from handoff_core.errors import InvalidContent, OwnershipConflict
+
+KINDS = ("implementation", "review", "research", "test-observation")
+WORKSPACES = ("current", "required")
+TASK_SECTIONS = ["Goal", "Inputs", "Workspace and Scope", "Acceptance", "Return"]
+META_KEYS = ("schema_version", "session", "task", "kind", "change", "ticket")
+_SCOPE_FENCE = "```handoff-scope"
+_LIST_START = "- Workspace: "
+_RETURN_START = "- REPORT: "
+_BAD_GLOB = re.compile(r"(^|/)\.\.(/|$)|^/|^[A-Za-z]:|[\\`\x00-\x1f]")
+
+
+@dataclass(frozen=True)
+class SharedPath:
+    path: str
+    owner: str
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Who may write what; parsed back from the ``handoff-scope`` block for ownership."""
+
+    workspace: str | None = None
+    writable: tuple[str, ...] = ()
+    read_only: tuple[str, ...] = ()
+    shared: tuple[SharedPath, ...] = ()
+    artifacts: tuple[str, ...] = ()
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class Task:
+    """Everything TASK.md says, identity included."""
+
+    session: str
+    task: str
+    kind: str
+    goal: str
+    inputs: str
+    scope: Scope
+    acceptance: str
+    report_path: str
+    return_notes: str = ""
+    change: str | None = None
+    ticket: str | None = None
+
+
+def _check_glob(glob: str, where: str) -> str:
+    if not glob or glob.strip() != glob or _BAD_GLOB.search(glob):
+        raise InvalidContent(
+            f"{where} glob {glob!r} is not a project-relative pattern: no leading '/', drive, '..', "
+            "backslash, backtick or control character (e.g. src/a1/**)"
+        )
+    return glob
+
+
+def check_scope(kind: str, scope: Scope) -> Scope:
+    """The scope rules that do not need the other tasks (those are ownership's)."""
+    for name in ("writable", "read_only", "artifacts"):
+        for glob in getattr(scope, name):
+            _check_glob(glob, name)
+    for shared in scope.shared:
+        _check_glob(shared.path, "shared")
+        if not is_real(shared.owner):
+            raise InvalidContent(f"shared path {shared.path!r} needs a real owner (e.g. lead), not {shared.owner!r}")
+    if kind == "implementation":
+        if scope.workspace not in WORKSPACES:
+            raise InvalidContent("an implementation task needs workspace 'current' or 'required'")
+        if not scope.writable:
+            raise InvalidContent("an implementation task needs at least one writable glob (e.g. src/a1/**)")
+    elif scope.writable or scope.workspace is not None:
+        raise OwnershipConflict(
+            f"a {kind} task is read-only for project files: drop workspace and writable globs, "
+            "and list the test outputs it may write under artifacts"
+        )
+    return scope
+
+
+def normalise_task(task: Task) -> Task:
+    """Normalise caller text and refuse anything the file could not hold faithfully."""
+    if task.kind not in KINDS:
+        raise InvalidContent(f"kind {task.kind!r} is not one of {', '.join(KINDS)}")
+    if task.ticket is not None and not (is_real(task.ticket) and task.ticket.isprintable()):
+        raise InvalidContent(f"ticket {task.ticket!r} is a placeholder; omit it or give the real ticket id")
+    check_round(task.session)
+    check_task_id(task.task)
+    scope = check_scope(task.kind, task.scope)
+    notes = check_fragment(scope.notes, "scope notes") if scope.notes.strip() else ""
+    return_notes = check_fragment(task.return_notes, "return notes") if task.return_notes.strip() else ""
+    return Task(
+        session=task.session,
+        task=task.task,
+        kind=task.kind,
+        goal=check_fragment(task.goal, "goal"),
+        inputs=check_fragment(task.inputs, "inputs"),
+        scope=Scope(scope.workspace, scope.writable, scope.read_only, scope.shared, scope.artifacts, notes),
+        acceptance=check_fragment(task.acceptance, "acceptance"),
+        report_path=task.report_path,
+        return_notes=return_notes,
+        change=task.change,
+        ticket=task.ticket,
+    )
+
+
+def _globs(values: tuple[str, ...]) -> str:
+    return ", ".join(f"`{value}`" for value in values) or "none"
+
+
+def _scope_lines(scope: Scope) -> list[str]:
+    shared = ", ".join(f"`{s.path}` (owner: {s.owner})" for s in scope.shared) or "none"
+    workspace = scope.workspace or "none (read-only task)"
+    block = [_SCOPE_FENCE]
+    if scope.workspace is not None:
+        block.append(f"workspace: {quote(scope.workspace)}")
+    block += [
+        f"writable: {quote(list(scope.writable))}",
+        f"read_only: {quote(list(scope.read_only))}",
+        f"shared: {quote([{'path': s.path, 'owner': s.owner} for s in scope.shared])}",
+        f"artifacts: {quote(list(scope.artifacts))}",
+        "```",
+    ]
+    readable = [
+        f"{_LIST_START}{workspace}",
+        f"- Writable: {_globs(scope.writable)}",
+        f"- Read-only: {_globs(scope.read_only)}",
+        f"- Shared: {shared}",
+        f"- Artifacts: {_globs(scope.artifacts)}",
+        "",
+    ]
+    return ([scope.notes, ""] if scope.notes else []) + readable + block
+
+
+def render_task(task: Task) -> str:
+    task = normalise_task(task)
+    meta = [
+        "---",
+        "schema_version: 1",
+        f"session: {quote(task.session)}",
+        f"task: {quote(task.task)}",
+        f"kind: {quote(task.kind)}",
+    ]
+    meta += [f"change: {quote(task.change)}"] if task.change is not None else []
+    meta += [f"ticket: {quote(task.ticket)}"] if task.ticket is not None else []
+    returns = [
+        f"{_RETURN_START}`{task.report_path}` — written once by the executor with the write_report tool.",
+        "- Reply after read-back: `session/task · Status · report location · one-sentence summary`.",
+        "- session-locator.json is written by the Lead only, once the session log path is confirmed.",
+    ]
+    body = [
+        "---",
+        "",
+        "# 任务简报",
+        "",
+        "## Goal",
+        task.goal,
+        "",
+        "## Inputs",
+        task.inputs,
+        "",
+        "## Workspace and Scope",
+        *_scope_lines(task.scope),
+        "",
+        "## Acceptance",
+        task.acceptance,
+        "",
+        "## Return",
+        *([task.return_notes, ""] if task.return_notes else []),
+        *returns,
+        "",
+    ]
+    text = "\n".join(meta + body)
+    if parse_task(text) != task:
+        raise InvalidContent("the task text would not read back as given; simplify its Markdown and retry")
+    return text
+
+
+def _before_last(text: str, marker: str) -> tuple[str, str]:
+    lines = text.split("\n")
+    starts = [i for i, line in enumerate(lines) if line.startswith(marker)]
+    if not starts:
+        raise InvalidContent(f"TASK section is missing its generated '{marker.strip()}' list")
+    return "\n".join(lines[: starts[-1]]).strip("\n"), "\n".join(lines[starts[-1] :])
+
+
+def _parse_scope(section: str) -> Scope:
+    notes, rest = _before_last(section, _LIST_START)
+    lines = rest.split("\n")
+    try:
+        start = lines.index(_SCOPE_FENCE)
+        end = lines.index("```", start + 1)
+    except ValueError:
+        raise InvalidContent("Workspace and Scope has no closed ```handoff-scope block") from None
+    return _scope_from(load_yaml("\n".join(lines[start + 1 : end]), "handoff-scope block"), notes)
+
+
+def _scope_from(data: object, notes: str) -> Scope:
+    if not isinstance(data, dict) or not set(data) <= {
+        "workspace",
+        "writable",
+        "read_only",
+        "shared",
+        "artifacts",
+    }:
+        raise InvalidContent("handoff-scope must map workspace, writable, read_only, shared and artifacts only")
+    try:
+        return Scope(
+            workspace=data.get("workspace"),
+            writable=tuple(data.get("writable") or ()),
+            read_only=tuple(data.get("read_only") or ()),
+            shared=tuple(SharedPath(str(s["path"]), str(s["owner"])) for s in data.get("shared") or ()),
+            artifacts=tuple(data.get("artifacts") or ()),
+            notes=notes,
+        )
+    except (TypeError, KeyError) as exc:
+        raise InvalidContent(f"handoff-scope has a malformed entry ({exc}); render the TASK again") from exc
+
+
+def read_scope(text: str) -> Scope | None:
+    """Only the ``handoff-scope`` block of a TASK, without parsing the rest (used for claims)."""
+    start = text.find(f"\n{_SCOPE_FENCE}\n")
+    end = text.find("\n```", start + 1) if start >= 0 else -1
+    if end < 0:
+        return None
+    try:
+        return _scope_from(load_yaml(text[start + len(_SCOPE_FENCE) + 2 : end], "handoff-scope block"), "")
+    except InvalidContent:
+        return None
+
+
+def parse_task(text: str) -> Task:
+    """Read TASK.md back into a Task; raises InvalidContent for anything malformed."""
+    meta, body = split_frontmatter(text)
+    unknown = set(meta) - set(META_KEYS)
+    if unknown:
+        raise InvalidContent(f"TASK: unknown metadata field(s) {sorted(unknown)}")
+    found = sections(body)
+    missing = [name for name in TASK_SECTIONS if name not in found]
+    if missing:
+        raise InvalidContent(f"TASK is missing section(s) {missing}")
+    return_notes, returns = _before_last(found["Return"], _RETURN_START)
+    report = re.match(rf"^{re.escape(_RETURN_START)}`([^`]*)`", returns)
+    return Task(
+        session=str(meta.get("session")),
+        task=str(meta.get("task")),
+        kind=str(meta.get("kind")),
+        goal=found["Goal"].strip("\n"),
+        inputs=found["Inputs"].strip("\n"),
+        scope=_parse_scope(found["Workspace and Scope"]),
+        acceptance=found["Acceptance"].strip("\n"),
+        report_path=report.group(1) if report else "",
+        return_notes=return_notes,
+        change=meta.get("change"),
+        ticket=meta.get("ticket"),
+    )

@@ -1,0 +1,153 @@
+"""Validation of one handoff, both stages of SPEC §7: the seed validator's checks plus extensions.
+
+The seed stops at its first failure; this collects every problem, so its verdict (errors or
+not) agrees with the seed on every tree the seed knows, and says more where it can.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from handoff_core.contract.frontmatter import split_frontmatter
+from handoff_core.contract.ids import is_change_id, is_round_id, task_number
+from handoff_core.contract.locator import parse_locator
+from handoff_core.contract.markdown import section_problems, sections
+from handoff_core.contract.report import REPORT_SECTIONS, STATUSES, count_sentences, header_fields
+from handoff_core.contract.task import KINDS, META_KEYS, TASK_SECTIONS
+from handoff_core.contract.values import is_real
+from handoff_core.errors import HandoffError
+from handoff_core.files.publishing import is_temp
+from handoff_core.files.reader import Entry, TaskTree
+
+STAGES = ("dispatch", "return")
+CAVEAT = (
+    "Read-only structure checks do not authenticate tool identity, transcript content, authorization or "
+    "completion; external histories are never opened."
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    errors: tuple[str, ...]
+    warnings: tuple[str, ...]
+    caveat: str = CAVEAT
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def identity_problems(change: str, session: str, task: str) -> list[str]:
+    problems = [] if is_round_id(session) else ["invalid orchestration session"]
+    problems += [] if task_number(task) is not None else ["invalid task sequence/topic"]
+    return problems + ([] if is_change_id(change) else [f"invalid change id {change!r}"])
+
+
+def _text(entry: Entry, name: str, errors: list[str]) -> str | None:
+    if entry.kind == "missing":
+        errors.append(f"{name} not found")
+    elif entry.kind != "file":
+        errors.append(f"{name} is not a regular file (found {entry.kind})")
+    elif entry.nlink != 1:
+        errors.append(f"{name} has {entry.nlink} hard links; a handoff file must have exactly one")
+    else:
+        try:
+            return (entry.data or b"").decode("utf-8").removeprefix("\ufeff")
+        except UnicodeDecodeError:
+            errors.append(f"{name} is not valid UTF-8")
+    return None
+
+
+def _meta_problems(meta: Mapping[str, Any], change: str, session: str, task: str) -> list[str]:
+    version = meta.get("schema_version")
+    if isinstance(version, bool) or not isinstance(version, int | float) or version != 1:
+        return ["TASK requires schema_version 1; retain legacy handoffs under their original contract"]
+    checks: list[tuple[bool, str]] = [
+        (all(key in META_KEYS for key in meta), "TASK: unknown metadata field"),
+        (meta.get("session") == session and meta.get("task") == task, "TASK identity mismatch"),
+        (meta.get("kind") in KINDS, "TASK: invalid kind"),
+        ("change" not in meta or meta["change"] == change, "TASK change mismatch"),
+        ("ticket" not in meta or is_real(meta["ticket"]), "TASK: invalid ticket"),
+    ]
+    return [message for passed, message in checks if not passed]
+
+
+def _task_problems(text: str, change: str, session: str, task: str) -> list[str]:
+    try:
+        meta, body = split_frontmatter(text)
+    except HandoffError as exc:
+        return [exc.message]
+    return _meta_problems(meta, change, session, task) + section_problems(body, TASK_SECTIONS)
+
+
+def _report_problems(text: str, session: str, task: str, task_sha: str | None) -> tuple[list[str], list[str]]:
+    fields, duplicates = header_fields(text)
+    errors = [f"REPORT: duplicate {key}" for key in dict.fromkeys(duplicates) if key in ("Session", "Task", "Status")]
+    if fields.get("Session") != session or fields.get("Task") != task:
+        errors.append("REPORT identity mismatch")
+    if fields.get("Status") not in STATUSES:
+        errors.append("REPORT: invalid terminal status")
+    errors += section_problems(text, REPORT_SECTIONS)
+    pinned = fields.get("Task-SHA256")
+    if pinned is not None and task_sha is not None and pinned != task_sha:
+        errors.append("REPORT Task-SHA256 differs from the current TASK.md: the TASK changed after delivery")
+    warnings: list[str] = []
+    if not errors:
+        sentences = count_sentences(sections(text).get("聚焦交接", ""))
+        if not 3 <= sentences <= 5:
+            warnings.append(f"focused handoff has {sentences} sentence(s); the contract asks for 3 to 5")
+    return errors, warnings
+
+
+def _occupancy(tree: TaskTree) -> list[str]:
+    return [] if tree.same_number == 1 else ["task sequence is missing or occupied more than once"]
+
+
+def check_handoff(tree_of: Callable[[], TaskTree], stage: str, change: str, session: str, task: str) -> Verdict:
+    """Judge one task's files for ``stage``; ``tree_of`` reads them only once the ids are sane."""
+    if stage not in STAGES:
+        return Verdict(("expected dispatch or return stage",), ())
+    errors = identity_problems(change, session, task)
+    if errors:
+        return Verdict(tuple(errors), ())
+    tree = tree_of()
+    facts = tree.change
+    if facts is not None and facts.location != "active":
+        return Verdict(("archived handoffs are frozen; use the original archive integrity checks",), ())
+    if stage == "dispatch" and facts is not None and facts.outcome != "active":
+        errors.append("dispatch requires an active change")
+    if tree.problems:
+        return Verdict((*errors, *tree.problems), ())
+    errors += _occupancy(tree)
+    if not tree.task_found:
+        return Verdict((*errors, f"task directory {task} not found in round {session}"), ())
+    return _check_files(tree, stage, errors, change, session, task)
+
+
+def _check_files(tree: TaskTree, stage: str, errors: list[str], change: str, session: str, task: str) -> Verdict:
+    warnings = [
+        f"leftover temp file {name} (never a handoff file; remove it)" for name in tree.task_entries if is_temp(name)
+    ]
+    task_entry = tree.file("TASK.md")
+    task_text = _text(task_entry, "TASK.md", errors)
+    task_sha = hashlib.sha256(task_entry.data).hexdigest() if task_text is not None and task_entry.data else None
+    if task_text is not None:
+        errors += _task_problems(task_text, change, session, task)
+    report = tree.file("REPORT.md")
+    if stage == "dispatch":
+        if report.kind != "missing":
+            errors.append("already delivered; create a new task instead of redispatch")
+    elif (report_text := _text(report, "REPORT.md", errors)) is not None:
+        more_errors, more_warnings = _report_problems(report_text, session, task, task_sha)
+        errors += more_errors
+        warnings += more_warnings
+    locator = tree.file("session-locator.json")
+    if locator.kind != "missing":
+        if locator.kind != "file" or locator.data is None:
+            errors.append(f"session-locator.json is not a regular file (found {locator.kind})")
+        else:
+            errors += parse_locator(locator.data)[1]
+    return Verdict(tuple(errors), tuple(warnings))

@@ -1,0 +1,97 @@
+"""Write-once publishing (SPEC §10).
+
+A temp file in the same directory (``O_EXCL|O_NOFOLLOW``), written and fsynced, is linked to the
+final name with ``os.link`` — which refuses to replace — then removed; the directory is fsynced
+and the final file read back. A crash at any step leaves either no final file or a complete one;
+a leftover temp file is never a handoff file (its name starts with a dot and ends in ``.tmp``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import stat
+from dataclasses import dataclass
+
+from handoff_core.errors import StorageError, UnsafePath, WriteConflict
+from handoff_core.files.paths import check_name, read_regular
+
+TEMP_RE = re.compile(r"^\..+\.[0-9a-f]{16}\.tmp$")
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass(frozen=True)
+class Published:
+    name: str
+    created: bool  # False: identical bytes were already there (an idempotent retry)
+
+
+def temp_name(name: str) -> str:
+    return f".{name}.{secrets.token_hex(8)}.tmp"
+
+
+def is_temp(name: str) -> bool:
+    return TEMP_RE.match(name) is not None
+
+
+def _write_temp(dir_fd: int, temp: str, data: bytes, mode: int) -> None:
+    fd = os.open(temp, _TEMP_FLAGS, 0o600, dir_fd=dir_fd)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fchmod(fd, mode)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _drop_stale_links(dir_fd: int, name: str) -> None:
+    """Remove our own temp names still linked to ``name``: a crash struck between link and unlink."""
+    final = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    if final.st_nlink < 2 or not stat.S_ISREG(final.st_mode):
+        return
+    for other in os.listdir(dir_fd):
+        if other.startswith(f".{name}.") and is_temp(other):
+            info = os.stat(other, dir_fd=dir_fd, follow_symlinks=False)
+            if (info.st_ino, info.st_dev) == (final.st_ino, final.st_dev):
+                os.unlink(other, dir_fd=dir_fd)
+
+
+def _settle_existing(dir_fd: int, name: str, data: bytes) -> None:
+    """The name is taken: identical bytes are success, anything else is a conflict."""
+    _drop_stale_links(dir_fd, name)
+    try:
+        existing = read_regular(dir_fd, name, limit=max(len(data), 1) * 2 + 4096)
+    except UnsafePath as exc:
+        raise WriteConflict(
+            f"{name} already exists and is not a plain file ({exc.message}); nothing was changed"
+        ) from exc
+    if existing != data:
+        raise WriteConflict(
+            f"{name} already exists with other content; it is write-once and was left as it is. "
+            "Read it back, and publish anything new under a new task"
+        )
+
+
+def publish(dir_fd: int, name: str, data: bytes, *, mode: int = 0o444) -> Published:
+    """Publish ``data`` as ``name`` in the directory ``dir_fd``, exactly once."""
+    check_name(name)
+    temp = temp_name(name)
+    created = True
+    try:
+        _write_temp(dir_fd, temp, data, mode)
+        try:
+            os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        except FileExistsError:
+            created = False
+            _settle_existing(dir_fd, name, data)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp, dir_fd=dir_fd)
+    os.fsync(dir_fd)
+    if read_regular(dir_fd, name, limit=len(data) + 1) != data:
+        raise StorageError(f"{name} did not read back as written; check the disk and the directory")
+    return Published(name, created)

@@ -1,0 +1,210 @@
+"""Read one task's files from disk into plain values, walking every directory by handle.
+
+The validator and the status views judge these values; nothing here decides what is valid.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from handoff_core.contract.change import ACTIVE, ARCHIVE, MONTH_RE, ChangeFacts, read_outcome
+from handoff_core.errors import ChangeNotFound, HandoffError, UnsafePath
+from handoff_core.files.paths import check_name, entry_mode, open_dir, open_root, read_open
+
+HANDOFF_FILES = ("TASK.md", "REPORT.md", "session-locator.json", "RELEASE.md")
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+MAX_FILE = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str  # "file", "dir", "symlink", "other" or "missing"
+    data: bytes | None = None
+    nlink: int = 1
+    mtime: float = 0.0
+
+
+MISSING = Entry("missing")
+
+
+@dataclass(frozen=True)
+class TaskTree:
+    change: ChangeFacts | None = None
+    problems: tuple[str, ...] = ()  # why the walk stopped early
+    same_number: int = 0  # entries of the round that occupy this task's number (the seed's prefix count)
+    task_found: bool = False
+    task_entries: tuple[str, ...] = ()
+    files: dict[str, Entry] = field(default_factory=dict)
+
+    def file(self, name: str) -> Entry:
+        return self.files.get(name, MISSING)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    return "symlink" if stat.S_ISLNK(mode) else "other"
+
+
+def read_entry(dir_fd: int, name: str, limit: int = MAX_FILE) -> Entry:
+    """One directory entry, read when it is a regular file; symlinks are reported, never followed."""
+    try:
+        fd = os.open(check_name(name), _READ_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return MISSING
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return Entry("symlink")
+        info = entry_mode(dir_fd, name)  # a socket or similar that cannot be opened
+        return MISSING if info is None else Entry(_kind(info.st_mode), nlink=info.st_nlink)
+    try:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode):
+            return Entry(_kind(opened.st_mode), nlink=opened.st_nlink)
+        return Entry("file", read_open(fd, opened.st_size, limit)[:limit], opened.st_nlink, opened.st_mtime)
+    finally:
+        os.close(fd)
+
+
+def _exists_dir(dir_fd: int, name: str) -> bool:
+    info = entry_mode(dir_fd, name)
+    return info is not None and not stat.S_ISREG(info.st_mode)
+
+
+def _try_open(stack: ExitStack, fd: int, parts: tuple[str, ...]) -> int | None:
+    for part in parts:
+        if not _exists_dir(fd, part):
+            return None
+        fd = open_dir(fd, part)
+        stack.callback(os.close, fd)
+    return fd
+
+
+@contextmanager
+def locate_change(root: Path, change: str) -> Iterator[tuple[ChangeFacts, int]]:
+    """The change's facts and an open handle on its directory (active wins; two homes refuse)."""
+    check_name(change)
+    with ExitStack() as stack:
+        root_fd = open_root(root)
+        stack.callback(os.close, root_fd)
+        homes: list[tuple[str, tuple[str, ...]]] = [("active", ACTIVE)]
+        archive = _try_open(stack, root_fd, ARCHIVE)
+        if archive is not None:
+            homes.append(("archived", ARCHIVE))
+            months = sorted(n for n in os.listdir(archive) if MONTH_RE.match(n) and _exists_dir(archive, n))
+            homes += [("archived", (*ARCHIVE, month)) for month in months]
+        found = [(kind, (*parts, change)) for kind, parts in homes if _try_open(stack, root_fd, (*parts, change))]
+        if not found:
+            raise ChangeNotFound(
+                f"change {change!r} not found under specdev/changes or specdev/archive of the state root; "
+                "the server never creates a change: create it (README.md with 'Outcome: active') or pass an existing id"
+            )
+        if len(found) > 1:
+            raise UnsafePath(f"change {change!r} exists in more than one place ({found}); keep exactly one")
+        kind, parts = found[0]
+        fd = _try_open(stack, root_fd, parts)
+        assert fd is not None
+        readme = read_entry(fd, "README.md")
+        outcome = read_outcome(readme.data.decode("utf-8", "replace")) if readme.data is not None else None
+        yield ChangeFacts(change, kind, parts, outcome), fd
+
+
+def number_counts(entries: list[str]) -> Counter[str]:
+    """How many entries of a round occupy each number (text before the first '-', as the seed counts)."""
+    return Counter(name.split("-", 1)[0] for name in entries)
+
+
+def _read_task_dir(
+    round_fd: int, task: str, files: tuple[str, ...] = HANDOFF_FILES, unless: tuple[str, ...] = ()
+) -> tuple[tuple[str, ...], dict[str, Entry]] | None:
+    """Entries and files of one task directory; None when it is not a directory or holds a name in ``unless``."""
+    try:
+        fd = open_dir(round_fd, task)
+    except NotADirectoryError:
+        return None
+    try:
+        names = os.listdir(fd)
+        if unless and not set(unless).isdisjoint(names):
+            return None
+        return tuple(sorted(names)), {name: read_entry(fd, name) for name in files if name in names}
+    finally:
+        os.close(fd)
+
+
+def read_change_trees(
+    root: Path,
+    change: str,
+    session: str | None = None,
+    *,
+    files: tuple[str, ...] = HANDOFF_FILES,
+    unless: tuple[str, ...] = (),
+) -> Iterator[tuple[str, str, TaskTree]]:
+    """Every task of an active change (or of one round of it) in one walk: ``(session, task, tree)``."""
+    with locate_change(root, change) as (facts, change_fd), ExitStack() as stack:
+        if facts.location != "active":
+            return
+        sessions_fd = _try_open(stack, change_fd, ("sessions",))
+        if sessions_fd is None:
+            return
+        rounds = [session] if session is not None else sorted(os.listdir(sessions_fd))
+        rounds = [name for name in rounds if _exists_dir(sessions_fd, name)]
+
+        def read_round(name: str) -> list[tuple[str, str, TaskTree]]:
+            return [(name, task, tree) for task, tree in _read_round(sessions_fd, name, facts, files, unless)]
+
+        # Reading is system calls (the GIL is free): two readers run ahead while the caller judges.
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for trees in pool.map(read_round, rounds):
+                yield from trees
+
+
+def _read_round(
+    sessions_fd: int, name: str, facts: ChangeFacts, files: tuple[str, ...], unless: tuple[str, ...]
+) -> Iterator[tuple[str, TaskTree]]:
+    round_fd = open_dir(sessions_fd, name)
+    try:
+        entries = sorted(os.listdir(round_fd))
+        counts = number_counts(entries)
+        for task in entries:
+            same = counts[task.split("-", 1)[0]]
+            try:
+                read = _read_task_dir(round_fd, task, files, unless)
+            except UnsafePath as exc:
+                yield task, TaskTree(facts, (exc.message,), same, True)
+                continue
+            if read is not None:
+                yield task, TaskTree(facts, (), same, True, read[0], read[1])
+    finally:
+        os.close(round_fd)
+
+
+def read_tree(root: Path, change: str, session: str, task: str) -> TaskTree:
+    """Everything the validator needs about one task; walk failures become ``problems``."""
+    facts: ChangeFacts | None = None
+    try:
+        with locate_change(root, change) as (facts, change_fd):
+            if facts.location != "active":
+                return TaskTree(facts)
+            with ExitStack() as stack:
+                round_fd = _try_open(stack, change_fd, ("sessions", session))
+                if round_fd is None:
+                    return TaskTree(facts, (f"round directory sessions/{session} not found in the change",))
+                same = number_counts(os.listdir(round_fd))[task.split("-", 1)[0]]
+                read = _read_task_dir(round_fd, task) if _exists_dir(round_fd, task) else None
+                if read is None:
+                    return TaskTree(facts, (), same, task_found=False)
+                return TaskTree(facts, (), same, True, read[0], read[1])
+    except HandoffError as exc:
+        return TaskTree(facts, (exc.message,))
+    except OSError as exc:
+        return TaskTree(facts, (f"cannot read the handoff tree ({exc.strerror}): check --state-root",))

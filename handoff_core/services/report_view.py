@@ -1,0 +1,132 @@
+"""Reading a REPORT back for the receiver: focused handoff first, as untrusted data with provenance."""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from dataclasses import dataclass
+
+from handoff_core.contract.ids import Ref
+from handoff_core.contract.locator import parse_locator
+from handoff_core.contract.markdown import sections
+from handoff_core.contract.report import REPORT_SECTIONS, header_fields
+from handoff_core.errors import HandoffError, NotFound, TaskNotFound
+from handoff_core.services.store import Store, sha256
+
+MAX_TEXT = 8000
+MAX_FLAGS = 20
+_ALLOWED_CONTROLS = {"\n", "\t"}
+
+
+@dataclass(frozen=True)
+class Provenance:
+    file: str
+    path: str
+    sha256: str
+    written_by: str
+
+
+@dataclass(frozen=True)
+class HandoffView:
+    ref: Ref
+    header: dict[str, str]
+    focused: str
+    sections: dict[str, str]
+    locator_path: str | None
+    task_sha256: str
+    pinned_task_matches: bool | None  # None: the REPORT pins no TASK
+    provenance: tuple[Provenance, ...]
+    flags: tuple[str, ...]
+    truncated: bool
+
+
+def suspicious(text: str, where: str) -> list[str]:
+    """Invisible, bidirectional and control characters, which can hide instructions from a reader."""
+    found = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        for char in line:
+            category = unicodedata.category(char)
+            if category in ("Cf", "Co", "Cs") or (category == "Cc" and char not in _ALLOWED_CONTROLS):
+                found.append(f"{where} line {number}: U+{ord(char):04X} {unicodedata.name(char, category)}")
+    return found
+
+
+def cut(text: str, limit: int = MAX_TEXT) -> tuple[str, bool]:
+    if len(text) <= limit:
+        return text, False
+    return f"{text[:limit]}\n…[cut: {len(text) - limit} more characters; read the file for the rest]", True
+
+
+def read_handoff(store: Store, ref: Ref) -> HandoffView:
+    """The REPORT of ``ref`` with its context; refuses a task that has no REPORT yet."""
+    task_bytes = store.read_file(ref, "TASK.md")
+    try:
+        report_bytes = store.read_file(ref, "REPORT.md")
+    except NotFound:
+        raise TaskNotFound(f"{ref} has no REPORT.md yet; wait_for_reports, or read_task for what was asked") from None
+    text = report_bytes.decode("utf-8", "replace")
+    header, _ = header_fields(text)
+    found = sections(text)
+    provenance = [
+        Provenance("TASK.md", str(store.task_dir(ref) / "TASK.md"), sha256(task_bytes), "lead"),
+        Provenance(
+            "REPORT.md",
+            str(store.task_dir(ref) / "REPORT.md"),
+            sha256(report_bytes),
+            "lead (verbatim capture)" if header.get("Captured-by") == "Lead" else "executor",
+        ),
+    ]
+    locator_path = _locator(store, ref, provenance)
+    texts = {name: cut(found.get(name, "")) for name in REPORT_SECTIONS}
+    flags = [flag for name, (value, _) in texts.items() for flag in suspicious(value, name)]
+    flags += [flag for key, value in header.items() for flag in suspicious(value, f"header {key}")]
+    task_sha = sha256(task_bytes)
+    pinned = header.get("Task-SHA256")
+    return HandoffView(
+        ref=ref,
+        header=header,
+        focused=texts[REPORT_SECTIONS[0]][0],
+        sections={name: value for name, (value, _) in texts.items() if name != REPORT_SECTIONS[0]},
+        locator_path=locator_path,
+        task_sha256=task_sha,
+        pinned_task_matches=None if pinned is None else pinned == task_sha,
+        provenance=tuple(provenance),
+        flags=tuple(flags[:MAX_FLAGS]) + ((f"…{len(flags) - MAX_FLAGS} more",) if len(flags) > MAX_FLAGS else ()),
+        truncated=any(was_cut for _, was_cut in texts.values()),
+    )
+
+
+def _locator_file(store: Store, ref: Ref) -> tuple[bytes, str | None] | None:
+    """The locator file's bytes and its path (None when the file is invalid); None when there is none."""
+    data = store.read_optional(*store.task_dir(ref).relative_to(store.state_root).parts, "session-locator.json")
+    if data is None:
+        return None
+    value, problems = parse_locator(data)
+    return data, (str(value["path"]) if not problems and isinstance(value, dict) else None)
+
+
+def _locator(store: Store, ref: Ref, provenance: list[Provenance]) -> str | None:
+    try:
+        found = _locator_file(store, ref)
+    except HandoffError:
+        return None
+    if found is None:
+        return None
+    path = store.task_dir(ref) / "session-locator.json"
+    provenance.append(Provenance("session-locator.json", str(path), sha256(found[0]), "lead"))
+    return found[1]
+
+
+def log_path(store: Store, ref: Ref) -> str:
+    """The confirmed session log of ``ref`` (or its ``.zst`` sibling); a missing log is said as such."""
+    found = _locator_file(store, ref)
+    if found is None:
+        raise NotFound(f"{ref} has no session-locator.json: the Lead records one after confirming the log")
+    if found[1] is None:
+        raise NotFound(f"{ref} has an invalid session-locator.json; validate_handoff names the problem")
+    path = found[1]
+    if not os.path.exists(path) and os.path.exists(f"{path}.zst"):
+        return f"{path}.zst"
+    if not os.path.exists(path):
+        raise NotFound(f"the session log {path} is missing on this host; judge from the REPORT and the artifacts")
+    return path

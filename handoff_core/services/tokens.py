@@ -1,0 +1,75 @@
+"""Report tokens: an HMAC of one task's identity under a per-user secret kept outside the repository.
+
+A token lets exactly that task's REPORT be written, by whoever holds it, and nothing else.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import errno
+import hashlib
+import hmac
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from handoff_core.contract.ids import Ref
+from handoff_core.errors import StorageError, TokenRefused, UnsafePath
+
+_SECRET_BYTES = 32
+
+
+def default_secret_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "handoff-mcp" / "secret"
+
+
+def report_token(secret: bytes, state_root: Path, ref: Ref) -> str:
+    message = "\0".join([str(Path(state_root).absolute()), ref.change, ref.session, ref.task]).encode()
+    digest = hmac.new(secret, message, hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest[:18]).decode()
+
+
+def check_token(secret: bytes, state_root: Path, ref: Ref, token: str) -> None:
+    if not token or not hmac.compare_digest(report_token(secret, state_root, ref), token.strip()):
+        raise TokenRefused(
+            f"the report token does not belong to {ref}: use the token from this task's dispatch message; "
+            "the Lead can print it again with `handoff-mcp token REF`"
+        )
+
+
+def _create_secret(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, secrets.token_bytes(_SECRET_BYTES))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def load_secret(path: Path, forbidden_root: Path | None = None) -> bytes:
+    """The secret at ``path`` (created with mode 0600 on first use), never inside ``forbidden_root``."""
+    path = Path(path).absolute()
+    if forbidden_root is not None and path.is_relative_to(Path(forbidden_root).absolute()):
+        raise UnsafePath(f"the token secret {path} lies inside the project; point --secret-file outside it")
+    try:
+        if not path.exists():
+            with contextlib.suppress(FileExistsError):  # another server made it first: read theirs
+                _create_secret(path)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o077:
+                raise UnsafePath(f"the token secret {path} must be a regular file with mode 0600")
+            data = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        reason = "is a symlink" if exc.errno == errno.ELOOP else exc.strerror
+        raise StorageError(f"cannot use the token secret {path}: {reason}; check --secret-file") from exc
+    if len(data) < 16:
+        raise StorageError(f"the token secret {path} is too short; delete it to have a new one made")
+    return data

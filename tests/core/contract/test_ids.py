@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from handoff_core.contract.ids import (
+    is_change_id,
+    is_round_id,
+    next_round,
+    next_task,
+    parse_ref,
+    round_base,
+    task_number,
+)
+from handoff_core.errors import InvalidIdentifier
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "20261130T044500Z",
+        "20261130T044500Z-01",
+        "20261130T044500Z-10",
+        "20240229T235959Z",
+        "20261130T044500Z-100",
+    ],
+)
+def test_round_ids_that_are_real_utc_instants_are_accepted(value: str) -> None:
+    assert is_round_id(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "20261130T044500Z-1",
+        "20261130T044500Z-00",
+        "20261130T044500Z-001",
+        "20230229T000000Z",
+        "20261131T000000Z",
+        "20261130T240000Z",
+        "20261130T236000Z",
+        "20261130T235960Z",
+        "20261130t044500z",
+        "2026-11-30T04:45:00Z",
+        "",
+    ],
+)
+def test_round_ids_off_grammar_or_not_real_instants_are_refused(value: str) -> None:
+    assert not is_round_id(value)
+
+
+@pytest.mark.parametrize(("value", "number"), [("001-a", 1), ("042-review-a1", 42), ("1000-x", 1000)])
+def test_task_ids_yield_their_number(value: str, number: int) -> None:
+    assert task_number(value) == number
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["0001-x", "000-x", "01-x", "001-Topic", "001-", "001--x", "001-x-", "001_x", "..", "-rf", "001-a/../x"],
+)
+def test_task_ids_off_grammar_are_refused(value: str) -> None:
+    assert task_number(value) is None
+
+
+@given(st.integers(min_value=1, max_value=10**6), st.from_regex(r"\A[a-z0-9]+(-[a-z0-9]+){0,3}\Z"))
+def test_every_canonical_task_id_parses_to_its_number(number: int, topic: str) -> None:
+    assert task_number(f"{number:03d}-{topic}") == number
+    assert task_number(f"0{number:03d}-{topic}") is None
+
+
+@given(st.text(max_size=30))
+def test_arbitrary_text_is_a_task_id_only_when_it_renders_back_canonically(text: str) -> None:
+    number = task_number(text)
+    if number is not None:
+        assert text.startswith(f"{number:03d}-")
+
+
+@given(st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2999, 12, 31), timezones=st.just(UTC)))
+def test_every_utc_instant_makes_a_valid_round_id(moment: datetime) -> None:
+    assert is_round_id(round_base(moment))
+    assert is_round_id(f"{round_base(moment)}-07")
+
+
+def test_a_taken_round_gets_the_smallest_unused_suffix() -> None:
+    base = "20261130T044500Z"
+    assert next_round(base, []) == base
+    assert next_round(base, [base]) == f"{base}-01"
+    assert next_round(base, [base, f"{base}-01", f"{base}-03"]) == f"{base}-02"
+
+
+def test_the_next_task_number_follows_the_largest_used_and_never_fills_gaps() -> None:
+    assert next_task("a", []) == "001-a"
+    assert next_task("b", ["001-a", "007-x", "README.md"]) == "008-b"
+    assert next_task("c", ["999-z"]) == "1000-c"
+
+
+@pytest.mark.parametrize("topic", ["Topic", "a_b", "", "-a", "a--b", "a" * 60, "café"])
+def test_a_topic_off_grammar_is_refused(topic: str) -> None:
+    with pytest.raises(InvalidIdentifier) as caught:
+        next_task(topic, [])
+    assert caught.value.code == "invalid_id"
+
+
+def test_a_ref_splits_into_checked_parts() -> None:
+    ref = parse_ref("2026-11-30-demo/20261130T044500Z/001-a")
+    assert (ref.change, ref.session, ref.task) == ("2026-11-30-demo", "20261130T044500Z", "001-a")
+    assert is_change_id("2026-11-30-demo-02")
+
+
+@pytest.mark.parametrize(
+    "text", ["x/y", "2026-11-30-demo/20261130T044500Z/../001-a", "2026-11-30-Demo/20261130T044500Z/001-a"]
+)
+def test_a_malformed_ref_is_refused(text: str) -> None:
+    with pytest.raises(InvalidIdentifier) as caught:
+        parse_ref(text)
+    assert caught.value.code == "invalid_id"

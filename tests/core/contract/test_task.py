@@ -1,0 +1,146 @@
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from handoff_core.contract.task import Scope, SharedPath, Task, normalise_task, parse_task, render_task
+from handoff_core.contract.validate import _task_problems
+from handoff_core.errors import HandoffError, InvalidContent, OwnershipConflict
+from tests.core.strategies import long_markdown, markdown
+
+GLOB = st.from_regex(r"\A[a-z0-9_.*]+(/[a-z0-9_.*]+){0,3}\Z").filter(lambda g: ".." not in g)
+
+
+def make_task(**overrides: object) -> Task:
+    fields: dict[str, object] = {
+        "session": "20261130T044500Z",
+        "task": "001-implement-a1",
+        "kind": "implementation",
+        "goal": "Implement A1.",
+        "inputs": "SPEC.md",
+        "scope": Scope("current", ("src/a1/**",), ("docs/**",), (SharedPath("pyproject.toml", "lead"),)),
+        "acceptance": "pytest exits 0",
+        "report_path": "speculo/.speculo/specdev/changes/x/REPORT.md",
+        "change": "2026-11-30-demo",
+    }
+    fields.update(overrides)
+    return Task(**fields)  # type: ignore[arg-type]
+
+
+@settings(max_examples=150)
+@given(
+    goal=markdown(),
+    inputs=markdown(),
+    acceptance=st.one_of(markdown(), long_markdown),
+    notes=st.one_of(st.just(""), markdown()),
+    return_notes=st.one_of(st.just(""), markdown()),
+    writable=st.lists(GLOB, min_size=1, max_size=3),
+    ticket=st.one_of(st.none(), st.from_regex(r"\A[A-Z]+-[0-9]{1,4}\Z")),
+)
+def test_render_parse_render_is_the_identity(
+    goal: str,
+    inputs: str,
+    acceptance: str,
+    notes: str,
+    return_notes: str,
+    writable: list[str],
+    ticket: str | None,
+) -> None:
+    task = make_task(
+        goal=goal,
+        inputs=inputs,
+        acceptance=acceptance,
+        scope=Scope("required", tuple(writable), (), (), (), notes),
+        return_notes=return_notes,
+        ticket=ticket,
+    )
+    text = render_task(task)
+    assert parse_task(text) == normalise_task(task)
+    assert render_task(parse_task(text)) == text
+    assert _task_problems(text, "2026-11-30-demo", task.session, task.task) == []
+
+
+@given(st.text(max_size=200))
+def test_any_text_either_renders_faithfully_or_is_refused(goal: str) -> None:
+    try:
+        text = render_task(make_task(goal=goal))
+    except InvalidContent:
+        return
+    assert parse_task(text).goal == normalise_task(make_task(goal=goal)).goal
+
+
+def test_crlf_input_is_normalised_to_lf() -> None:
+    text = render_task(make_task(goal="line one\r\nline two"))
+    assert "\r" not in text
+    assert parse_task(text).goal == "line one\nline two"
+
+
+def test_strings_in_the_frontmatter_are_always_quoted() -> None:
+    text = render_task(make_task(ticket="no"))
+    assert 'ticket: "no"' in text
+    assert parse_task(text).ticket == "no"
+
+
+def test_the_scope_block_round_trips_for_ownership() -> None:
+    scope = Scope(
+        "required",
+        ("src/a/**", "lib/*.py"),
+        ("docs/**",),
+        (SharedPath("pyproject.toml", "lead"),),
+        ("out/**",),
+    )
+    assert parse_task(render_task(make_task(scope=scope))).scope == scope
+
+
+@pytest.mark.parametrize(
+    "goal",
+    ["## Goal\nsmuggled", "# Title", "```\nunclosed fence", "", "   \n  ", "nul\x00"],
+)
+def test_text_that_would_break_the_document_is_refused(goal: str) -> None:
+    with pytest.raises(InvalidContent) as caught:
+        render_task(make_task(goal=goal))
+    assert caught.value.code == "invalid_content"
+
+
+@pytest.mark.parametrize(
+    "scope",
+    [
+        Scope("current", ()),
+        Scope(None, ("src/**",)),
+        Scope("elsewhere", ("src/**",)),
+        Scope("current", ("../outside/**",)),
+        Scope("current", ("/etc/**",)),
+        Scope("current", ("C:/x",)),
+        Scope("current", ("src/**",), (), (SharedPath("a", "tbd"),)),
+    ],
+)
+def test_an_implementation_scope_without_a_real_writable_set_is_refused(scope: Scope) -> None:
+    with pytest.raises(HandoffError):
+        render_task(make_task(scope=scope))
+
+
+def test_a_read_only_kind_with_writable_globs_is_an_ownership_conflict() -> None:
+    with pytest.raises(OwnershipConflict) as caught:
+        render_task(make_task(kind="review", scope=Scope(None, ("src/**",))))
+    assert caught.value.code == "ownership_conflict"
+
+
+@pytest.mark.parametrize("ticket", ["tbd", "TODO", "<ticket>", "{id}", " T-1", "..."])
+def test_a_placeholder_ticket_is_refused(ticket: str) -> None:
+    with pytest.raises(InvalidContent):
+        render_task(make_task(ticket=ticket))
+
+
+def test_a_read_only_task_renders_without_a_workspace() -> None:
+    task = make_task(kind="research", scope=Scope(None, (), ("**",), (), (".cache/**",)))
+    text = render_task(task)
+    assert "workspace:" not in text
+    assert parse_task(text) == normalise_task(replace(task))
+
+
+def test_an_unknown_kind_is_refused() -> None:
+    with pytest.raises(InvalidContent):
+        render_task(make_task(kind="deploy"))

@@ -1,0 +1,201 @@
+"""Single-writer ownership at create_task, derived from the files alone, on real trees."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from handoff_core.contract.report import Report
+from handoff_core.contract.task import Scope, SharedPath
+from handoff_core.errors import HandoffError, OwnershipConflict
+from handoff_core.services.store import Store
+from tests.conftest import implementation, review
+
+
+def required(topic: str, *globs: str, **overrides: object) -> object:
+    return implementation(topic, scope=Scope("required", globs), **overrides)
+
+
+def conflict(store: Store, request: object) -> OwnershipConflict:
+    with pytest.raises(OwnershipConflict) as caught:
+        store.create_task(request)  # type: ignore[arg-type]
+    assert caught.value.code == "ownership_conflict"
+    return caught.value
+
+
+def test_a_second_current_writer_is_refused_naming_the_holder_and_the_way_out(store: Store) -> None:
+    holder = store.create_task(implementation()).ref
+    error = conflict(store, implementation("other-work", goal="Something else."))
+    assert str(holder) in error.message
+    assert "age" in error.message
+    assert "release_writer" in error.message
+
+
+def test_overlapping_required_globs_are_refused(store: Store) -> None:
+    store.create_task(required("a", "src/**/*.py"))
+    error = conflict(store, required("b", "src/a/*"))
+    assert "src/a/" in error.message
+
+
+def test_disjoint_required_writers_run_in_parallel_beside_a_current_one(store: Store) -> None:
+    store.create_task(implementation())  # current, src/a1/**
+    store.create_task(required("b", "src/b/**"))
+    store.create_task(required("c", "docs/**"))
+    assert len(store.claims()) == 3
+
+
+def test_the_writer_cap_is_enforced(store: Store) -> None:
+    for topic in ("a", "b", "c"):
+        store.create_task(required(topic, f"src/{topic}/**"))
+    error = conflict(store, required("d", "src/d/**"))
+    assert "cap is 3" in error.message
+
+
+def test_the_writer_cap_is_configurable(state_root: Path, project: Path) -> None:
+    store = Store(state_root, project, writer_cap=1)
+    store.create_task(required("a", "src/a/**"))
+    conflict(store, required("b", "src/b/**"))
+
+
+def test_a_shared_path_has_exactly_one_owner(store: Store) -> None:
+    store.create_task(
+        implementation("a", scope=Scope("required", ("src/a/**",), (), (SharedPath("pyproject.toml", "lead"),)))
+    )
+    conflict(
+        store, implementation("b", scope=Scope("required", ("src/b/**",), (), (SharedPath("pyproject.toml", "b"),)))
+    )
+    store.create_task(
+        implementation("c", scope=Scope("required", ("src/c/**",), (), (SharedPath("pyproject.toml", "lead"),)))
+    )
+
+
+def test_read_only_tasks_never_block_and_are_never_blocked(store: Store) -> None:
+    store.create_task(implementation())
+    for topic in ("r1", "r2", "r3", "r4"):
+        store.create_task(review(topic))
+    assert len(store.claims()) == 1
+
+
+def test_writable_globs_on_a_read_only_kind_are_refused(store: Store) -> None:
+    conflict(store, review(scope=Scope(None, ("src/**",))))
+
+
+def test_a_claim_has_no_ttl(store: Store) -> None:
+    holder = store.create_task(implementation())
+    year_ago = (datetime.now(UTC) - timedelta(days=365)).timestamp()
+    os.utime(holder.path, (year_ago, year_ago))
+    conflict(store, implementation("later", goal="Later work."))
+
+
+def test_a_report_ends_the_claim(store: Store) -> None:
+    holder = store.create_task(implementation()).ref
+    focused = "Done. Tested. Stopped. Next: review."
+    store.write_report(Report(holder.session, holder.task, "completed", focused, "x", "y"), holder.change)
+    store.create_task(implementation("next", goal="Next work."))
+
+
+@pytest.mark.parametrize("kind", ["stopped", "none"])
+def test_a_release_with_evidence_ends_the_claim(store: Store, kind: str) -> None:
+    holder = store.create_task(implementation()).ref
+    store.release_writer(holder, kind, "orca worker 2 exited (code 137)")
+    store.create_task(implementation("next", goal="Next work."))
+
+
+def test_claims_span_every_change_under_the_state_root(store: Store, state_root: Path) -> None:
+    from tests.conftest import make_change
+
+    make_change(state_root, "2026-11-30-other")
+    store.create_task(implementation())
+    conflict(store, implementation("elsewhere", change="2026-11-30-other"))
+
+
+def test_an_identical_retry_returns_the_task_already_created(store: Store) -> None:
+    first = store.create_task(implementation())
+    again = store.create_task(implementation())
+    assert (again.ref, again.created, again.sha256) == (first.ref, False, first.sha256)
+    in_round = store.create_task(implementation(session=first.ref.session))
+    assert in_round.ref == first.ref
+
+
+def test_a_retry_after_ten_minutes_opens_a_new_round(state_root: Path, project: Path) -> None:
+    now = [datetime(2026, 11, 30, 4, 45, tzinfo=UTC)]
+    store = Store(state_root, project, clock=lambda: now[0])
+    first = store.create_task(review())
+    now[0] += timedelta(minutes=11)
+    later = store.create_task(review())
+    assert later.created
+    assert later.ref.session != first.ref.session
+
+
+def test_a_caller_can_force_a_new_task(store: Store) -> None:
+    first = store.create_task(review())
+    forced = store.create_task(review(force_new=True))
+    assert forced.created
+    assert forced.ref.task == "001-review-a1"
+    assert forced.ref.session != first.ref.session or forced.ref.task != first.ref.task
+
+
+def test_a_different_request_is_not_a_retry(store: Store) -> None:
+    first = store.create_task(review())
+    other = store.create_task(review(goal="Review something else.", session=first.ref.session))
+    assert other.ref.task == "002-review-a1"
+
+
+def _dispatch(state_root: str, topic: str, workspace: str, globs: tuple[str, ...], barrier: object) -> str:
+    store = Store(Path(state_root))
+    request = implementation(topic, goal=f"Work on {topic}.", scope=Scope(workspace, globs))
+    barrier.wait(timeout=60)  # type: ignore[attr-defined]
+    try:
+        return str(store.create_task(request).ref)
+    except HandoffError as exc:
+        return exc.code
+
+
+def race(state_root: Path, jobs: list[tuple[str, str, tuple[str, ...]]]) -> list[str]:
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Manager().Barrier(len(jobs))
+    with context.Pool(len(jobs)) as pool:
+        return pool.starmap(_dispatch, [(str(state_root), *job, barrier) for job in jobs])
+
+
+def test_six_simultaneous_current_dispatches_leave_exactly_one_writer(store: Store) -> None:
+    outcomes = race(store.state_root, [(f"w{i}", "current", (f"src/w{i}/**",)) for i in range(6)])
+    assert outcomes.count("ownership_conflict") == 5
+    assert len(store.claims()) == 1
+
+
+def test_simultaneous_disjoint_required_dispatches_all_succeed(store: Store) -> None:
+    outcomes = race(store.state_root, [(f"w{i}", "required", (f"src/w{i}/**",)) for i in range(3)])
+    assert "ownership_conflict" not in outcomes
+    assert len(store.claims()) == 3
+
+
+def test_simultaneous_overlapping_dispatches_leave_one_writer_per_overlap_group(
+    state_root: Path, project: Path
+) -> None:
+    store = Store(state_root, project, writer_cap=8)
+    groups = {"a": ("src/a/**", "src/a/x/*", "src/**/*.py"), "b": ("docs/**", "docs/*.md")}
+    jobs = [(f"{g}{i}", "required", (glob,)) for g, globs in groups.items() for i, glob in enumerate(globs)]
+    del store
+    outcomes = race(state_root, jobs)
+    claims = Store(state_root, project).claims()
+    winners = {claim.ref.task.split("-", 1)[1][0] for claim in claims}
+    assert sorted(c.ref.task.split("-", 1)[1][0] for c in claims) == ["a", "b"]
+    assert winners == {"a", "b"}
+    assert outcomes.count("ownership_conflict") == len(jobs) - 2
+
+
+def test_a_claim_remembered_by_a_long_lived_server_ends_with_the_report(store: Store) -> None:
+    holder = store.create_task(implementation())
+    hour_ago = (datetime.now(UTC) - timedelta(hours=1)).timestamp()
+    os.utime(holder.path.parent, (hour_ago, hour_ago))  # settled: the index keeps it
+    assert [c.ref for c in store.claims()] == [holder.ref]
+    assert [c.ref for c in store.claims()] == [holder.ref]
+    focused = "Done. Tested. Stopped. Next: review."
+    store.write_report(Report(holder.ref.session, holder.ref.task, "completed", focused, "x", "y"), holder.ref.change)
+    assert store.claims() == []
+    store.create_task(implementation("next", goal="Next work."))

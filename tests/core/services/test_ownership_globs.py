@@ -1,0 +1,69 @@
+"""Glob overlap is decided exactly: checked against wcmatch's matcher on generated paths."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from wcmatch import glob as wc
+
+from handoff_core.errors import InvalidContent
+from handoff_core.services.ownership import glob_regex, overlap
+
+FLAGS = wc.GLOBSTAR | wc.DOTGLOB
+_atom = st.sampled_from(["a", "b", ".", "*", "?", "[ab]", "[!a]", "x"])
+_segment = st.one_of(st.just("**"), st.lists(_atom, min_size=1, max_size=3).map("".join))
+globs = (
+    st.lists(_segment, min_size=1, max_size=3)
+    .map("/".join)
+    .filter(lambda g: all(s not in (".", "..") for s in g.split("/")))
+)
+_name = st.text("ab.x", min_size=1, max_size=3).filter(lambda s: s not in (".", ".."))
+paths = st.lists(_name, min_size=1, max_size=4).map("/".join)
+
+
+def matches(glob: str, path: str) -> bool:
+    return bool(wc.globmatch(path, glob, flags=FLAGS))
+
+
+@settings(max_examples=400, deadline=None)
+@given(globs, paths)
+def test_the_translation_accepts_exactly_the_paths_wcmatch_accepts(glob: str, path: str) -> None:
+    assert (re.fullmatch(glob_regex(glob), path) is not None) == matches(glob, path)
+
+
+@settings(max_examples=300, deadline=None)
+@given(globs, globs, st.lists(paths, max_size=20))
+def test_a_path_matching_both_globs_means_the_checker_reports_an_overlap(a: str, b: str, samples: list[str]) -> None:
+    found = overlap(a, b)
+    if found is None:
+        assert not [p for p in samples if matches(a, p) and matches(b, p)]
+    else:
+        assert matches(a, found)
+        assert matches(b, found)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "overlapping"),
+    [
+        ("src/a1/**", "src/a1/**", True),
+        ("src/a1/**", "src/a2/**", False),
+        ("src/**/*.py", "src/a/*", True),
+        ("src/**/*.py", "src/**/*.md", False),
+        ("**", "pyproject.toml", True),
+        ("docs/*.md", "docs/sub/*.md", False),
+        ("src/a*", "src/ab/**", False),  # a path is a file: src/ab itself is not under src/ab/
+        ("src/a*", "src/ab", True),
+        ("tests/test_[ab].py", "tests/test_c.py", False),
+    ],
+)
+def test_known_pairs(a: str, b: str, overlapping: bool) -> None:
+    assert (overlap(a, b) is not None) == overlapping
+
+
+@pytest.mark.parametrize("glob", ["src//a", "src/./a", "src/[", "src/[a/b]", "a/[é]"])
+def test_globs_the_checker_cannot_decide_exactly_are_refused(glob: str) -> None:
+    with pytest.raises(InvalidContent):
+        glob_regex(glob)

@@ -1,0 +1,257 @@
+from __future__ import annotations
+
+import multiprocessing
+import os
+import stat
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from handoff_core.contract.ids import Ref, parse_ref
+from handoff_core.contract.report import Report, captured_text, parse_report
+from handoff_core.errors import (
+    AlreadyReported,
+    ChangeNotActive,
+    ChangeNotFound,
+    HandoffError,
+    InvalidIdentifier,
+    InvalidLocator,
+    LocatorConflict,
+    TaskChanged,
+    TaskNotFound,
+    UnsafePath,
+    WriteConflict,
+)
+from handoff_core.services.store import Store
+from tests.conftest import CHANGE, implementation, make_change, review
+
+FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
+
+
+def report(ref: Ref, status: str = "completed") -> Report:
+    return Report(ref.session, ref.task, status, FOCUS, "src/a1/x.py", "pytest: exit 0")
+
+
+def files_under(path: Path) -> set[str]:
+    return {str(p.relative_to(path)) for p in path.rglob("*")}
+
+
+def test_create_task_publishes_a_frozen_task_that_passes_dispatch_validation(store: Store) -> None:
+    created = store.create_task(implementation())
+    assert created.ref.task == "001-implement-a1"
+    assert created.path.read_text() == created.text
+    assert stat.S_IMODE(created.path.stat().st_mode) == 0o444
+    assert store.validate(created.ref, "dispatch").ok
+    task, stored = store.read_task(created.ref)
+    assert stored.sha256 == created.sha256
+    assert task.report_path.endswith(f"{created.ref.task}/REPORT.md")
+    assert not task.report_path.startswith("/")
+
+
+def test_tasks_in_one_round_get_increasing_numbers(store: Store) -> None:
+    first = store.create_task(implementation())
+    second = store.create_task(review(session=first.ref.session))
+    assert (first.ref.session, second.ref.task) == (second.ref.session, "002-review-a1")
+
+
+def test_two_rounds_opened_in_the_same_second_get_a_suffix(state_root: Path, project: Path) -> None:
+    frozen = Store(state_root, project, clock=lambda: datetime(2026, 11, 30, 4, 45, tzinfo=UTC))
+    first = frozen.create_task(implementation())
+    second = frozen.create_task(review())
+    assert (first.ref.session, second.ref.session) == ("20261130T044500Z", "20261130T044500Z-01")
+
+
+def _create_many(state_root: str, session: str, worker: int, count: int, barrier: object) -> list[str]:
+    store = Store(Path(state_root))
+    barrier.wait(timeout=60)  # type: ignore[attr-defined]
+    return [str(store.create_task(review(f"w{worker}-n{i}", session=session)).ref.task) for i in range(count)]
+
+
+def test_eight_processes_creating_25_tasks_each_get_200_distinct_numbers(store: Store, state_root: Path) -> None:
+    session = "20261130T044500Z"
+    (state_root / "specdev" / "changes" / CHANGE / "sessions" / session).mkdir(parents=True)
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Manager().Barrier(8)
+    with context.Pool(8) as pool:
+        results = pool.starmap(_create_many, [(str(state_root), session, w, 25, barrier) for w in range(8)])
+    numbers = sorted(int(task.split("-")[0]) for tasks in results for task in tasks)
+    assert numbers == list(range(1, 201))
+    for tasks in results:
+        mine = [int(t.split("-")[0]) for t in tasks]
+        assert mine == sorted(mine)
+
+
+def test_dispatch_into_a_change_that_is_not_active_is_refused(state_root: Path, store: Store) -> None:
+    make_change(state_root, "2026-11-29-done", outcome="completed")
+    with pytest.raises(ChangeNotActive) as caught:
+        store.create_task(implementation(change="2026-11-29-done"))
+    assert caught.value.code == "change_not_active"
+    assert files_under(state_root / "specdev" / "changes" / "2026-11-29-done") == {"README.md"}
+
+
+def test_the_server_never_creates_a_change(store: Store, state_root: Path) -> None:
+    with pytest.raises(ChangeNotFound) as caught:
+        store.create_task(implementation(change="2026-11-29-missing"))
+    assert caught.value.code == "change_not_found"
+    assert not (state_root / "specdev" / "changes" / "2026-11-29-missing").exists()
+
+
+@pytest.mark.parametrize("level", ["change", "sessions", "round"])
+def test_a_symlinked_directory_on_the_way_is_refused_and_nothing_lands_outside(
+    store: Store, state_root: Path, tmp_path: Path, level: str
+) -> None:
+    first = store.create_task(implementation())
+    outside = tmp_path / "outside"
+    change_dir = state_root / "specdev" / "changes" / CHANGE
+    real = {
+        "change": change_dir,
+        "sessions": change_dir / "sessions",
+        "round": change_dir / "sessions" / first.ref.session,
+    }[level]
+    real.rename(outside)
+    real.symlink_to(outside)
+    before = files_under(outside)
+    with pytest.raises(UnsafePath) as caught:
+        store.create_task(review(session=first.ref.session))
+    assert caught.value.code == "unsafe_path"
+    assert files_under(outside) == before
+
+
+def test_a_symlinked_task_directory_is_refused_for_reports(store: Store, tmp_path: Path) -> None:
+    ref = store.create_task(implementation()).ref
+    outside = tmp_path / "outside"
+    store.task_dir(ref).rename(outside)
+    store.task_dir(ref).symlink_to(outside)
+    with pytest.raises(UnsafePath):
+        store.write_report(report(ref), ref.change)
+    assert not (outside / "REPORT.md").exists()
+
+
+def test_a_dangling_symlink_at_the_report_name_is_refused_and_not_followed(store: Store, tmp_path: Path) -> None:
+    ref = store.create_task(implementation()).ref
+    target = tmp_path / "planted"
+    (store.task_dir(ref) / "REPORT.md").symlink_to(target)
+    with pytest.raises(WriteConflict):
+        store.write_report(report(ref), ref.change)
+    assert not target.exists()
+
+
+def test_a_hard_linked_task_is_refused(store: Store, tmp_path: Path) -> None:
+    ref = store.create_task(implementation()).ref
+    os.link(store.task_dir(ref) / "TASK.md", tmp_path / "alias")
+    with pytest.raises(UnsafePath):
+        store.write_report(report(ref), ref.change)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"{CHANGE}/20261130T044500Z/..",
+        f"{CHANGE}/20261130T044500Z/-rf",
+        f"{CHANGE}/20261130T044500Z/001-Topic",
+        f"{CHANGE}/20261130T044500Z/0001-x",
+        "../x/20261130T044500Z/001-a",
+    ],
+)
+def test_ids_that_could_escape_or_are_off_grammar_are_refused(text: str) -> None:
+    with pytest.raises(InvalidIdentifier):
+        parse_ref(text)
+
+
+@pytest.mark.parametrize("topic", ["..", "-rf", "Topic", "a/../x", "cafe\u0301"])
+def test_a_topic_that_is_not_plain_lowercase_is_refused_before_anything_is_created(
+    store: Store, state_root: Path, topic: str
+) -> None:
+    before = files_under(state_root)
+    with pytest.raises(InvalidIdentifier):
+        store.create_task(implementation(topic))
+    assert files_under(state_root) == before
+
+
+def test_a_refused_task_leaves_no_directory_behind(store: Store, state_root: Path) -> None:
+    before = files_under(state_root)
+    with pytest.raises(HandoffError):
+        store.create_task(implementation(goal="## Goal\nsmuggled"))
+    assert files_under(state_root) == before
+
+
+def test_a_report_is_written_once_and_pins_the_task(store: Store) -> None:
+    created = store.create_task(implementation())
+    written = store.write_report(report(created.ref), CHANGE, created.sha256)
+    assert parse_report(written.text).task_sha256 == created.sha256
+    assert store.validate(created.ref, "return").ok
+    assert not store.write_report(report(created.ref), CHANGE).created
+    with pytest.raises(WriteConflict):
+        store.write_report(report(created.ref, "failed"), CHANGE)
+
+
+def test_a_report_for_a_changed_task_hash_is_refused(store: Store) -> None:
+    ref = store.create_task(implementation()).ref
+    with pytest.raises(TaskChanged) as caught:
+        store.write_report(report(ref), CHANGE, "0" * 64)
+    assert caught.value.code == "task_changed"
+    assert not (store.task_dir(ref) / "REPORT.md").exists()
+
+
+def test_a_report_for_an_unknown_task_is_refused(store: Store) -> None:
+    ref = store.create_task(implementation()).ref
+    with pytest.raises(TaskNotFound):
+        store.write_report(Report(ref.session, "009-ghost", "completed", FOCUS, "x", "y"), CHANGE)
+
+
+def test_a_lead_capture_is_verbatim_and_marked(store: Store) -> None:
+    ref = store.create_task(implementation()).ref
+    stored = store.capture_report(ref, "completed", "codex exec call 7", "Done.\n## not a section\nAll green")
+    parsed = parse_report(stored.text)
+    assert parsed.captured_by == "Lead"
+    assert captured_text(parsed) == "Done.\n## not a section\nAll green"
+    assert store.validate(ref, "return").ok
+
+
+def test_the_session_locator_is_idempotent_for_one_path_and_conflicts_for_another(store: Store) -> None:
+    ref = store.create_task(implementation()).ref
+    path = "/home/me/.codex/sessions/2026/11/30/rollout-x-abc.jsonl"
+    assert store.record_session_locator(ref, path, verify=False).created
+    assert not store.record_session_locator(ref, path, verify=False).created
+    with pytest.raises(LocatorConflict) as caught:
+        store.record_session_locator(ref, "/home/me/other.jsonl", verify=False)
+    assert caught.value.code == "locator_conflict"
+    assert path in (store.task_dir(ref) / "session-locator.json").read_text()
+
+
+@pytest.mark.parametrize("path", ["relative/log.jsonl", "/home/unknown/x.jsonl", "/tmp/<id>.jsonl", "", " /x.jsonl"])
+def test_a_placeholder_or_relative_locator_is_refused(store: Store, path: str) -> None:
+    ref = store.create_task(implementation()).ref
+    with pytest.raises(InvalidLocator):
+        store.record_session_locator(ref, path, verify=False)
+    assert not (store.task_dir(ref) / "session-locator.json").exists()
+
+
+def test_a_release_is_written_once_and_refused_after_a_report(store: Store) -> None:
+    first = store.create_task(implementation()).ref
+    released = store.release_writer(first, "stopped", "herdr pane 3 exited with code 0")
+    assert "Writers: stopped: herdr pane 3 exited with code 0" in released.text
+    second = store.create_task(review(session=first.session)).ref
+    store.write_report(report(second), CHANGE)
+    with pytest.raises(AlreadyReported) as caught:
+        store.release_writer(second, "none", "never started")
+    assert caught.value.code == "already_reported"
+
+
+def test_writes_into_an_archived_change_are_refused(store: Store, state_root: Path) -> None:
+    ref = store.create_task(implementation()).ref
+    archive = state_root / "specdev" / "archive"
+    archive.mkdir(parents=True)
+    (state_root / "specdev" / "changes" / CHANGE).rename(archive / CHANGE)
+    with pytest.raises(ChangeNotActive):
+        store.write_report(report(ref), CHANGE)
+    with pytest.raises(ChangeNotActive):
+        store.record_session_locator(ref, "/x/y.jsonl", verify=False)
+
+
+def test_a_missing_state_root_is_refused_with_the_way_out(tmp_path: Path) -> None:
+    with pytest.raises(ChangeNotFound) as caught:
+        Store(tmp_path / "nowhere").create_task(implementation())
+    assert "--state-root" in caught.value.message
+    assert not (tmp_path / "nowhere").exists()

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from handoff_core.contract.ids import Ref
+from handoff_core.errors import StorageError, TokenRefused, UnsafePath
+from handoff_core.services.tokens import check_token, load_secret, report_token
+
+REF = Ref("2026-11-30-demo", "20261130T044500Z", "001-a")
+
+
+def test_the_secret_is_created_once_with_mode_0600(tmp_path: Path) -> None:
+    path = tmp_path / "cfg" / "secret"
+    first = load_secret(path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert load_secret(path) == first
+
+
+def test_a_token_opens_exactly_its_own_task(tmp_path: Path) -> None:
+    secret = load_secret(tmp_path / "secret")
+    token = report_token(secret, tmp_path, REF)
+    check_token(secret, tmp_path, REF, token)
+    for other in (Ref(REF.change, REF.session, "002-a"), Ref(REF.change, "20261130T044501Z", REF.task)):
+        with pytest.raises(TokenRefused) as caught:
+            check_token(secret, tmp_path, other, token)
+        assert caught.value.code == "token_refused"
+    with pytest.raises(TokenRefused):
+        check_token(secret, tmp_path / "other-root", REF, token)
+    with pytest.raises(TokenRefused):
+        check_token(load_secret(tmp_path / "another-secret"), tmp_path, REF, token)
+
+
+def test_a_secret_inside_the_project_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UnsafePath):
+        load_secret(tmp_path / "project" / ".secret", tmp_path / "project")
+
+
+def test_a_secret_readable_by_others_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "secret"
+    load_secret(path)
+    path.chmod(0o644)
+    with pytest.raises(UnsafePath):
+        load_secret(path)
+
+
+def test_a_symlinked_secret_is_refused(tmp_path: Path) -> None:
+    load_secret(tmp_path / "real")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with pytest.raises(StorageError):
+        load_secret(tmp_path / "link")

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from handoff_core.services.store import Store
+from handoff_core.validator import arguments
+from tests.conftest import implementation
+
+SCRIPT = Path(sys.executable).parent / "handoff-validate"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, timeout=60, check=False)
+
+
+def flags(project: Path, store: Store, stage: str, **override: str) -> list[str]:
+    ref = store.create_task(implementation()).ref
+    values = {"repo": str(project), "change": ref.change, "session": ref.session, "task": ref.task, "stage": stage}
+    values.update(override)
+    return arguments(**values)
+
+
+def test_help_prints_usage_and_exits_zero() -> None:
+    result = run("--help")
+    assert result.returncode == 0
+    assert "--stage dispatch|return" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--repo", "x", "--change", "c", "--session", "s", "--task", "t"],
+        ["--repo", "x", "--change", "c", "--session", "s", "--task", "t", "--stage", "deliver"],
+        ["--repo", "x", "--repo", "y"],
+        ["--bogus", "1"],
+        ["--repo"],
+        ["--repo", "--change"],
+    ],
+)
+def test_bad_arguments_exit_two_with_a_message_on_stderr(args: list[str]) -> None:
+    result = run(*args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "Usage:" in result.stderr
+
+
+def test_a_valid_dispatch_exits_zero_with_the_seed_json_shape(project: Path, store: Store) -> None:
+    result = run(*flags(project, store, "dispatch"))
+    assert result.returncode == 0, result.stdout
+    payload = json.loads(result.stdout)
+    assert set(payload) == {"errors", "warnings", "caveat"}
+    assert payload["errors"] == []
+
+
+def test_the_state_root_may_be_given_explicitly(project: Path, store: Store) -> None:
+    args = [*flags(project, store, "dispatch"), "--state-root", str(store.state_root), "--method-root", str(project)]
+    assert run(*args).returncode == 0
+
+
+def test_a_broken_tree_exits_one_with_the_problems_listed(project: Path, store: Store) -> None:
+    result = run(*flags(project, store, "return"))
+    assert result.returncode == 1
+    assert "REPORT.md not found" in json.loads(result.stdout)["errors"]
+
+
+def test_a_missing_state_root_is_a_validation_error_not_a_crash(tmp_path: Path, project: Path, store: Store) -> None:
+    result = run(*flags(project, store, "dispatch", repo=str(tmp_path / "nowhere")))
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["errors"]
