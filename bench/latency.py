@@ -119,9 +119,9 @@ def core_latency(store: Store, change: str, status_change: str, calls: int) -> d
     result = {"create_task": timed(lambda i: stored.append(store.create_task(_request(change, i, first.ref.session))))}
     result["write_report"] = timed(lambda i: store.write_report(_report(stored[i].ref), change, stored[i].sha256))
     ref = stored[0].ref
-    result["validate_handoff"] = timed(lambda _: store.validate(ref, "return"))
-    result["read_task"] = timed(lambda _: store.read_task(ref))
-    result["handoff_status"] = timed(lambda _: store.status(status_change))
+    result["validate_handoff"] = timed(lambda _: store.queries.validate(ref, "return"))
+    result["read_task"] = timed(lambda _: store.queries.read_task(ref))
+    result["handoff_status"] = timed(lambda _: store.queries.status(status_change))
     return result
 
 

@@ -20,11 +20,11 @@ def child(state_root: str, what: str) -> None:
     store = Store(Path(state_root))
     start = time.perf_counter()
     if what == "status":
-        count = len(store.status())
+        count = len(store.queries.status())
     else:
-        refs = [t.ref for t in store.status(CHANGE)] if what == "validate" else []
+        refs = [t.ref for t in store.queries.status(CHANGE)] if what == "validate" else []
         start = time.perf_counter()
-        count = sum(1 for ref in refs if store.validate(Ref(*str(ref).split("/")), _stage(store, ref)).ok)
+        count = sum(1 for ref in refs if store.queries.validate(Ref(*str(ref).split("/")), _stage(store, ref)).ok)
     seconds = time.perf_counter() - start
     print(json.dumps({"seconds": seconds, "peak_rss_mb": round(peak_rss_kb() / 1024, 1), "count": count}))
 
@@ -38,7 +38,7 @@ def peak_rss_kb() -> int:
 
 
 def _stage(store: Store, ref: Ref) -> str:
-    return "return" if (store.task_dir(ref) / "REPORT.md").exists() else "dispatch"
+    return "return" if (store.roots.task_dir(ref) / "REPORT.md").exists() else "dispatch"
 
 
 def measure(state_root: Path, what: str, repeats: int) -> dict[str, float]:

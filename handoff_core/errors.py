@@ -21,9 +21,13 @@ can match on; the message says what to do next. The hierarchy::
     │   └── OwnershipConflict        code ownership_conflict  a writer claim blocks the dispatch
     ├── UnsafePath                   code unsafe_path         symlink, hard link, collision, escape
     ├── TokenRefused                 code token_refused       report token missing or wrong
-    └── StorageError                 code storage_error       the OS failed; nothing was half-written
+    ├── StorageError                 code storage_error       the OS failed; nothing was half-written
+    └── ConfigError                  code config_error        a flag or HANDOFF_* variable is wrong
 
-OS errors are translated once, at the store boundary (``raise StorageError(...) from exc``).
+OS errors are translated once, where the files layer meets the services
+(``files.task_dir.translated``: ``raise StorageError(...) from exc``); YAML errors where the
+contract reads frontmatter (``InvalidContent``). The MCP adapter turns every one of these into a
+tool error ``Error executing tool NAME: CODE: message`` in one place (``server.registration``).
 """
 
 from __future__ import annotations
@@ -109,3 +113,7 @@ class TokenRefused(HandoffError):
 
 class StorageError(HandoffError):
     code = "storage_error"
+
+
+class ConfigError(HandoffError):
+    code = "config_error"

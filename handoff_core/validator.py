@@ -7,10 +7,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from handoff_core.contract.validate import STAGES, Verdict, check_handoff
-from handoff_core.files.reader import read_tree
+from handoff_core.contract.validate import Verdict, check_handoff
+from handoff_core.files.reader import read_snapshot
+from handoff_core.layout import DEFAULT_STATE_ROOT, STAGES
 
-DEFAULT_STATE_ROOT = Path("speculo/.speculo")
 USAGE = (
     "Usage: handoff-validate --repo <project> [--method-root <methods> --state-root <data-parent>] "
     "--change <id> --session <round> --task <id> --stage dispatch|return\n"
@@ -57,13 +57,13 @@ def parse_args(argv: Sequence[str]) -> dict[str, str]:
 
 def state_root(values: dict[str, str]) -> Path:
     given = values.get("state_root")
-    return Path(given).absolute() if given else Path(values["repo"]).absolute() / DEFAULT_STATE_ROOT
+    return Path(given).absolute() if given else Path(values["repo"]).absolute() / Path(DEFAULT_STATE_ROOT)
 
 
 def validate(values: dict[str, str]) -> Verdict:
     root = state_root(values)
     change, session, task = values["change"], values["session"], values["task"]
-    return check_handoff(lambda: read_tree(root, change, session, task), values["stage"], change, session, task)
+    return check_handoff(lambda: read_snapshot(root, change, session, task), values["stage"], change, session, task)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

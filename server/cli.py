@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from handoff_core import validator as validate_cli
 from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import HandoffError
+from handoff_core.layout import CHANGES
 from handoff_core.services.store import Store
 from handoff_core.services.tokens import load_secret, report_token
-from server.config import ConfigError, Settings, settings_from
+from server.config import Settings, settings_from
 
 COMMANDS = ("serve", "validate", "status", "token")
 
@@ -64,7 +65,7 @@ def status(settings: Settings, change: str | None, session: str | None) -> int:
     from rich.table import Table
 
     store = Store(settings.state_root, settings.project_root, writer_cap=settings.writer_cap)
-    tasks = store.status(change, session)
+    tasks = store.queries.status(change, session)
     table = Table("ref", "kind", "state", "age", "claim", "locator", "problems", title="handoff status")
     for task in tasks:
         claim = f"{task.scope.workspace}: {', '.join(task.scope.writable)}" if task.claims_writer and task.scope else ""
@@ -72,7 +73,7 @@ def status(settings: Settings, change: str | None, session: str | None) -> int:
         table.add_row(
             str(task.ref),
             task.kind or "?",
-            task.state,
+            task.label,
             _age(task.age_seconds),
             claim,
             "yes" if task.has_locator else "",
@@ -80,7 +81,7 @@ def status(settings: Settings, change: str | None, session: str | None) -> int:
         )
     console = Console(width=200)
     if not tasks:
-        console.print(f"no tasks under {settings.state_root}/specdev/changes")
+        console.print(f"no tasks under {settings.state_root.joinpath(*CHANGES)}")
         return 0
     console.print(table)
     claims = sum(1 for task in tasks if task.claims_writer)
@@ -90,7 +91,7 @@ def status(settings: Settings, change: str | None, session: str | None) -> int:
 
 def token(settings: Settings, ref: str) -> int:
     parsed = parse_ref(ref)
-    Store(settings.state_root, settings.project_root).read_task(parsed)
+    Store(settings.state_root, settings.project_root).queries.read_task(parsed)
     print(report_token(load_secret(settings.secret_file, settings.project_root), settings.state_root, parsed))
     return 0
 
@@ -109,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "status":
             return status(settings, args.change, args.session)
         return token(settings, args.ref)
-    except (ConfigError, HandoffError) as exc:
+    except HandoffError as exc:
         print(f"handoff-mcp: {exc}", file=sys.stderr)
         return 2
 

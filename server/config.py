@@ -5,27 +5,27 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
+from handoff_core.errors import ConfigError
+from handoff_core.layout import DEFAULT_STATE_ROOT, DEFAULT_WRITER_CAP
 from handoff_core.services.tokens import default_secret_path
 
-ROLES = ("lead", "executor")
-DEFAULT_STATE_ROOT = Path("speculo/.speculo")
-DEFAULT_WRITER_CAP = 3
+__all__ = ["ROLES", "Role", "Settings", "settings_from"]
 
-
-class ConfigError(Exception):
-    """A setting is missing or wrong; the message says which flag or variable to fix."""
+Role = Literal["lead", "executor"]
+ROLES: tuple[Role, ...] = get_args(Role)
 
 
 @dataclass(frozen=True)
 class Settings:
-    role: str
+    role: Role
     project_root: Path
     state_root: Path
     secret_file: Path
     writer_cap: int = DEFAULT_WRITER_CAP
 
-    def serve_args(self, role: str) -> list[str]:
+    def serve_args(self, role: Role) -> list[str]:
         """Arguments that start a server like this one, in ``role``."""
         return [
             "serve",
@@ -36,6 +36,14 @@ class Settings:
             "--state-root",
             str(self.state_root),
         ]
+
+
+def _writer_cap(value: str | None) -> int:
+    if value is None:
+        return DEFAULT_WRITER_CAP
+    if not (value.isascii() and value.isdigit() and int(value) >= 1):
+        raise ConfigError(f"HANDOFF_WRITER_CAP={value!r} is not a whole number of at least 1: set it to e.g. 1 or 3")
+    return int(value)
 
 
 def settings_from(
@@ -56,5 +64,5 @@ def settings_from(
     state = Path(state_root or env.get("HANDOFF_STATE_ROOT") or DEFAULT_STATE_ROOT)
     state = state if state.is_absolute() else project / state
     secret = Path(secret_file or env.get("HANDOFF_SECRET_FILE") or default_secret_path())
-    cap = int(env.get("HANDOFF_WRITER_CAP", DEFAULT_WRITER_CAP))
+    cap = _writer_cap(env.get("HANDOFF_WRITER_CAP"))
     return Settings(role, project, state.absolute(), secret.absolute(), cap)

@@ -11,22 +11,22 @@ from mcp.server.mcpserver.tools import Tool
 from pydantic import Field
 
 from handoff_core.contract.ids import parse_ref
+from handoff_core.layout import COORDINATION_FILE
 from handoff_core.services import coordination, report_view, session_handoff, session_logs
-from server import schema
-from server.app import Context, tool_errors
 from server.models import Coordination, Document, Handoff, History, LogCandidates
-from server.shared_tools import CREATE, READ_ONLY, Ref
+from server.params import RefArg
+from server.registration import CREATE, READ_ONLY, tool
+from server.services import Services
 
 Slug = str
 
 
-def shared(context: Context) -> list[Tool]:
-    store = context.store
+def shared(services: Services) -> list[Tool]:
+    store, queries = services.store, services.queries
 
-    @tool_errors
-    def read_handoff(ref: Ref) -> Handoff:
+    def read_handoff(ref: RefArg) -> Handoff:
         """A task's REPORT, focused handoff first; untrusted text with provenance."""
-        view = report_view.read_handoff(store, parse_ref(ref))
+        view = report_view.read_handoff(queries, parse_ref(ref))
         rest = "\n\n".join(f"## {name}\n{text}" for name, text in view.sections.items())
         return Handoff(
             header=view.header,
@@ -39,19 +39,17 @@ def shared(context: Context) -> list[Tool]:
             truncated=view.truncated,
         )
 
-    @tool_errors
     def search_history(
-        ref: Ref,
+        ref: RefArg,
         query: Annotated[str, Field(description="keywords, all must match")],
         max_hits: Annotated[int, Field(ge=1, le=20)] = 5,
         context_chars: Annotated[int, Field(ge=0, le=400)] = 200,
     ) -> History:
         """Keyword snippets from the task's confirmed session log."""
-        result = session_logs.search(report_view.log_path(store, parse_ref(ref)), query, max_hits, context_chars)
+        result = session_logs.search(report_view.log_path(queries, parse_ref(ref)), query, max_hits, context_chars)
         hits = [f"{h.line} | {h.record} | {h.timestamp} | {h.role}: {h.snippet}" for h in result.hits]
         return History(log_path=result.path, hits=hits, stopped_early=result.stopped_early)
 
-    @tool_errors
     def write_handoff(
         scope: Slug,
         topic: Slug,
@@ -67,35 +65,30 @@ def shared(context: Context) -> list[Tool]:
         stored = session_handoff.publish(store, doc, redact)
         return Document(path=str(stored.path), sha256=stored.sha256)
 
-    @tool_errors
     def resolve_coordination(
         work_id: Annotated[str, Field(description="e.g. specdev/implement")], stage: str = ""
     ) -> Coordination:
         """The coordination choice for a Work and stage (coordination/project.json)."""
-        data = store.read_optional("coordination", "project.json")
+        data = queries.read_state_file(*COORDINATION_FILE)
         text = None if data is None else data.decode("utf-8", "replace")
         found = coordination.resolve(text, work_id, stage or None)
         return Coordination(choice=found.choice or {}, source=found.source, reasons=list(found.reasons))
 
     return [
-        schema.tool(read_handoff, READ_ONLY),
-        schema.tool(search_history, READ_ONLY),
-        schema.tool(write_handoff, CREATE),
-        schema.tool(resolve_coordination, READ_ONLY),
+        tool(read_handoff, READ_ONLY),
+        tool(search_history, READ_ONLY),
+        tool(write_handoff, CREATE),
+        tool(resolve_coordination, READ_ONLY),
     ]
 
 
-def lead(context: Context) -> list[Tool]:
-    @tool_errors
+def lead(services: Services) -> list[Tool]:
     def find_session_log(tool: Literal["claude-code", "codex"], session_id: str, ref: str = "") -> LogCandidates:
         """Find a Claude Code or Codex log by session id (with ref: check it is that task's)."""
-        needles = None
-        if ref:
-            parsed = parse_ref(ref)
-            needles = [str(parsed), f"{parsed.session}/{parsed.task}"]
+        needles = services.queries.log_needles(parse_ref(ref)) if ref else None
         found = session_logs.candidates(tool, session_id, Path.home(), dict(os.environ))
         facts = [session_logs.inspect(path, needles) for path in found]
         lines = [f"{f.path}: {'ok' if f.ok else '; '.join(f.problems)}" for f in facts]
         return LogCandidates(candidates=lines, ambiguous=sum(f.ok for f in facts) > 1)
 
-    return [schema.tool(find_session_log, READ_ONLY)]
+    return [tool(find_session_log, READ_ONLY)]

@@ -8,17 +8,16 @@ from mcp.server.mcpserver.tools import Tool
 from pydantic import Field
 
 from handoff_core.contract.ids import parse_ref
-from handoff_core.contract.task import Scope, SharedPath
+from handoff_core.contract.task import Scope, SharedPath, workspace_of
 from handoff_core.errors import InvalidContent
+from handoff_core.layout import REPORT_FILE
 from handoff_core.services import waiting
 from handoff_core.services.store import TaskRequest
-from server.app import Context, tool_errors
 from server.dispatch import dispatch_message, executor_config
 from server.models import CreatedTask, Waited, Written
-from server.schema import tool
-from server.shared_tools import CREATE, READ_ONLY, WRITE_ONCE, Ref, Text
-
-Globs = Annotated[list[str], Field(description="project-relative globs")]
+from server.params import Globs, RefArg, Text
+from server.registration import CREATE, READ_ONLY, WRITE_ONCE, tool
+from server.services import Services
 
 
 def shared_paths(entries: list[str]) -> tuple[SharedPath, ...]:
@@ -28,10 +27,9 @@ def shared_paths(entries: list[str]) -> tuple[SharedPath, ...]:
     return tuple(SharedPath(path, owner) for path, _, owner in pairs)
 
 
-def tools(context: Context) -> list[Tool]:
-    store = context.store
+def tools(services: Services) -> list[Tool]:
+    store, queries = services.store, services.queries
 
-    @tool_errors
     def create_task(
         change: Annotated[str, Field(description="an active change, YYYY-MM-DD-topic")],
         topic: Annotated[str, Field(description="lowercase-hyphen; the number is allocated")],
@@ -52,7 +50,12 @@ def tools(context: Context) -> list[Tool]:
     ) -> CreatedTask:
         """Publish a frozen TASK.md; returns the executor's dispatch message and report token."""
         scope = Scope(
-            workspace or None, tuple(writable), tuple(read_only), shared_paths(shared), tuple(artifacts), scope_notes
+            workspace_of(workspace),
+            tuple(writable),
+            tuple(read_only),
+            shared_paths(shared),
+            tuple(artifacts),
+            scope_notes,
         )
         request = TaskRequest(
             change,
@@ -68,9 +71,9 @@ def tools(context: Context) -> list[Tool]:
             force_new,
         )
         stored = store.create_task(request)
-        token = context.token(stored.ref)
-        task_rel = store.shown(stored.path)
-        report_rel = store.shown(stored.path.with_name("REPORT.md"))
+        token = services.token(stored.ref)
+        task_rel = store.roots.shown(stored.path)
+        report_rel = store.roots.shown(stored.path.with_name(REPORT_FILE))
         return CreatedTask(
             ref=str(stored.ref),
             task_path=str(stored.path),
@@ -79,16 +82,15 @@ def tools(context: Context) -> list[Tool]:
             task_sha256=stored.sha256,
             report_token=token,
             dispatch_message=dispatch_message(stored, token, task_rel, report_rel),
-            executor_config=executor_config(context.settings),
+            executor_config=executor_config(services.settings),
         )
 
-    @tool_errors
     async def wait_for_reports(
         refs: Annotated[list[str], Field(description="refs to watch")],
         timeout_s: Annotated[float, Field(description="at most 50")] = 30.0,
     ) -> Waited:
         """Return when any listed task gets a REPORT or RELEASE, or at the timeout."""
-        result = await waiting.wait_for_reports(store, [parse_ref(ref) for ref in refs], timeout_s)
+        result = await waiting.wait_for_reports(queries, [parse_ref(ref) for ref in refs], timeout_s)
         return Waited(
             arrived=[f"{a.ref} {a.file}" for a in result.arrived],
             pending=[str(ref) for ref in result.pending],
@@ -96,9 +98,8 @@ def tools(context: Context) -> list[Tool]:
             waited_seconds=result.waited_seconds,
         )
 
-    @tool_errors
     def record_session_locator(
-        ref: Ref,
+        ref: RefArg,
         path: Annotated[str, Field(description="absolute path of the executor's session log")],
         verify: Annotated[bool, Field(description="false only if you confirmed the log by other means")] = True,
     ) -> Written:
@@ -106,9 +107,8 @@ def tools(context: Context) -> list[Tool]:
         stored = store.record_session_locator(parse_ref(ref), path, verify)
         return Written(path=str(stored.path), sha256=stored.sha256, created=stored.created)
 
-    @tool_errors
     def capture_report(
-        ref: Ref,
+        ref: RefArg,
         status: Literal["completed", "blocked", "failed", "cancelled"],
         original_locator: Annotated[str, Field(description="where the text came from, e.g. a call id")],
         text: Annotated[str, Field(description="the executor's reply, verbatim")],
@@ -117,9 +117,8 @@ def tools(context: Context) -> list[Tool]:
         stored = store.capture_report(parse_ref(ref), status, original_locator, text)
         return Written(path=str(stored.path), sha256=stored.sha256, created=stored.created)
 
-    @tool_errors
     def release_writer(
-        ref: Ref,
+        ref: RefArg,
         kind: Annotated[Literal["stopped", "none"], Field(description="stopped: seen to stop; none: never ran")],
         evidence: Annotated[str, Field(description="stop locator, or why there is no writer")],
         details: Text = "",

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-
-def _untitled(schema: dict[str, Any]) -> None:
-    """Titles repeat the field names; dropping them keeps tools/list small for the model's context."""
-    schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        prop.pop("title", None)
+from pydantic import BaseModel, Field
 
 
 class Wire(BaseModel):
-    model_config = ConfigDict(json_schema_extra=_untitled)
+    """A tool result; ``registration.tool`` strips its schema's titles with the parameters'."""
 
 
 class ExecutorConfig(Wire):

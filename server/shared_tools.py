@@ -5,31 +5,22 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from handoff_core.contract.ids import parse_ref
-from handoff_core.contract.report import Report, count_sentences, first_sentence, summary_line
+from handoff_core.contract.report import Report, first_sentence, focused_problem, summary_line
 from handoff_core.services.tokens import check_token
-from server.app import Context, tool_errors
 from server.models import ReportWritten, Status, TaskState, TaskView, Validation
-from server.schema import tool
-
-Ref = Annotated[str, Field(description="change/session/task")]
-Text = str
-# For a read-only tool the destructive and idempotent hints carry no meaning (MCP spec).
-# Hints at their spec default are left out: readOnlyHint false, idempotentHint false.
-READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-CREATE = ToolAnnotations(destructive_hint=False, open_world_hint=False)
-WRITE_ONCE = ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+from server.params import RefArg
+from server.registration import READ_ONLY, WRITE_ONCE, tool
+from server.services import Services
 
 
-def tools(context: Context) -> list[Tool]:
-    store = context.store
+def tools(services: Services) -> list[Tool]:
+    store, queries = services.store, services.queries
 
-    @tool_errors
     def write_report(
-        ref: Ref,
+        ref: RefArg,
         token: str,
         status: Literal["completed", "blocked", "failed", "cancelled"],
         focused: Annotated[str, Field(description="3-5 sentences: done, decisions, where it stopped, next step")],
@@ -41,11 +32,11 @@ def tools(context: Context) -> list[Tool]:
     ) -> ReportWritten:
         """Publish the task's REPORT.md once (token from the dispatch message)."""
         parsed = parse_ref(ref)
-        check_token(context.secret(), context.settings.state_root, parsed, token)
+        check_token(services.secret(), services.settings.state_root, parsed, token)
         report = Report(parsed.session, parsed.task, status, focused, artifacts, verification, unverified, problems)
         stored = store.write_report(report, parsed.change, task_sha256 or None)
-        location = store.shown(stored.path)
-        warnings = [] if 3 <= count_sentences(focused) <= 5 else ["focused handoff should be 3 to 5 sentences"]
+        location = store.roots.shown(stored.path)
+        warnings = [problem] if (problem := focused_problem(focused)) is not None else []
         return ReportWritten(
             path=str(stored.path),
             sha256=stored.sha256,
@@ -54,10 +45,9 @@ def tools(context: Context) -> list[Tool]:
             warnings=warnings,
         )
 
-    @tool_errors
-    def read_task(ref: Ref) -> TaskView:
+    def read_task(ref: RefArg) -> TaskView:
         """A task's TASK.md and its sha256."""
-        task, stored = store.read_task(parse_ref(ref))
+        task, stored = queries.read_task(parse_ref(ref))
         return TaskView(
             kind=task.kind,
             task_sha256=stored.sha256,
@@ -65,10 +55,9 @@ def tools(context: Context) -> list[Tool]:
             text=stored.text,
         )
 
-    @tool_errors
-    def validate_handoff(ref: Ref, stage: Literal["dispatch", "return"]) -> Validation:
+    def validate_handoff(ref: RefArg, stage: Literal["dispatch", "return"]) -> Validation:
         """Check a task's files for the dispatch or the return stage."""
-        verdict = store.validate(parse_ref(ref), stage)
+        verdict = queries.validate(parse_ref(ref), stage)
         return Validation(
             ok=verdict.ok,
             errors=list(verdict.errors),
@@ -76,20 +65,19 @@ def tools(context: Context) -> list[Tool]:
             caveat=verdict.caveat,
         )
 
-    @tool_errors
     def handoff_status(
         change: Annotated[str, Field(description="one change (default: all active)")] = "",
         session: Annotated[str, Field(description="one round of that change")] = "",
     ) -> Status:
         """Every task's derived state and writer claim, and the free writer slots."""
-        tasks = store.status(change or None, session or None)
+        tasks = queries.status(change or None, session or None)
         claims = [str(t.ref) for t in tasks if t.claims_writer]
         return Status(
             tasks=[
                 TaskState(
                     ref=str(t.ref),
                     kind=t.kind or "",
-                    state=t.state,
+                    state=t.label,
                     age_seconds=t.age_seconds,
                     claim=f"{t.scope.workspace}: {', '.join(t.scope.writable)}" if t.claims_writer and t.scope else "",
                     has_locator=t.has_locator,
@@ -97,7 +85,7 @@ def tools(context: Context) -> list[Tool]:
                 )
                 for t in tasks
             ],
-            free_writer_slots=max(0, context.settings.writer_cap - len(claims)),
+            free_writer_slots=max(0, services.settings.writer_cap - len(claims)),
         )
 
     return [

@@ -4,25 +4,26 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import cast
 
 from handoff_core.contract.markdown import split_lines
+from handoff_core.layout import OUTCOMES, Location, Outcome
 
-OUTCOMES = ("active", "completed", "cancelled")
-ACTIVE = ("specdev", "changes")
-ARCHIVE = ("specdev", "archive")
-MONTH_RE = re.compile(r"^\d{4}-\d{2}$")
+__all__ = ["MONTH_RE", "ChangeFacts", "read_outcome"]
+
+MONTH_RE = re.compile(r"^\d{4}-\d{2}\Z")  # older installs archive under specdev/archive/YYYY-MM/
 _OUTCOME = re.compile(r"^Outcome:\s*(.*?)\s*$")
 
 
 @dataclass(frozen=True)
 class ChangeFacts:
     change: str
-    location: str  # "active" or "archived"
+    location: Location
     parts: tuple[str, ...]  # directory components below the state root
-    outcome: str | None  # None when the README has no single valid Outcome line
+    outcome: Outcome | None  # None when the README has no single valid Outcome line
 
 
-def read_outcome(readme: str) -> str | None:
+def read_outcome(readme: str) -> Outcome | None:
     """The one ``Outcome:`` value, or None when it is missing, repeated or unknown."""
     values = [m.group(1) for line in split_lines(readme) if (m := _OUTCOME.match(line))]
-    return values[0] if len(values) == 1 and values[0] in OUTCOMES else None
+    return cast(Outcome, values[0]) if len(values) == 1 and values[0] in OUTCOMES else None

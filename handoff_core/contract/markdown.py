@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 from handoff_core.errors import InvalidContent
@@ -56,7 +57,7 @@ def body_lines(text: str) -> tuple[Line, ...]:
     return tuple(lines)
 
 
-def section_problems(text: str, names: list[str]) -> list[str]:
+def section_problems(text: str, names: Sequence[str]) -> list[str]:
     """The seed's ``headings()`` check, collecting a problem per section instead of stopping."""
     lines = body_lines(text)
     heads = [index for index, (_, line) in enumerate(lines) if line.startswith("## ")]

@@ -6,15 +6,14 @@ from dataclasses import dataclass
 
 from handoff_core.contract.markdown import check_fragment
 from handoff_core.errors import InvalidContent
-
-RELEASE_KINDS = ("stopped", "none")
+from handoff_core.layout import RELEASE_KINDS, ReleaseKind
 
 
 @dataclass(frozen=True)
 class Release:
     session: str
     task: str
-    kind: str  # "stopped": the writer was seen to stop; "none": no writer ever ran
+    kind: ReleaseKind
     evidence: str  # the locator of the stop, or the reason there is no writer
 
 

@@ -9,9 +9,16 @@ from handoff_core.contract.ids import check_round
 from handoff_core.contract.ids import check_task as check_task_id
 from handoff_core.contract.markdown import check_fragment, header_lines, normalise_newlines, sections, split_lines
 from handoff_core.errors import InvalidContent
+from handoff_core.layout import (
+    FOCUSED_SENTENCES,
+    REPORT_FOCUSED,
+    REPORT_NEXT,
+    REPORT_SECTIONS,
+    REPORT_STATUSES,
+    REPORT_WORK,
+    focused_length_ok,
+)
 
-STATUSES = ("completed", "blocked", "failed", "cancelled")
-REPORT_SECTIONS = ["聚焦交接", "产物与验证", "问题与下一步"]
 _FIELDS = (("artifacts", "修改或成果"), ("verification", "验证"), ("unverified", "未完成或未验证"))
 _HEADER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):\s*(.*?)\s*$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -45,8 +52,8 @@ def _single_line(value: str, what: str) -> str:
 
 
 def normalise_report(report: Report) -> Report:
-    if report.status not in STATUSES:
-        raise InvalidContent(f"status {report.status!r} is not one of {', '.join(STATUSES)}")
+    if report.status not in REPORT_STATUSES:
+        raise InvalidContent(f"status {report.status!r} is not one of {', '.join(REPORT_STATUSES)}")
     check_round(report.session)
     check_task_id(report.task)
     if report.task_sha256 is not None and not _SHA256.match(report.task_sha256):
@@ -83,7 +90,17 @@ def render_report(report: Report) -> str:
     middle: list[str] = []
     for attr, label in _FIELDS:
         middle += [f"- {label}:", *_indent(getattr(report, attr))]
-    lines = [*head, "", "## 聚焦交接", report.focused, "", "## 产物与验证", *middle, "", "## 问题与下一步"]
+    lines = [
+        *head,
+        "",
+        f"## {REPORT_FOCUSED}",
+        report.focused,
+        "",
+        f"## {REPORT_WORK}",
+        *middle,
+        "",
+        f"## {REPORT_NEXT}",
+    ]
     text = "\n".join([*lines, report.problems, ""])
     if parse_report(text) != report:
         raise InvalidContent("the report text would not read back as given; simplify its Markdown and retry")
@@ -122,16 +139,16 @@ def parse_report(text: str) -> Report:
     missing = [name for name in REPORT_SECTIONS if name not in found]
     if missing:
         raise InvalidContent(f"REPORT is missing section(s) {missing}")
-    parts = _split_fields(found["产物与验证"])
+    parts = _split_fields(found[REPORT_WORK])
     return Report(
         session=fields.get("Session", ""),
         task=fields.get("Task", ""),
         status=fields.get("Status", ""),
-        focused=found["聚焦交接"].strip("\n"),
-        artifacts=parts.get("artifacts", found["产物与验证"].strip("\n")),
+        focused=found[REPORT_FOCUSED].strip("\n"),
+        artifacts=parts.get("artifacts", found[REPORT_WORK].strip("\n")),
         verification=parts.get("verification", ""),
         unverified=parts.get("unverified", ""),
-        problems=found["问题与下一步"].strip("\n"),
+        problems=found[REPORT_NEXT].strip("\n"),
         task_sha256=fields.get("Task-SHA256"),
         captured_by=fields.get("Captured-by"),
         original_locator=fields.get("Original-Locator"),
@@ -140,6 +157,15 @@ def parse_report(text: str) -> Report:
 
 def count_sentences(text: str) -> int:
     return sum(1 for part in _SENTENCE_END.split(text) if part.strip())
+
+
+def focused_problem(text: str) -> str | None:
+    """Why a focused handoff is the wrong length, or None when it is 3 to 5 sentences."""
+    sentences = count_sentences(text)
+    if focused_length_ok(sentences):
+        return None
+    low, high = FOCUSED_SENTENCES
+    return f"focused handoff has {sentences} sentence(s); the contract asks for {low} to {high}"
 
 
 def first_sentence(text: str) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from handoff_core.contract.frontmatter import load_yaml, quote, split_frontmatter
 from handoff_core.contract.ids import check_round
@@ -11,10 +11,8 @@ from handoff_core.contract.ids import check_task as check_task_id
 from handoff_core.contract.markdown import check_fragment, sections
 from handoff_core.contract.values import is_real
 from handoff_core.errors import InvalidContent, OwnershipConflict
+from handoff_core.layout import KINDS, TASK_SECTIONS, WORKSPACES, Kind, Workspace
 
-KINDS = ("implementation", "review", "research", "test-observation")
-WORKSPACES = ("current", "required")
-TASK_SECTIONS = ["Goal", "Inputs", "Workspace and Scope", "Acceptance", "Return"]
 META_KEYS = ("schema_version", "session", "task", "kind", "change", "ticket")
 _SCOPE_FENCE = "```handoff-scope"
 _LIST_START = "- Workspace: "
@@ -32,7 +30,7 @@ class SharedPath:
 class Scope:
     """Who may write what; parsed back from the ``handoff-scope`` block for ownership."""
 
-    workspace: str | None = None
+    workspace: Workspace | None = None
     writable: tuple[str, ...] = ()
     read_only: tuple[str, ...] = ()
     shared: tuple[SharedPath, ...] = ()
@@ -46,7 +44,7 @@ class Task:
 
     session: str
     task: str
-    kind: str
+    kind: Kind
     goal: str
     inputs: str
     scope: Scope
@@ -54,6 +52,19 @@ class Task:
     report_path: str
     return_notes: str = ""
     change: str | None = None
+    ticket: str | None = None
+
+
+@dataclass(frozen=True)
+class TaskBody:
+    """What the Lead asks for, before ids are allocated: checked once, then rendered under them."""
+
+    kind: Kind
+    goal: str
+    inputs: str
+    scope: Scope
+    acceptance: str
+    return_notes: str = ""
     ticket: str | None = None
 
 
@@ -66,7 +77,17 @@ def _check_glob(glob: str, where: str) -> str:
     return glob
 
 
-def check_scope(kind: str, scope: Scope) -> Scope:
+def workspace_of(value: str) -> Workspace | None:
+    """The workspace a caller named; empty means none (a read-only task)."""
+    if not value:
+        return None
+    for workspace in WORKSPACES:
+        if value == workspace:
+            return workspace
+    raise InvalidContent(f"workspace {value!r} is not one of {', '.join(WORKSPACES)}; omit it for a read-only task")
+
+
+def check_scope(kind: Kind, scope: Scope) -> Scope:
     """The scope rules that do not need the other tasks (those are ownership's)."""
     for name in ("writable", "read_only", "artifacts"):
         for glob in getattr(scope, name):
@@ -88,29 +109,49 @@ def check_scope(kind: str, scope: Scope) -> Scope:
     return scope
 
 
+def check_body(body: TaskBody) -> TaskBody:
+    """Normalise the Lead's text and refuse anything the file could not hold faithfully."""
+    if body.kind not in KINDS:
+        raise InvalidContent(f"kind {body.kind!r} is not one of {', '.join(KINDS)}")
+    if body.ticket is not None and not (is_real(body.ticket) and body.ticket.isprintable()):
+        raise InvalidContent(f"ticket {body.ticket!r} is a placeholder; omit it or give the real ticket id")
+    scope = check_scope(body.kind, body.scope)
+    notes = check_fragment(scope.notes, "scope notes") if scope.notes.strip() else ""
+    return TaskBody(
+        kind=body.kind,
+        goal=check_fragment(body.goal, "goal"),
+        inputs=check_fragment(body.inputs, "inputs"),
+        scope=replace(scope, notes=notes),
+        acceptance=check_fragment(body.acceptance, "acceptance"),
+        return_notes=check_fragment(body.return_notes, "return notes") if body.return_notes.strip() else "",
+        ticket=body.ticket,
+    )
+
+
+def task_of(body: TaskBody, *, session: str, task: str, change: str | None, report_path: str) -> Task:
+    """The TASK a checked body becomes under its allocated ids."""
+    return Task(
+        session=session,
+        task=task,
+        kind=body.kind,
+        goal=body.goal,
+        inputs=body.inputs,
+        scope=body.scope,
+        acceptance=body.acceptance,
+        report_path=report_path,
+        return_notes=body.return_notes,
+        change=change,
+        ticket=body.ticket,
+    )
+
+
 def normalise_task(task: Task) -> Task:
-    """Normalise caller text and refuse anything the file could not hold faithfully."""
-    if task.kind not in KINDS:
-        raise InvalidContent(f"kind {task.kind!r} is not one of {', '.join(KINDS)}")
-    if task.ticket is not None and not (is_real(task.ticket) and task.ticket.isprintable()):
-        raise InvalidContent(f"ticket {task.ticket!r} is a placeholder; omit it or give the real ticket id")
+    """A whole Task checked: its ids, and its body as ``check_body`` checks it."""
     check_round(task.session)
     check_task_id(task.task)
-    scope = check_scope(task.kind, task.scope)
-    notes = check_fragment(scope.notes, "scope notes") if scope.notes.strip() else ""
-    return_notes = check_fragment(task.return_notes, "return notes") if task.return_notes.strip() else ""
-    return Task(
-        session=task.session,
-        task=task.task,
-        kind=task.kind,
-        goal=check_fragment(task.goal, "goal"),
-        inputs=check_fragment(task.inputs, "inputs"),
-        scope=Scope(scope.workspace, scope.writable, scope.read_only, scope.shared, scope.artifacts, notes),
-        acceptance=check_fragment(task.acceptance, "acceptance"),
-        report_path=task.report_path,
-        return_notes=return_notes,
-        change=task.change,
-        ticket=task.ticket,
+    body = TaskBody(task.kind, task.goal, task.inputs, task.scope, task.acceptance, task.return_notes, task.ticket)
+    return task_of(
+        check_body(body), session=task.session, task=task.task, change=task.change, report_path=task.report_path
     )
 
 
@@ -143,7 +184,12 @@ def _scope_lines(scope: Scope) -> list[str]:
 
 
 def render_task(task: Task) -> str:
-    task = normalise_task(task)
+    """TASK.md for any Task, checked first."""
+    return render_checked(normalise_task(task))
+
+
+def render_checked(task: Task) -> str:
+    """TASK.md for a Task already checked (``normalise_task`` or ``check_body``); it must read back as given."""
     meta = [
         "---",
         "schema_version: 1",
@@ -249,12 +295,15 @@ def parse_task(text: str) -> Task:
     missing = [name for name in TASK_SECTIONS if name not in found]
     if missing:
         raise InvalidContent(f"TASK is missing section(s) {missing}")
+    kind = meta.get("kind")
+    if kind not in KINDS:
+        raise InvalidContent(f"TASK: kind {kind!r} is not one of {', '.join(KINDS)}")
     return_notes, returns = _before_last(found["Return"], _RETURN_START)
     report = re.match(rf"^{re.escape(_RETURN_START)}`([^`]*)`", returns)
     return Task(
         session=str(meta.get("session")),
         task=str(meta.get("task")),
-        kind=str(meta.get("kind")),
+        kind=kind,
         goal=found["Goal"].strip("\n"),
         inputs=found["Inputs"].strip("\n"),
         scope=_parse_scope(found["Workspace and Scope"]),

@@ -15,14 +15,24 @@ from handoff_core.contract.frontmatter import split_frontmatter
 from handoff_core.contract.ids import is_change_id, is_round_id, task_number
 from handoff_core.contract.locator import parse_locator
 from handoff_core.contract.markdown import section_problems, sections
-from handoff_core.contract.report import REPORT_SECTIONS, STATUSES, count_sentences, header_fields
-from handoff_core.contract.task import KINDS, META_KEYS, TASK_SECTIONS
+from handoff_core.contract.report import focused_problem, header_fields
+from handoff_core.contract.snapshot import Entry, TaskSnapshot
+from handoff_core.contract.task import META_KEYS
 from handoff_core.contract.values import is_real
 from handoff_core.errors import HandoffError
-from handoff_core.files.publishing import is_temp
-from handoff_core.files.reader import Entry, TaskTree
+from handoff_core.layout import (
+    KINDS,
+    LOCATOR_FILE,
+    REPORT_FILE,
+    REPORT_FOCUSED,
+    REPORT_SECTIONS,
+    REPORT_STATUSES,
+    STAGES,
+    TASK_FILE,
+    TASK_SECTIONS,
+    is_temp,
+)
 
-STAGES = ("dispatch", "return")
 CAVEAT = (
     "Read-only structure checks do not authenticate tool identity, transcript content, authorization or "
     "completion; external histories are never opened."
@@ -88,66 +98,68 @@ def _report_problems(text: str, session: str, task: str, task_sha: str | None) -
     errors = [f"REPORT: duplicate {key}" for key in dict.fromkeys(duplicates) if key in ("Session", "Task", "Status")]
     if fields.get("Session") != session or fields.get("Task") != task:
         errors.append("REPORT identity mismatch")
-    if fields.get("Status") not in STATUSES:
+    if fields.get("Status") not in REPORT_STATUSES:
         errors.append("REPORT: invalid terminal status")
     errors += section_problems(text, REPORT_SECTIONS)
     pinned = fields.get("Task-SHA256")
     if pinned is not None and task_sha is not None and pinned != task_sha:
         errors.append("REPORT Task-SHA256 differs from the current TASK.md: the TASK changed after delivery")
     warnings: list[str] = []
-    if not errors:
-        sentences = count_sentences(sections(text).get("聚焦交接", ""))
-        if not 3 <= sentences <= 5:
-            warnings.append(f"focused handoff has {sentences} sentence(s); the contract asks for 3 to 5")
+    if not errors and (problem := focused_problem(sections(text).get(REPORT_FOCUSED, ""))) is not None:
+        warnings.append(problem)
     return errors, warnings
 
 
-def _occupancy(tree: TaskTree) -> list[str]:
-    return [] if tree.same_number == 1 else ["task sequence is missing or occupied more than once"]
+def _occupancy(snapshot: TaskSnapshot) -> list[str]:
+    return [] if snapshot.same_number == 1 else ["task sequence is missing or occupied more than once"]
 
 
-def check_handoff(tree_of: Callable[[], TaskTree], stage: str, change: str, session: str, task: str) -> Verdict:
-    """Judge one task's files for ``stage``; ``tree_of`` reads them only once the ids are sane."""
+def check_handoff(snapshot_of: Callable[[], TaskSnapshot], stage: str, change: str, session: str, task: str) -> Verdict:
+    """Judge one task's files for ``stage``; ``snapshot_of`` reads them only once the ids are sane."""
     if stage not in STAGES:
         return Verdict(("expected dispatch or return stage",), ())
     errors = identity_problems(change, session, task)
     if errors:
         return Verdict(tuple(errors), ())
-    tree = tree_of()
-    facts = tree.change
+    snapshot = snapshot_of()
+    facts = snapshot.change
     if facts is not None and facts.location != "active":
         return Verdict(("archived handoffs are frozen; use the original archive integrity checks",), ())
     if stage == "dispatch" and facts is not None and facts.outcome != "active":
         errors.append("dispatch requires an active change")
-    if tree.problems:
-        return Verdict((*errors, *tree.problems), ())
-    errors += _occupancy(tree)
-    if not tree.task_found:
+    if snapshot.problems:
+        return Verdict((*errors, *snapshot.problems), ())
+    errors += _occupancy(snapshot)
+    if not snapshot.task_found:
         return Verdict((*errors, f"task directory {task} not found in round {session}"), ())
-    return _check_files(tree, stage, errors, change, session, task)
+    return _check_files(snapshot, stage, errors, change, session, task)
 
 
-def _check_files(tree: TaskTree, stage: str, errors: list[str], change: str, session: str, task: str) -> Verdict:
+def _check_files(
+    snapshot: TaskSnapshot, stage: str, errors: list[str], change: str, session: str, task: str
+) -> Verdict:
     warnings = [
-        f"leftover temp file {name} (never a handoff file; remove it)" for name in tree.task_entries if is_temp(name)
+        f"leftover temp file {name} (never a handoff file; remove it)"
+        for name in snapshot.task_entries
+        if is_temp(name)
     ]
-    task_entry = tree.file("TASK.md")
-    task_text = _text(task_entry, "TASK.md", errors)
+    task_entry = snapshot.file(TASK_FILE)
+    task_text = _text(task_entry, TASK_FILE, errors)
     task_sha = hashlib.sha256(task_entry.data).hexdigest() if task_text is not None and task_entry.data else None
     if task_text is not None:
         errors += _task_problems(task_text, change, session, task)
-    report = tree.file("REPORT.md")
+    report = snapshot.file(REPORT_FILE)
     if stage == "dispatch":
         if report.kind != "missing":
             errors.append("already delivered; create a new task instead of redispatch")
-    elif (report_text := _text(report, "REPORT.md", errors)) is not None:
+    elif (report_text := _text(report, REPORT_FILE, errors)) is not None:
         more_errors, more_warnings = _report_problems(report_text, session, task, task_sha)
         errors += more_errors
         warnings += more_warnings
-    locator = tree.file("session-locator.json")
+    locator = snapshot.file(LOCATOR_FILE)
     if locator.kind != "missing":
         if locator.kind != "file" or locator.data is None:
-            errors.append(f"session-locator.json is not a regular file (found {locator.kind})")
+            errors.append(f"{LOCATOR_FILE} is not a regular file (found {locator.kind})")
         else:
             errors += parse_locator(locator.data)[1]
     return Verdict(tuple(errors), tuple(warnings))

@@ -13,9 +13,11 @@ from contextlib import suppress
 from datetime import datetime, timedelta
 
 from handoff_core.contract.ids import next_round, round_base, round_time
+from handoff_core.contract.snapshot import MISSING, Entry
 from handoff_core.errors import HandoffError, InvalidContent
 from handoff_core.files.paths import open_dir
-from handoff_core.files.reader import MISSING, Entry, read_entry
+from handoff_core.files.reader import read_entry
+from handoff_core.layout import TASK_FILE
 
 RETRY_WINDOW = timedelta(minutes=10)
 
@@ -51,7 +53,7 @@ def _task_entry(round_fd: int, task: str) -> Entry:
     except (FileNotFoundError, NotADirectoryError, HandoffError):
         return MISSING
     try:
-        return read_entry(fd, "TASK.md")
+        return read_entry(fd, TASK_FILE)
     finally:
         os.close(fd)
 

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import secrets
 import stat
 from dataclasses import dataclass
 
 from handoff_core.errors import StorageError, UnsafePath, WriteConflict
 from handoff_core.files.paths import check_name, read_regular
+from handoff_core.layout import is_temp
 
-TEMP_RE = re.compile(r"^\..+\.[0-9a-f]{16}\.tmp$")
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -30,10 +29,6 @@ class Published:
 
 def temp_name(name: str) -> str:
     return f".{name}.{secrets.token_hex(8)}.tmp"
-
-
-def is_temp(name: str) -> bool:
-    return TEMP_RE.match(name) is not None
 
 
 def _write_temp(dir_fd: int, temp: str, data: bytes, mode: int) -> None:

@@ -1,4 +1,4 @@
-"""Read one task's files from disk into plain values, walking every directory by handle.
+"""Read one task's files from disk into a ``TaskSnapshot``, walking every directory by handle.
 
 The validator and the status views judge these values; nothing here decides what is valid.
 """
@@ -12,43 +12,19 @@ from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from handoff_core.contract.change import ACTIVE, ARCHIVE, MONTH_RE, ChangeFacts, read_outcome
+from handoff_core.contract.change import MONTH_RE, ChangeFacts, read_outcome
+from handoff_core.contract.snapshot import MISSING, Entry, TaskSnapshot
 from handoff_core.errors import ChangeNotFound, HandoffError, UnsafePath
 from handoff_core.files.paths import check_name, entry_mode, open_dir, open_root, read_open
+from handoff_core.layout import ARCHIVE, CHANGES, HANDOFF_FILES, SESSIONS, EntryKind, Location
 
-HANDOFF_FILES = ("TASK.md", "REPORT.md", "session-locator.json", "RELEASE.md")
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 MAX_FILE = 4 * 1024 * 1024
 
 
-@dataclass(frozen=True)
-class Entry:
-    kind: str  # "file", "dir", "symlink", "other" or "missing"
-    data: bytes | None = None
-    nlink: int = 1
-    mtime: float = 0.0
-
-
-MISSING = Entry("missing")
-
-
-@dataclass(frozen=True)
-class TaskTree:
-    change: ChangeFacts | None = None
-    problems: tuple[str, ...] = ()  # why the walk stopped early
-    same_number: int = 0  # entries of the round that occupy this task's number (the seed's prefix count)
-    task_found: bool = False
-    task_entries: tuple[str, ...] = ()
-    files: dict[str, Entry] = field(default_factory=dict)
-
-    def file(self, name: str) -> Entry:
-        return self.files.get(name, MISSING)
-
-
-def _kind(mode: int) -> str:
+def _kind(mode: int) -> EntryKind:
     if stat.S_ISREG(mode):
         return "file"
     if stat.S_ISDIR(mode):
@@ -97,7 +73,7 @@ def locate_change(root: Path, change: str) -> Iterator[tuple[ChangeFacts, int]]:
     with ExitStack() as stack:
         root_fd = open_root(root)
         stack.callback(os.close, root_fd)
-        homes: list[tuple[str, tuple[str, ...]]] = [("active", ACTIVE)]
+        homes: list[tuple[Location, tuple[str, ...]]] = [("active", CHANGES)]
         archive = _try_open(stack, root_fd, ARCHIVE)
         if archive is not None:
             homes.append(("archived", ARCHIVE))
@@ -141,25 +117,25 @@ def _read_task_dir(
         os.close(fd)
 
 
-def read_change_trees(
+def read_change_snapshots(
     root: Path,
     change: str,
     session: str | None = None,
     *,
     files: tuple[str, ...] = HANDOFF_FILES,
     unless: tuple[str, ...] = (),
-) -> Iterator[tuple[str, str, TaskTree]]:
+) -> Iterator[tuple[str, str, TaskSnapshot]]:
     """Every task of an active change (or of one round of it) in one walk: ``(session, task, tree)``."""
     with locate_change(root, change) as (facts, change_fd), ExitStack() as stack:
         if facts.location != "active":
             return
-        sessions_fd = _try_open(stack, change_fd, ("sessions",))
+        sessions_fd = _try_open(stack, change_fd, (SESSIONS,))
         if sessions_fd is None:
             return
         rounds = [session] if session is not None else sorted(os.listdir(sessions_fd))
         rounds = [name for name in rounds if _exists_dir(sessions_fd, name)]
 
-        def read_round(name: str) -> list[tuple[str, str, TaskTree]]:
+        def read_round(name: str) -> list[tuple[str, str, TaskSnapshot]]:
             return [(name, task, tree) for task, tree in _read_round(sessions_fd, name, facts, files, unless)]
 
         # Reading is system calls (the GIL is free): two readers run ahead while the caller judges.
@@ -170,7 +146,7 @@ def read_change_trees(
 
 def _read_round(
     sessions_fd: int, name: str, facts: ChangeFacts, files: tuple[str, ...], unless: tuple[str, ...]
-) -> Iterator[tuple[str, TaskTree]]:
+) -> Iterator[tuple[str, TaskSnapshot]]:
     round_fd = open_dir(sessions_fd, name)
     try:
         entries = sorted(os.listdir(round_fd))
@@ -180,31 +156,31 @@ def _read_round(
             try:
                 read = _read_task_dir(round_fd, task, files, unless)
             except UnsafePath as exc:
-                yield task, TaskTree(facts, (exc.message,), same, True)
+                yield task, TaskSnapshot(facts, (exc.message,), same, True)
                 continue
             if read is not None:
-                yield task, TaskTree(facts, (), same, True, read[0], read[1])
+                yield task, TaskSnapshot(facts, (), same, True, read[0], read[1])
     finally:
         os.close(round_fd)
 
 
-def read_tree(root: Path, change: str, session: str, task: str) -> TaskTree:
+def read_snapshot(root: Path, change: str, session: str, task: str) -> TaskSnapshot:
     """Everything the validator needs about one task; walk failures become ``problems``."""
     facts: ChangeFacts | None = None
     try:
         with locate_change(root, change) as (facts, change_fd):
             if facts.location != "active":
-                return TaskTree(facts)
+                return TaskSnapshot(facts)
             with ExitStack() as stack:
-                round_fd = _try_open(stack, change_fd, ("sessions", session))
+                round_fd = _try_open(stack, change_fd, (SESSIONS, session))
                 if round_fd is None:
-                    return TaskTree(facts, (f"round directory sessions/{session} not found in the change",))
+                    return TaskSnapshot(facts, (f"round directory sessions/{session} not found in the change",))
                 same = number_counts(os.listdir(round_fd))[task.split("-", 1)[0]]
                 read = _read_task_dir(round_fd, task) if _exists_dir(round_fd, task) else None
                 if read is None:
-                    return TaskTree(facts, (), same, task_found=False)
-                return TaskTree(facts, (), same, True, read[0], read[1])
+                    return TaskSnapshot(facts, (), same, task_found=False)
+                return TaskSnapshot(facts, (), same, True, read[0], read[1])
     except HandoffError as exc:
-        return TaskTree(facts, (exc.message,))
+        return TaskSnapshot(facts, (exc.message,))
     except OSError as exc:
-        return TaskTree(facts, (f"cannot read the handoff tree ({exc.strerror}): check --state-root",))
+        return TaskSnapshot(facts, (f"cannot read the handoff tree ({exc.strerror}): check --state-root",))

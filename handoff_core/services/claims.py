@@ -19,10 +19,9 @@ from handoff_core.contract.ids import Ref
 from handoff_core.errors import HandoffError
 from handoff_core.files.paths import open_dir
 from handoff_core.files.reader import locate_change, read_entry
+from handoff_core.layout import CLOSING_FILES, SESSIONS, TASK_FILE
 from handoff_core.services.ownership import Claim
 from handoff_core.services.status import task_kind_and_scope
-
-_CLOSED = ("REPORT.md", "RELEASE.md")
 
 
 @dataclass(frozen=True)
@@ -47,13 +46,13 @@ def _listing(round_fd: int, task: str) -> list[str] | None:
 
 def _read(round_fd: int, ref: Ref, names: list[str]) -> _Seen | None:
     """What a task directory says now; None while it has no TASK.md yet (not remembered)."""
-    if not set(_CLOSED).isdisjoint(names):
+    if not set(CLOSING_FILES).isdisjoint(names):
         return _FINAL
-    if "TASK.md" not in names:
+    if TASK_FILE not in names:
         return None
     fd = open_dir(round_fd, ref.task)
     try:
-        entry = read_entry(fd, "TASK.md")
+        entry = read_entry(fd, TASK_FILE)
     finally:
         os.close(fd)
     kind, scope = task_kind_and_scope(entry.data)
@@ -86,7 +85,7 @@ class ClaimIndex:
             if facts.location != "active":
                 return found
             try:
-                sessions_fd = open_dir(change_fd, "sessions")
+                sessions_fd = open_dir(change_fd, SESSIONS)
             except FileNotFoundError:
                 return found
             stack.callback(os.close, sessions_fd)
@@ -113,7 +112,7 @@ class ClaimIndex:
                 seen = _FINAL
             elif seen is None:
                 seen = _read(round_fd, ref, names)
-            elif not set(_CLOSED).isdisjoint(names):
+            elif not set(CLOSING_FILES).isdisjoint(names):
                 seen = _FINAL  # the open claim just got its REPORT or RELEASE
             if seen is None:
                 continue  # no TASK.md yet: look again next time

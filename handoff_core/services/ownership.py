@@ -17,6 +17,7 @@ from functools import lru_cache
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.task import Scope
 from handoff_core.errors import InvalidContent, OwnershipConflict
+from handoff_core.layout import Kind, Workspace
 
 _SEGMENT = "[^/]+"
 _CLASS = re.compile(r"\[(!|\^)?([A-Za-z0-9._-]+)\]")
@@ -26,7 +27,7 @@ _META = set(".^$*+?{}[]\\|()")
 @dataclass(frozen=True)
 class Claim:
     ref: Ref
-    workspace: str
+    workspace: Workspace
     writable: tuple[str, ...]
     shared: tuple[tuple[str, str], ...]  # (path, owner)
     age_seconds: float
@@ -117,7 +118,7 @@ def _refuse(reason: str, holders: list[Claim]) -> OwnershipConflict:
     )
 
 
-def check_dispatch(kind: str, scope: Scope, claims: list[Claim], cap: int) -> None:
+def check_dispatch(kind: Kind, scope: Scope, claims: list[Claim], cap: int) -> None:
     """Refuse a dispatch that would break single-writer ownership; read-only kinds never conflict."""
     if kind != "implementation":
         return

@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.locator import parse_locator
 from handoff_core.contract.markdown import sections
-from handoff_core.contract.report import REPORT_SECTIONS, header_fields
+from handoff_core.contract.report import header_fields
 from handoff_core.errors import HandoffError, NotFound, TaskNotFound
-from handoff_core.services.store import Store, sha256
+from handoff_core.files.task_dir import sha256
+from handoff_core.layout import LOCATOR_FILE, REPORT_FILE, REPORT_FOCUSED, REPORT_SECTIONS, TASK_FILE
+from handoff_core.services.queries import Queries
 
 MAX_TEXT = 8000
 MAX_FLAGS = 20
@@ -57,26 +59,28 @@ def cut(text: str, limit: int = MAX_TEXT) -> tuple[str, bool]:
     return f"{text[:limit]}\n…[cut: {len(text) - limit} more characters; read the file for the rest]", True
 
 
-def read_handoff(store: Store, ref: Ref) -> HandoffView:
+def _provenance(queries: Queries, ref: Ref, name: str, data: bytes, written_by: str) -> Provenance:
+    return Provenance(name, str(queries.roots.task_dir(ref) / name), sha256(data), written_by)
+
+
+def read_handoff(queries: Queries, ref: Ref) -> HandoffView:
     """The REPORT of ``ref`` with its context; refuses a task that has no REPORT yet."""
-    task_bytes = store.read_file(ref, "TASK.md")
+    task_bytes = queries.read_file(ref, TASK_FILE)
     try:
-        report_bytes = store.read_file(ref, "REPORT.md")
+        report_bytes = queries.read_file(ref, REPORT_FILE)
     except NotFound:
-        raise TaskNotFound(f"{ref} has no REPORT.md yet; wait_for_reports, or read_task for what was asked") from None
+        raise TaskNotFound(
+            f"{ref} has no {REPORT_FILE} yet; wait_for_reports, or read_task for what was asked"
+        ) from None
     text = report_bytes.decode("utf-8", "replace")
     header, _ = header_fields(text)
     found = sections(text)
+    writer = "lead (verbatim capture)" if header.get("Captured-by") == "Lead" else "executor"
     provenance = [
-        Provenance("TASK.md", str(store.task_dir(ref) / "TASK.md"), sha256(task_bytes), "lead"),
-        Provenance(
-            "REPORT.md",
-            str(store.task_dir(ref) / "REPORT.md"),
-            sha256(report_bytes),
-            "lead (verbatim capture)" if header.get("Captured-by") == "Lead" else "executor",
-        ),
+        _provenance(queries, ref, TASK_FILE, task_bytes, "lead"),
+        _provenance(queries, ref, REPORT_FILE, report_bytes, writer),
     ]
-    locator_path = _locator(store, ref, provenance)
+    locator_path = _locator(queries, ref, provenance)
     texts = {name: cut(found.get(name, "")) for name in REPORT_SECTIONS}
     flags = [flag for name, (value, _) in texts.items() for flag in suspicious(value, name)]
     flags += [flag for key, value in header.items() for flag in suspicious(value, f"header {key}")]
@@ -85,8 +89,8 @@ def read_handoff(store: Store, ref: Ref) -> HandoffView:
     return HandoffView(
         ref=ref,
         header=header,
-        focused=texts[REPORT_SECTIONS[0]][0],
-        sections={name: value for name, (value, _) in texts.items() if name != REPORT_SECTIONS[0]},
+        focused=texts[REPORT_FOCUSED][0],
+        sections={name: value for name, (value, _) in texts.items() if name != REPORT_FOCUSED},
         locator_path=locator_path,
         task_sha256=task_sha,
         pinned_task_matches=None if pinned is None else pinned == task_sha,
@@ -96,34 +100,33 @@ def read_handoff(store: Store, ref: Ref) -> HandoffView:
     )
 
 
-def _locator_file(store: Store, ref: Ref) -> tuple[bytes, str | None] | None:
+def _locator_file(queries: Queries, ref: Ref) -> tuple[bytes, str | None] | None:
     """The locator file's bytes and its path (None when the file is invalid); None when there is none."""
-    data = store.read_optional(*store.task_dir(ref).relative_to(store.state_root).parts, "session-locator.json")
+    data = queries.read_optional(ref, LOCATOR_FILE)
     if data is None:
         return None
     value, problems = parse_locator(data)
     return data, (str(value["path"]) if not problems and isinstance(value, dict) else None)
 
 
-def _locator(store: Store, ref: Ref, provenance: list[Provenance]) -> str | None:
+def _locator(queries: Queries, ref: Ref, provenance: list[Provenance]) -> str | None:
     try:
-        found = _locator_file(store, ref)
+        found = _locator_file(queries, ref)
     except HandoffError:
         return None
     if found is None:
         return None
-    path = store.task_dir(ref) / "session-locator.json"
-    provenance.append(Provenance("session-locator.json", str(path), sha256(found[0]), "lead"))
+    provenance.append(_provenance(queries, ref, LOCATOR_FILE, found[0], "lead"))
     return found[1]
 
 
-def log_path(store: Store, ref: Ref) -> str:
+def log_path(queries: Queries, ref: Ref) -> str:
     """The confirmed session log of ``ref`` (or its ``.zst`` sibling); a missing log is said as such."""
-    found = _locator_file(store, ref)
+    found = _locator_file(queries, ref)
     if found is None:
-        raise NotFound(f"{ref} has no session-locator.json: the Lead records one after confirming the log")
+        raise NotFound(f"{ref} has no {LOCATOR_FILE}: the Lead records one after confirming the log")
     if found[1] is None:
-        raise NotFound(f"{ref} has an invalid session-locator.json; validate_handoff names the problem")
+        raise NotFound(f"{ref} has an invalid {LOCATOR_FILE}; validate_handoff names the problem")
     path = found[1]
     if not os.path.exists(path) and os.path.exists(f"{path}.zst"):
         return f"{path}.zst"

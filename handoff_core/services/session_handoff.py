@@ -6,12 +6,11 @@ from dataclasses import dataclass
 
 from handoff_core.contract.ids import TOPIC_RE
 from handoff_core.contract.markdown import check_fragment
-from handoff_core.contract.report import count_sentences
+from handoff_core.contract.report import focused_problem
 from handoff_core.errors import InvalidContent
+from handoff_core.layout import HANDOFF_DOCS, REPORT_FOCUSED
 from handoff_core.services.secret_scan import Finding, redact, scan
 from handoff_core.services.store import Store, StoredDocument
-
-FOLDER = ("commands", "handoff")
 
 
 @dataclass(frozen=True)
@@ -80,10 +79,10 @@ def cleaned(doc: HandoffDoc, redact_secrets: bool) -> HandoffDoc:
 
 def render(doc: HandoffDoc, date: str) -> str:
     focused = check_fragment(doc.focused, "focused handoff")
-    if not 3 <= count_sentences(focused) <= 5:
-        raise InvalidContent("the focused handoff must be 3 to 5 sentences: done, key decisions, stop point, next step")
+    if (problem := focused_problem(focused)) is not None:
+        raise InvalidContent(f"{problem}: say what was done, key decisions, the stop point and the next step")
     listed = [("## 引用", [f"- `{ref}`" for ref in doc.references]), ("## 建议技能", [f"- {s}" for s in doc.skills])]
-    lines = [f"# 交接：{doc.scope} / {doc.topic}", "", f"Date: {date}", "", "## 聚焦交接", focused, ""]
+    lines = [f"# 交接：{doc.scope} / {doc.topic}", "", f"Date: {date}", "", f"## {REPORT_FOCUSED}", focused, ""]
     lines += ["## 详情", check_fragment(doc.details, "details") if doc.details.strip() else "无", ""]
     for heading, items in listed:
         lines += [heading, *(items or ["无"]), ""]
@@ -94,7 +93,7 @@ def render(doc: HandoffDoc, date: str) -> str:
 def publish(store: Store, doc: HandoffDoc, redact_secrets: bool = False) -> StoredDocument:
     """Check references and secrets, render, and publish under the day's next free name."""
     for reference in doc.references:
-        if not store.project_has(reference):
+        if not store.queries.project_has(reference):
             raise InvalidContent(f"reference {reference!r} does not exist in the project; reference real paths only")
     for skill in doc.skills:
         if not skill.strip() or "\n" in skill:
@@ -102,4 +101,4 @@ def publish(store: Store, doc: HandoffDoc, redact_secrets: bool = False) -> Stor
     doc = cleaned(doc, redact_secrets)
     day = store.clock().strftime("%Y-%m-%d")
     base = base_name(doc, day)
-    return store.publish_new(FOLDER, lambda taken: file_name(base, taken), render(doc, day).encode())
+    return store.publish_new(HANDOFF_DOCS, lambda taken: file_name(base, taken), render(doc, day).encode())

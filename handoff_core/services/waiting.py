@@ -9,7 +9,7 @@ import anyio
 
 from handoff_core.contract.ids import Ref
 from handoff_core.errors import InvalidInput
-from handoff_core.services.store import Store
+from handoff_core.services.queries import Queries
 
 MAX_TIMEOUT = 50.0
 MAX_REFS = 50
@@ -19,7 +19,7 @@ POLL_SECONDS = 0.1
 @dataclass(frozen=True)
 class Arrival:
     ref: Ref
-    file: str  # "REPORT.md" or "RELEASE.md"
+    file: str  # one of CLOSING_FILES
 
 
 @dataclass(frozen=True)
@@ -37,15 +37,15 @@ def _check(refs: list[Ref], timeout: float) -> None:
         raise InvalidInput(f"timeout_s must be above 0 and at most {MAX_TIMEOUT:g}; call again to keep waiting")
 
 
-async def wait_for_reports(store: Store, refs: list[Ref], timeout: float = 30.0) -> WaitResult:
+async def wait_for_reports(queries: Queries, refs: list[Ref], timeout: float = 30.0) -> WaitResult:
     """Return as soon as any listed task has a REPORT or RELEASE, or when ``timeout`` runs out."""
     _check(refs, timeout)
     for ref in refs:
-        store.read_task(ref)  # an unknown task is an error now, not a silent wait
+        queries.read_task(ref)  # an unknown task is an error now, not a silent wait
     start = time.monotonic()
     deadline = start + timeout
     while True:
-        found = store.arrivals(refs)
+        found = queries.arrivals(refs)
         now = time.monotonic()
         if found or now >= deadline:
             arrived = tuple(Arrival(ref, name) for ref, name in found.items())

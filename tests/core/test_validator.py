@@ -59,7 +59,13 @@ def test_a_valid_dispatch_exits_zero_with_the_seed_json_shape(project: Path, sto
 
 
 def test_the_state_root_may_be_given_explicitly(project: Path, store: Store) -> None:
-    args = [*flags(project, store, "dispatch"), "--state-root", str(store.state_root), "--method-root", str(project)]
+    args = [
+        *flags(project, store, "dispatch"),
+        "--state-root",
+        str(store.roots.state_root),
+        "--method-root",
+        str(project),
+    ]
     assert run(*args).returncode == 0
 
 

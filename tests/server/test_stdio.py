@@ -152,7 +152,7 @@ def test_the_token_command_prints_the_same_token_as_the_dispatch(project: Path, 
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == report_token(load_secret(secret_file), store.state_root, ref)
+    assert result.stdout.strip() == report_token(load_secret(secret_file), store.roots.state_root, ref)
     missing = subprocess.run(
         [
             str(SCRIPT),

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from handoff_core.files.reader import read_tree
+from handoff_core.files.reader import read_snapshot
 from tests.conftest import CHANGE, make_change
 
 pytestmark = pytest.mark.anyio
@@ -75,7 +75,7 @@ async def test_create_task_returns_ref_paths_hash_token_and_dispatch_message(lea
     assert f"{session}/{task} · <Status> · {created['report_path_in_project']}" in message
     assert '"--role", "executor"' in created["executor_config"]["codex_config_toml"]
     assert "executor" in created["executor_config"]["claude_code_mcp_json"]
-    assert read_tree(state_root, change, session, task).file("TASK.md").kind == "file"
+    assert read_snapshot(state_root, change, session, task).file("TASK.md").kind == "file"
 
 
 async def test_a_full_cycle_passes_return_validation(lead: Client) -> None:

@@ -39,11 +39,11 @@ class Tree:
 
     @property
     def task_dir(self) -> Path:
-        return self.store.task_dir(self.ref)
+        return self.store.roots.task_dir(self.ref)
 
     @property
     def change_dir(self) -> Path:
-        return self.store.state_root / "specdev" / "changes" / CHANGE
+        return self.store.roots.state_root / "specdev" / "changes" / CHANGE
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def locator(value: object) -> Callable[[Tree], None]:
 
 def archive(under: str) -> Callable[[Tree], None]:
     def apply(tree: Tree) -> None:
-        target = tree.store.state_root / "specdev" / "archive" / under / CHANGE
+        target = tree.store.roots.state_root / "specdev" / "archive" / under / CHANGE
         target.parent.mkdir(parents=True, exist_ok=True)
         tree.change_dir.rename(target)
 
@@ -471,13 +471,15 @@ def test_the_verdict_agrees_with_the_seed_validator(tmp_path: Path, case: Case) 
         case.ids.get("session", ref.session),
         case.ids.get("task", ref.task),
     )
-    verdict = check_handoff(lambda: store.tree(Ref(change, session, task)), case.stage, change, session, task)
+    verdict = check_handoff(
+        lambda: store.queries.snapshot(Ref(change, session, task)), case.stage, change, session, task
+    )
     if case.expect is None:
         assert verdict.errors == (), verdict.errors
     else:
         assert any(case.expect in error for error in verdict.errors), verdict.errors
     if SEED:  # a runnable copy of the seed's validate-handoff.mjs, when one is given
-        args = arguments(str(store.project_root), change, session, task, case.stage, str(store.state_root))
+        args = arguments(str(store.roots.project_root), change, session, task, case.stage, str(store.roots.state_root))
         seed = subprocess.run([*shlex.split(SEED), *args], capture_output=True, text=True, timeout=60, check=False)
         assert seed.returncode == (1 if verdict.errors else 0), (seed.stdout, verdict.errors)
 
@@ -485,24 +487,24 @@ def test_the_verdict_agrees_with_the_seed_validator(tmp_path: Path, case: Case) 
 def test_a_report_pinned_to_another_task_text_is_an_error(store: Store) -> None:
     ref = store.create_task(implementation()).ref
     store.write_report(Report(ref.session, ref.task, "completed", "A. B. C.", "x", "y"), ref.change)
-    rewrite(store.task_dir(ref) / "TASK.md", sub("implements A1", "implements A2"))
-    errors = store.validate(ref, "return").errors
+    rewrite(store.roots.task_dir(ref) / "TASK.md", sub("implements A1", "implements A2"))
+    errors = store.queries.validate(ref, "return").errors
     assert any("Task-SHA256 differs" in e for e in errors)
 
 
 def test_a_hard_linked_task_is_an_error(store: Store) -> None:
     ref = store.create_task(implementation()).ref
-    os.link(store.task_dir(ref) / "TASK.md", store.state_root / "copy.md")
-    assert any("hard links" in e for e in store.validate(ref, "dispatch").errors)
+    os.link(store.roots.task_dir(ref) / "TASK.md", store.roots.state_root / "copy.md")
+    assert any("hard links" in e for e in store.queries.validate(ref, "dispatch").errors)
 
 
 def test_a_leftover_temp_file_is_a_warning_and_never_a_report(store: Store) -> None:
     ref = store.create_task(implementation()).ref
-    (store.task_dir(ref) / temp_name("REPORT.md")).write_text("Session: x\n")
-    dispatch = store.validate(ref, "dispatch")
+    (store.roots.task_dir(ref) / temp_name("REPORT.md")).write_text("Session: x\n")
+    dispatch = store.queries.validate(ref, "dispatch")
     assert dispatch.ok
     assert any("leftover temp file" in w for w in dispatch.warnings)
-    assert "REPORT.md not found" in store.validate(ref, "return").errors
+    assert "REPORT.md not found" in store.queries.validate(ref, "return").errors
 
 
 @pytest.mark.parametrize(
@@ -513,6 +515,6 @@ def test_a_focused_handoff_outside_three_to_five_sentences_is_a_warning(
 ) -> None:
     ref = store.create_task(implementation()).ref
     store.write_report(Report(ref.session, ref.task, "completed", focused, "x", "y"), ref.change)
-    verdict = store.validate(ref, "return")
+    verdict = store.queries.validate(ref, "return")
     assert verdict.ok
     assert any("sentence" in w for w in verdict.warnings) == warned

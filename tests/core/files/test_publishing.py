@@ -98,16 +98,16 @@ def test_sixteen_processes_publishing_one_report_leave_exactly_one_winner(store:
     context = multiprocessing.get_context("spawn")
     barrier = context.Manager().Barrier(16)
     with context.Pool(16) as pool:
-        outcomes = pool.starmap(_race, [(str(store.state_root), str(ref), i, barrier) for i in range(16)])
+        outcomes = pool.starmap(_race, [(str(store.roots.state_root), str(ref), i, barrier) for i in range(16)])
     assert outcomes.count("won") == 1
     assert sorted(set(outcomes)) == ["won", "write_conflict"]
     winner = outcomes.index("won")
-    final = (store.task_dir(ref) / "REPORT.md").read_text()
+    final = (store.roots.task_dir(ref) / "REPORT.md").read_text()
     assert f"Writer {winner} did it." in final
-    assert not [n for n in os.listdir(store.task_dir(ref)) if is_temp(n)]
+    assert not [n for n in os.listdir(store.roots.task_dir(ref)) if is_temp(n)]
     retry = store.write_report(report_for(ref, f"Writer {winner} did it. Tested. Stopped."), ref.change)
     assert not retry.created
-    assert (store.task_dir(ref) / "REPORT.md").read_text() == final
+    assert (store.roots.task_dir(ref) / "REPORT.md").read_text() == final
 
 
 CRASHES = [
@@ -124,25 +124,34 @@ CRASHES = [
 def test_a_crash_at_any_step_leaves_no_report_or_a_complete_one(store: Store, call: str, nth: int, action: str) -> None:
     ref = store.create_task(implementation()).ref
     child = subprocess.run(
-        [sys.executable, "-m", "tests.core.files.faults", str(store.state_root), str(ref), call, str(nth), action],
+        [
+            sys.executable,
+            "-m",
+            "tests.core.files.faults",
+            str(store.roots.state_root),
+            str(ref),
+            call,
+            str(nth),
+            action,
+        ],
         cwd=ROOT,
         capture_output=True,
         timeout=60,
         check=False,
     )
     assert child.returncode == 17, child.stderr.decode()
-    report = store.task_dir(ref) / "REPORT.md"
+    report = store.roots.task_dir(ref) / "REPORT.md"
     before = report.read_bytes() if report.exists() else None
-    verdict = store.validate(ref, "return")
+    verdict = store.queries.validate(ref, "return")
     if before is None:
         assert "REPORT.md not found" in verdict.errors
-    if any(is_temp(n) for n in os.listdir(store.task_dir(ref))):
+    if any(is_temp(n) for n in os.listdir(store.roots.task_dir(ref))):
         assert any("leftover temp file" in w for w in verdict.warnings)
     retry = store.write_report(report_for(ref), ref.change)
     assert before is None or before == retry.text.encode()
     assert report.read_text() == retry.text
     assert report.stat().st_nlink == 1
-    assert store.validate(ref, "return").ok
+    assert store.queries.validate(ref, "return").ok
 
 
 SYSCALLS = ["open", "write", "fchmod", "fsync", "close", "link", "unlink"]
@@ -159,6 +168,6 @@ def test_an_io_error_at_any_system_call_is_a_storage_error_with_nothing_half_wri
     assert caught.value.code == "storage_error"
     assert isinstance(caught.value.__cause__, OSError)
     monkeypatch.undo()
-    report = store.task_dir(ref) / "REPORT.md"
+    report = store.roots.task_dir(ref) / "REPORT.md"
     clean = store.write_report(report_for(ref), ref.change)
     assert report.read_text() == clean.text

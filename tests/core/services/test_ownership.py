@@ -45,7 +45,7 @@ def test_disjoint_required_writers_run_in_parallel_beside_a_current_one(store: S
     store.create_task(implementation())  # current, src/a1/**
     store.create_task(required("b", "src/b/**"))
     store.create_task(required("c", "docs/**"))
-    assert len(store.claims()) == 3
+    assert len(store.queries.claims()) == 3
 
 
 def test_the_writer_cap_is_enforced(store: Store) -> None:
@@ -77,7 +77,7 @@ def test_read_only_tasks_never_block_and_are_never_blocked(store: Store) -> None
     store.create_task(implementation())
     for topic in ("r1", "r2", "r3", "r4"):
         store.create_task(review(topic))
-    assert len(store.claims()) == 1
+    assert len(store.queries.claims()) == 1
 
 
 def test_writable_globs_on_a_read_only_kind_are_refused(store: Store) -> None:
@@ -163,15 +163,15 @@ def race(state_root: Path, jobs: list[tuple[str, str, tuple[str, ...]]]) -> list
 
 
 def test_six_simultaneous_current_dispatches_leave_exactly_one_writer(store: Store) -> None:
-    outcomes = race(store.state_root, [(f"w{i}", "current", (f"src/w{i}/**",)) for i in range(6)])
+    outcomes = race(store.roots.state_root, [(f"w{i}", "current", (f"src/w{i}/**",)) for i in range(6)])
     assert outcomes.count("ownership_conflict") == 5
-    assert len(store.claims()) == 1
+    assert len(store.queries.claims()) == 1
 
 
 def test_simultaneous_disjoint_required_dispatches_all_succeed(store: Store) -> None:
-    outcomes = race(store.state_root, [(f"w{i}", "required", (f"src/w{i}/**",)) for i in range(3)])
+    outcomes = race(store.roots.state_root, [(f"w{i}", "required", (f"src/w{i}/**",)) for i in range(3)])
     assert "ownership_conflict" not in outcomes
-    assert len(store.claims()) == 3
+    assert len(store.queries.claims()) == 3
 
 
 def test_simultaneous_overlapping_dispatches_leave_one_writer_per_overlap_group(
@@ -182,7 +182,7 @@ def test_simultaneous_overlapping_dispatches_leave_one_writer_per_overlap_group(
     jobs = [(f"{g}{i}", "required", (glob,)) for g, globs in groups.items() for i, glob in enumerate(globs)]
     del store
     outcomes = race(state_root, jobs)
-    claims = Store(state_root, project).claims()
+    claims = Store(state_root, project).queries.claims()
     winners = {claim.ref.task.split("-", 1)[1][0] for claim in claims}
     assert sorted(c.ref.task.split("-", 1)[1][0] for c in claims) == ["a", "b"]
     assert winners == {"a", "b"}
@@ -193,9 +193,9 @@ def test_a_claim_remembered_by_a_long_lived_server_ends_with_the_report(store: S
     holder = store.create_task(implementation())
     hour_ago = (datetime.now(UTC) - timedelta(hours=1)).timestamp()
     os.utime(holder.path.parent, (hour_ago, hour_ago))  # settled: the index keeps it
-    assert [c.ref for c in store.claims()] == [holder.ref]
-    assert [c.ref for c in store.claims()] == [holder.ref]
+    assert [c.ref for c in store.queries.claims()] == [holder.ref]
+    assert [c.ref for c in store.queries.claims()] == [holder.ref]
     focused = "Done. Tested. Stopped. Next: review."
     store.write_report(Report(holder.ref.session, holder.ref.task, "completed", focused, "x", "y"), holder.ref.change)
-    assert store.claims() == []
+    assert store.queries.claims() == []
     store.create_task(implementation("next", goal="Next work."))

@@ -56,7 +56,7 @@ def test_a_secret_is_refused_with_its_location(dated: Store, name: str) -> None:
     with pytest.raises(InvalidContent) as caught:
         handoff_doc.publish(dated, doc(details=f"Context line.\n{SECRETS[name]}"))
     assert f"details line 2: {KINDS[name]}" in caught.value.message
-    assert not (dated.state_root / "commands").exists()
+    assert not (dated.roots.state_root / "commands").exists()
 
 
 def test_secrets_are_redacted_when_asked(dated: Store) -> None:

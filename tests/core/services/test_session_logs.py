@@ -24,7 +24,7 @@ def test_a_matching_claude_code_log_is_confirmed_and_recorded(store: Store, ref:
     log = claude_log(tmp_path / "home", str(ref))
     stored = store.record_session_locator(ref, str(log))
     assert stored.created
-    assert str(log) in (store.task_dir(ref) / "session-locator.json").read_text()
+    assert str(log) in (store.roots.task_dir(ref) / "session-locator.json").read_text()
 
 
 def test_a_matching_codex_log_is_confirmed(store: Store, ref: Ref, tmp_path: Path) -> None:
@@ -56,7 +56,7 @@ def test_a_log_that_is_not_this_tasks_is_refused_with_the_reason(
     with pytest.raises(InvalidLocator) as caught:
         store.record_session_locator(ref, str(log))
     assert reason in caught.value.message
-    assert not (store.task_dir(ref) / "session-locator.json").exists()
+    assert not (store.roots.task_dir(ref) / "session-locator.json").exists()
 
 
 def test_a_fifo_is_refused_without_blocking(store: Store, ref: Ref, tmp_path: Path) -> None:
@@ -76,7 +76,7 @@ def test_a_symlink_a_directory_and_a_relative_path_are_refused(store: Store, ref
     for path in (str(link), str(folder), f"home/.claude/projects/x/{CLAUDE_ID}.jsonl"):
         with pytest.raises(InvalidLocator):
             store.record_session_locator(ref, path)
-    assert not (store.task_dir(ref) / "session-locator.json").exists()
+    assert not (store.roots.task_dir(ref) / "session-locator.json").exists()
 
 
 def test_verify_false_records_a_path_confirmed_elsewhere_but_never_a_placeholder(store: Store, ref: Ref) -> None:
@@ -129,7 +129,7 @@ def test_a_compressed_sibling_is_read_when_the_log_was_compressed(store: Store, 
     store.record_session_locator(ref, str(log))
     Path(f"{log}.zst").write_bytes(zstandard.ZstdCompressor().compress(log.read_bytes()))
     log.unlink()
-    path = log_path(store, ref)
+    path = log_path(store.queries, ref)
     assert path.endswith(".jsonl.zst")
     assert [h.record for h in sessionlog.search(path, "missing column").hits] == ["u-2"]
 
@@ -139,7 +139,7 @@ def test_a_missing_log_is_said_to_be_missing(store: Store, ref: Ref, tmp_path: P
 
     store.record_session_locator(ref, str(tmp_path / "gone.jsonl"), verify=False)
     with pytest.raises(NotFound) as caught:
-        log_path(store, ref)
+        log_path(store.queries, ref)
     assert "missing" in caught.value.message
 
 

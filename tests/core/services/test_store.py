@@ -42,8 +42,8 @@ def test_create_task_publishes_a_frozen_task_that_passes_dispatch_validation(sto
     assert created.ref.task == "001-implement-a1"
     assert created.path.read_text() == created.text
     assert stat.S_IMODE(created.path.stat().st_mode) == 0o444
-    assert store.validate(created.ref, "dispatch").ok
-    task, stored = store.read_task(created.ref)
+    assert store.queries.validate(created.ref, "dispatch").ok
+    task, stored = store.queries.read_task(created.ref)
     assert stored.sha256 == created.sha256
     assert task.report_path.endswith(f"{created.ref.task}/REPORT.md")
     assert not task.report_path.startswith("/")
@@ -121,8 +121,8 @@ def test_a_symlinked_directory_on_the_way_is_refused_and_nothing_lands_outside(
 def test_a_symlinked_task_directory_is_refused_for_reports(store: Store, tmp_path: Path) -> None:
     ref = store.create_task(implementation()).ref
     outside = tmp_path / "outside"
-    store.task_dir(ref).rename(outside)
-    store.task_dir(ref).symlink_to(outside)
+    store.roots.task_dir(ref).rename(outside)
+    store.roots.task_dir(ref).symlink_to(outside)
     with pytest.raises(UnsafePath):
         store.write_report(report(ref), ref.change)
     assert not (outside / "REPORT.md").exists()
@@ -131,7 +131,7 @@ def test_a_symlinked_task_directory_is_refused_for_reports(store: Store, tmp_pat
 def test_a_dangling_symlink_at_the_report_name_is_refused_and_not_followed(store: Store, tmp_path: Path) -> None:
     ref = store.create_task(implementation()).ref
     target = tmp_path / "planted"
-    (store.task_dir(ref) / "REPORT.md").symlink_to(target)
+    (store.roots.task_dir(ref) / "REPORT.md").symlink_to(target)
     with pytest.raises(WriteConflict):
         store.write_report(report(ref), ref.change)
     assert not target.exists()
@@ -139,7 +139,7 @@ def test_a_dangling_symlink_at_the_report_name_is_refused_and_not_followed(store
 
 def test_a_hard_linked_task_is_refused(store: Store, tmp_path: Path) -> None:
     ref = store.create_task(implementation()).ref
-    os.link(store.task_dir(ref) / "TASK.md", tmp_path / "alias")
+    os.link(store.roots.task_dir(ref) / "TASK.md", tmp_path / "alias")
     with pytest.raises(UnsafePath):
         store.write_report(report(ref), ref.change)
 
@@ -180,7 +180,7 @@ def test_a_report_is_written_once_and_pins_the_task(store: Store) -> None:
     created = store.create_task(implementation())
     written = store.write_report(report(created.ref), CHANGE, created.sha256)
     assert parse_report(written.text).task_sha256 == created.sha256
-    assert store.validate(created.ref, "return").ok
+    assert store.queries.validate(created.ref, "return").ok
     assert not store.write_report(report(created.ref), CHANGE).created
     with pytest.raises(WriteConflict):
         store.write_report(report(created.ref, "failed"), CHANGE)
@@ -191,7 +191,7 @@ def test_a_report_for_a_changed_task_hash_is_refused(store: Store) -> None:
     with pytest.raises(TaskChanged) as caught:
         store.write_report(report(ref), CHANGE, "0" * 64)
     assert caught.value.code == "task_changed"
-    assert not (store.task_dir(ref) / "REPORT.md").exists()
+    assert not (store.roots.task_dir(ref) / "REPORT.md").exists()
 
 
 def test_a_report_for_an_unknown_task_is_refused(store: Store) -> None:
@@ -206,7 +206,7 @@ def test_a_lead_capture_is_verbatim_and_marked(store: Store) -> None:
     parsed = parse_report(stored.text)
     assert parsed.captured_by == "Lead"
     assert captured_text(parsed) == "Done.\n## not a section\nAll green"
-    assert store.validate(ref, "return").ok
+    assert store.queries.validate(ref, "return").ok
 
 
 def test_the_session_locator_is_idempotent_for_one_path_and_conflicts_for_another(store: Store) -> None:
@@ -217,7 +217,7 @@ def test_the_session_locator_is_idempotent_for_one_path_and_conflicts_for_anothe
     with pytest.raises(LocatorConflict) as caught:
         store.record_session_locator(ref, "/home/me/other.jsonl", verify=False)
     assert caught.value.code == "locator_conflict"
-    assert path in (store.task_dir(ref) / "session-locator.json").read_text()
+    assert path in (store.roots.task_dir(ref) / "session-locator.json").read_text()
 
 
 @pytest.mark.parametrize("path", ["relative/log.jsonl", "/home/unknown/x.jsonl", "/tmp/<id>.jsonl", "", " /x.jsonl"])
@@ -225,7 +225,7 @@ def test_a_placeholder_or_relative_locator_is_refused(store: Store, path: str) -
     ref = store.create_task(implementation()).ref
     with pytest.raises(InvalidLocator):
         store.record_session_locator(ref, path, verify=False)
-    assert not (store.task_dir(ref) / "session-locator.json").exists()
+    assert not (store.roots.task_dir(ref) / "session-locator.json").exists()
 
 
 def test_a_release_is_written_once_and_refused_after_a_report(store: Store) -> None:

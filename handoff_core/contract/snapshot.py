@@ -1,0 +1,37 @@
+"""What one task's files held when they were read: plain values the validator and status judge.
+
+``files.reader`` fills these from disk; nothing here touches the file system.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from handoff_core.contract.change import ChangeFacts
+from handoff_core.layout import EntryKind
+
+__all__ = ["MISSING", "Entry", "TaskSnapshot"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: EntryKind
+    data: bytes | None = None
+    nlink: int = 1
+    mtime: float = 0.0
+
+
+MISSING = Entry("missing")
+
+
+@dataclass(frozen=True)
+class TaskSnapshot:
+    change: ChangeFacts | None = None
+    problems: tuple[str, ...] = ()  # why the walk stopped early
+    same_number: int = 0  # entries of the round that occupy this task's number (the seed's prefix count)
+    task_found: bool = False
+    task_entries: tuple[str, ...] = ()
+    files: dict[str, Entry] = field(default_factory=dict)
+
+    def file(self, name: str) -> Entry:
+        return self.files.get(name, MISSING)

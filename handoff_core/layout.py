@@ -1,0 +1,124 @@
+"""The contract's names, in one place: file names, where they live, headings, defaults, vocabularies.
+
+Everything above this module spells a file name, a folder, a section heading, a default or a
+closed vocabulary by importing it from here; a closed vocabulary is a ``Literal`` so the type
+checker sees every comparison against it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+from typing import Final, Literal, get_args
+
+__all__ = [
+    "ARCHIVE",
+    "CHANGES",
+    "CLOSING_FILES",
+    "COORDINATION_FILE",
+    "DEFAULT_STATE_ROOT",
+    "DEFAULT_WRITER_CAP",
+    "FOCUSED_SENTENCES",
+    "HANDOFF_DOCS",
+    "HANDOFF_FILES",
+    "KINDS",
+    "LOCATIONS",
+    "LOCATOR_FILE",
+    "OUTCOMES",
+    "READABLE_FILES",
+    "RELEASE_FILE",
+    "RELEASE_KINDS",
+    "REPORT_FILE",
+    "REPORT_FOCUSED",
+    "REPORT_NEXT",
+    "REPORT_SECTIONS",
+    "REPORT_STATUSES",
+    "REPORT_WORK",
+    "SESSIONS",
+    "STAGES",
+    "TASK_FILE",
+    "TASK_SECTIONS",
+    "WORKSPACES",
+    "EntryKind",
+    "Kind",
+    "Location",
+    "Outcome",
+    "ReleaseKind",
+    "ReportStatus",
+    "Stage",
+    "TaskState",
+    "Workspace",
+    "focused_length_ok",
+    "is_temp",
+    "task_parts",
+    "temp_name_pattern",
+]
+
+# -- the files of one task ------------------------------------------------------------------------
+
+TASK_FILE: Final = "TASK.md"
+REPORT_FILE: Final = "REPORT.md"
+LOCATOR_FILE: Final = "session-locator.json"
+RELEASE_FILE: Final = "RELEASE.md"
+HANDOFF_FILES: Final = (TASK_FILE, REPORT_FILE, LOCATOR_FILE, RELEASE_FILE)
+READABLE_FILES: Final = (TASK_FILE, REPORT_FILE, LOCATOR_FILE)  # what the resource template serves
+CLOSING_FILES: Final = (REPORT_FILE, RELEASE_FILE)  # either one ends a writer claim
+
+# A publish temp file: never a handoff file, never a completion signal.
+temp_name_pattern: Final = re.compile(r"^\..+\.[0-9a-f]{16}\.tmp\Z")
+
+
+def is_temp(name: str) -> bool:
+    return temp_name_pattern.match(name) is not None
+
+
+# -- where they live, below the state root -----------------------------------------------------------
+
+DEFAULT_STATE_ROOT: Final = PurePosixPath("speculo/.speculo")
+CHANGES: Final = ("specdev", "changes")
+ARCHIVE: Final = ("specdev", "archive")
+SESSIONS: Final = "sessions"  # the seed's folder of rounds inside a change
+HANDOFF_DOCS: Final = ("commands", "handoff")
+COORDINATION_FILE: Final = ("coordination", "project.json")
+
+
+def task_parts(change: str, session: str, task: str) -> tuple[str, ...]:
+    """Components of an active task's directory below the state root."""
+    return (*CHANGES, change, SESSIONS, session, task)
+
+
+# -- what the files say -----------------------------------------------------------------------------
+
+TASK_SECTIONS: Final = ("Goal", "Inputs", "Workspace and Scope", "Acceptance", "Return")
+REPORT_FOCUSED: Final = "聚焦交接"
+REPORT_WORK: Final = "产物与验证"
+REPORT_NEXT: Final = "问题与下一步"
+REPORT_SECTIONS: Final = (REPORT_FOCUSED, REPORT_WORK, REPORT_NEXT)
+FOCUSED_SENTENCES: Final = (3, 5)  # the focused handoff's length, in sentences
+
+
+def focused_length_ok(sentences: int) -> bool:
+    return FOCUSED_SENTENCES[0] <= sentences <= FOCUSED_SENTENCES[1]
+
+
+# -- closed vocabularies ----------------------------------------------------------------------------
+
+Kind = Literal["implementation", "review", "research", "test-observation"]
+Workspace = Literal["current", "required"]
+ReportStatus = Literal["completed", "blocked", "failed", "cancelled"]
+ReleaseKind = Literal["stopped", "none"]  # stopped: the writer was seen to stop; none: no writer ran
+Stage = Literal["dispatch", "return"]
+Outcome = Literal["active", "completed", "cancelled"]
+Location = Literal["active", "archived"]
+EntryKind = Literal["file", "dir", "symlink", "other", "missing"]
+TaskState = Literal["incomplete", "dispatched", "returned", "released", "invalid"]
+
+KINDS: Final[tuple[Kind, ...]] = get_args(Kind)
+WORKSPACES: Final[tuple[Workspace, ...]] = get_args(Workspace)
+REPORT_STATUSES: Final[tuple[ReportStatus, ...]] = get_args(ReportStatus)
+RELEASE_KINDS: Final[tuple[ReleaseKind, ...]] = get_args(ReleaseKind)
+STAGES: Final[tuple[Stage, ...]] = get_args(Stage)
+OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
+LOCATIONS: Final[tuple[Location, ...]] = get_args(Location)
+
+DEFAULT_WRITER_CAP: Final = 3

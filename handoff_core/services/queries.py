@@ -1,0 +1,115 @@
+"""The read side of one state root: tasks, files, arrivals, validation, status and writer claims.
+
+Nothing here writes. Every read walks the tree by handle (``files``); OS errors leave as
+``StorageError``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from handoff_core.contract.ids import Ref, check_change, check_round, is_change_id
+from handoff_core.contract.snapshot import TaskSnapshot
+from handoff_core.contract.task import Task, parse_task
+from handoff_core.contract.validate import Verdict, check_handoff
+from handoff_core.errors import InvalidContent
+from handoff_core.files.paths import entry_mode, read_regular, walked
+from handoff_core.files.reader import read_change_snapshots, read_snapshot
+from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256, translated
+from handoff_core.layout import CHANGES, CLOSING_FILES, TASK_FILE
+from handoff_core.services.claims import ClaimIndex
+from handoff_core.services.ownership import Claim
+from handoff_core.services.status import TaskStatus, task_status
+
+__all__ = ["Queries"]
+
+
+class Queries:
+    def __init__(self, roots: Roots) -> None:
+        self.roots = roots
+        self._claims = ClaimIndex()
+
+    @translated
+    def read_task(self, ref: Ref) -> tuple[Task, StoredFile]:
+        data = self.read_file(ref, TASK_FILE)
+        text = data.decode("utf-8", "replace")
+        return parse_task(text), StoredFile(ref, self.roots.task_dir(ref) / TASK_FILE, sha256(data), False, text)
+
+    @translated
+    def read_file(self, ref: Ref, name: str) -> bytes:
+        """One handoff file of a task, refused unless it is a regular, singly linked file."""
+        with open_task_dir(self.roots.state_root, ref, active_only=False) as task_dir:
+            return task_dir.read(name)
+
+    @translated
+    def read_optional(self, ref: Ref, name: str) -> bytes | None:
+        with open_task_dir(self.roots.state_root, ref, active_only=False) as task_dir:
+            return task_dir.read_optional(name)
+
+    @translated
+    def read_state_file(self, *parts: str) -> bytes | None:
+        """A file below the state root, or None when it (or a folder on the way) does not exist."""
+        try:
+            with walked(self.roots.state_root, parts[:-1]) as fd:
+                return read_regular(fd, parts[-1])
+        except FileNotFoundError:
+            return None
+
+    @translated
+    def project_has(self, relative: str) -> bool:
+        """Whether a project-relative path exists, walked without following symlinks on the way."""
+        parts = relative.split("/")
+        if relative.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            raise InvalidContent(f"{relative!r} is not a project-relative path (no leading '/', '.', '..')")
+        try:
+            with walked(self.roots.project_root, parts[:-1]) as fd:
+                return entry_mode(fd, parts[-1]) is not None
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+
+    @translated
+    def arrivals(self, refs: list[Ref]) -> dict[Ref, str]:
+        """Which of ``refs`` have a REPORT.md (or else a RELEASE.md) now."""
+        found: dict[Ref, str] = {}
+        for ref in refs:
+            with open_task_dir(self.roots.state_root, ref, active_only=False) as task_dir:
+                name = next((n for n in CLOSING_FILES if task_dir.has(n)), None)
+            if name is not None:
+                found[ref] = name
+        return found
+
+    def snapshot(self, ref: Ref) -> TaskSnapshot:
+        return read_snapshot(self.roots.state_root, ref.change, ref.session, ref.task)
+
+    def validate(self, ref: Ref, stage: str) -> Verdict:
+        return check_handoff(lambda: self.snapshot(ref), stage, ref.change, ref.session, ref.task)
+
+    def changes(self) -> list[str]:
+        """Ids of the active changes (directories under specdev/changes with a valid id)."""
+        folder = self.roots.state_root.joinpath(*CHANGES)
+        try:
+            return sorted(n for n in os.listdir(folder) if is_change_id(n) and not (folder / n).is_symlink())
+        except FileNotFoundError:
+            return []
+
+    @translated
+    def status(self, change: str | None = None, session: str | None = None) -> list[TaskStatus]:
+        """Every task's derived state, for one change (and round) or all active changes."""
+        if session is not None:
+            check_round(session)
+        now = time.time()
+        found: list[TaskStatus] = []
+        for name in [check_change(change)] if change else self.changes():
+            for round_id, task, snapshot in read_change_snapshots(self.roots.state_root, name, session):
+                found.append(task_status(Ref(name, round_id, task), snapshot, now))
+        return found
+
+    def claims(self) -> list[Claim]:
+        """Writer claims of every outstanding implementation task under the state root."""
+        return self._claims.claims(self.roots.state_root, self.changes())
+
+    def log_needles(self, ref: Ref) -> list[str]:
+        """Text a session log must mention to be this task's: its ref, or its TASK path."""
+        task = self.roots.task_dir(ref) / TASK_FILE
+        return [str(ref), f"{ref.session}/{ref.task}", self.roots.shown(task), str(task)]

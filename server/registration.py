@@ -1,0 +1,77 @@
+"""The one registration point for tools: every tool is a ``HandoffTool`` built by ``tool()``.
+
+``HandoffTool.run`` is where core refusals become MCP tool errors, for every tool alike: the
+SDK wraps an unexpected exception as ``UnexpectedToolError`` (its text hidden from the model);
+a ``HandoffError`` underneath is not unexpected, so it is re-raised as a ``ToolError`` that
+reaches the model as ``Error executing tool NAME: CODE: message``.
+
+Schemas are kept small for the model's context window: pydantic titles every property after its
+name ("ref" -> "Ref"), pure repetition. Titles and trivial defaults are dropped from schema
+objects (never from a ``properties`` mapping, whose keys are names); optional parameters stay
+optional because they are not ``required``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import ToolAnnotations
+
+from handoff_core.errors import HandoffError
+
+__all__ = ["CREATE", "READ_ONLY", "WRITE_ONCE", "HandoffTool", "tool", "tool_errors", "untitled"]
+
+# For a read-only tool the destructive and idempotent hints carry no meaning (MCP spec).
+# Hints at their spec default are left out: readOnlyHint false, idempotentHint false.
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+CREATE = ToolAnnotations(destructive_hint=False, open_world_hint=False)
+WRITE_ONCE = ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+@contextmanager
+def tool_errors(name: str) -> Iterator[None]:
+    """Core refusals escape as tool errors carrying their stable code; anything else stays hidden."""
+    try:
+        yield
+    except UnexpectedToolError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, HandoffError):
+            raise ToolError(f"Error executing tool {name}: {cause.code}: {cause.message}") from cause
+        raise
+
+
+class HandoffTool(Tool):
+    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        with tool_errors(self.name):
+            return await super().run(arguments, context, convert_result)
+
+
+def untitled(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop titles, and defaults that say no more than "optional" (null, "", [], false)."""
+    if isinstance(schema.get("title"), str):
+        del schema["title"]
+    default = schema.get("default", 0)
+    if default is None or default is False or default in ("", []):
+        del schema["default"]
+    for key in ("properties", "$defs"):
+        for sub in (schema.get(key) or {}).values():
+            untitled(sub)
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            untitled(schema[key])
+    for key in ("anyOf", "allOf", "oneOf"):
+        for sub in schema.get(key) or ():
+            untitled(sub)
+    return schema
+
+
+def tool(fn: Callable[..., Any], annotations: ToolAnnotations) -> Tool:
+    built = HandoffTool.from_function(fn, annotations=annotations)
+    untitled(built.parameters)
+    if built.output_schema is not None:
+        untitled(built.output_schema)
+    return built
