@@ -14,7 +14,7 @@ from bench.stats import summary
 from bench.trees import make_change
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import Report
-from handoff_core.contract.task import Scope
+from handoff_core.contract.task import Scope, TaskBody
 from handoff_core.services.store import Store, TaskRequest
 from server.app import build_server
 from server.config import Settings
@@ -126,16 +126,8 @@ def core_latency(store: Store, change: str, status_change: str, calls: int) -> d
 
 
 def _request(change: str, index: int, session: str | None) -> TaskRequest:
-    return TaskRequest(
-        change,
-        f"bench-{index + 1}",
-        "review",
-        f"Review part {index}.",
-        "the diff",
-        Scope(None, (), ("src/**",)),
-        "findings listed",
-        session=session,
-    )
+    body = TaskBody("review", f"Review part {index}.", "the diff", Scope(None, (), ("src/**",)), "findings listed")
+    return TaskRequest(change, f"bench-{index + 1}", body, session=session)
 
 
 def _report(ref: Ref) -> Report:

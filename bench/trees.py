@@ -35,14 +35,14 @@ def generate(state_root: Path, count: int) -> list[tuple[str, str, str]]:
         folder.mkdir(parents=True)
         text = render_task(
             Task(
-                session,
-                task,
-                "review",
-                f"Review part {index}.",
-                "diff",
-                Scope(None, (), ("src/**",)),
-                "findings",
-                f"speculo/.speculo/specdev/changes/{CHANGE}/sessions/{session}/{task}/REPORT.md",
+                kind="review",
+                goal=f"Review part {index}.",
+                inputs="diff",
+                scope=Scope(None, (), ("src/**",)),
+                acceptance="findings",
+                session=session,
+                task=task,
+                report_path=f"speculo/.speculo/specdev/changes/{CHANGE}/sessions/{session}/{task}/REPORT.md",
                 change=CHANGE,
             )
         ).encode()

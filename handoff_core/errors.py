@@ -32,6 +32,29 @@ tool error ``Error executing tool NAME: CODE: message`` in one place (``server.r
 
 from __future__ import annotations
 
+__all__ = [
+    "AlreadyReported",
+    "ChangeNotActive",
+    "ChangeNotFound",
+    "ConfigError",
+    "Conflict",
+    "HandoffError",
+    "InvalidContent",
+    "InvalidIdentifier",
+    "InvalidInput",
+    "InvalidLocator",
+    "LocatorConflict",
+    "NotFound",
+    "OwnershipConflict",
+    "StateRefused",
+    "StorageError",
+    "TaskChanged",
+    "TaskNotFound",
+    "TokenRefused",
+    "UnsafePath",
+    "WriteConflict",
+]
+
 
 class HandoffError(Exception):
     """Base of every refusal; ``code`` is stable, the message is for the caller."""

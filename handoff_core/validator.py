@@ -11,6 +11,8 @@ from handoff_core.contract.validate import Verdict, check_handoff
 from handoff_core.files.reader import read_snapshot
 from handoff_core.layout import DEFAULT_STATE_ROOT, STAGES
 
+__all__ = ["arguments", "main"]
+
 USAGE = (
     "Usage: handoff-validate --repo <project> [--method-root <methods> --state-root <data-parent>] "
     "--change <id> --session <round> --task <id> --stage dispatch|return\n"

@@ -17,6 +17,8 @@ from handoff_core.services.store import Store
 from handoff_core.services.tokens import load_secret, report_token
 from server.config import Settings, settings_from
 
+__all__ = ["main"]
+
 COMMANDS = ("serve", "validate", "status", "token")
 
 

@@ -11,6 +11,8 @@ from handoff_core.services.store import StoredFile
 from server.config import Settings
 from server.models import ExecutorConfig
 
+__all__ = ["dispatch_message", "executor_config"]
+
 
 def server_command() -> str:
     """The installed ``handoff-mcp`` beside this interpreter, else whatever PATH finds."""

@@ -18,6 +18,8 @@ from server.params import RefArg
 from server.registration import CREATE, READ_ONLY, tool
 from server.services import Services
 
+__all__ = ["lead", "shared"]
+
 Slug = str
 
 

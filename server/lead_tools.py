@@ -8,7 +8,7 @@ from mcp.server.mcpserver.tools import Tool
 from pydantic import Field
 
 from handoff_core.contract.ids import parse_ref
-from handoff_core.contract.task import Scope, SharedPath, workspace_of
+from handoff_core.contract.task import Scope, SharedPath, TaskBody, workspace_of
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import REPORT_FILE
 from handoff_core.services import waiting
@@ -18,6 +18,8 @@ from server.models import CreatedTask, Waited, Written
 from server.params import Globs, RefArg, Text
 from server.registration import CREATE, READ_ONLY, WRITE_ONCE, tool
 from server.services import Services
+
+__all__ = ["tools"]
 
 
 def shared_paths(entries: list[str]) -> tuple[SharedPath, ...]:
@@ -57,19 +59,8 @@ def tools(services: Services) -> list[Tool]:
             tuple(artifacts),
             scope_notes,
         )
-        request = TaskRequest(
-            change,
-            topic,
-            kind,
-            goal,
-            inputs,
-            scope,
-            acceptance,
-            return_notes,
-            ticket or None,
-            session or None,
-            force_new,
-        )
+        body = TaskBody(kind, goal, inputs, scope, acceptance, return_notes, ticket or None)
+        request = TaskRequest(change, topic, body, session or None, force_new)
         stored = store.create_task(request)
         token = services.token(stored.ref)
         task_rel = store.roots.shown(stored.path)

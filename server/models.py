@@ -6,6 +6,24 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+__all__ = [
+    "Coordination",
+    "CreatedTask",
+    "Document",
+    "ExecutorConfig",
+    "Handoff",
+    "History",
+    "LogCandidates",
+    "ReportWritten",
+    "Status",
+    "TaskState",
+    "TaskView",
+    "Validation",
+    "Waited",
+    "Wire",
+    "Written",
+]
+
 
 class Wire(BaseModel):
     """A tool result; ``registration.tool`` strips its schema's titles with the parameters'."""

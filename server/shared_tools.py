@@ -15,6 +15,8 @@ from server.params import RefArg
 from server.registration import READ_ONLY, WRITE_ONCE, tool
 from server.services import Services
 
+__all__ = ["tools"]
+
 
 def tools(services: Services) -> list[Tool]:
     store, queries = services.store, services.queries

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from handoff_core.contract.task import Scope
+from handoff_core.contract.task import Scope, TaskBody
 from handoff_core.services.store import Store, TaskRequest
 
 CHANGE = "2026-11-30-demo"
@@ -34,7 +34,8 @@ def implementation(topic: str = "implement-a1", **overrides: object) -> TaskRequ
         "acceptance": "`pytest tests/a1 -q` exits 0.",
     }
     fields.update(overrides)
-    return TaskRequest(**fields)  # type: ignore[arg-type]
+    request = {key: fields.pop(key) for key in ("change", "topic", "session", "force_new") if key in fields}
+    return TaskRequest(body=TaskBody(**fields), **request)  # type: ignore[arg-type]
 
 
 def review(topic: str = "review-a1", **overrides: object) -> TaskRequest:

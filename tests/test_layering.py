@@ -1,4 +1,4 @@
-"""The domain core stays independent of the MCP layer, and the validator stays light."""
+"""Each layer imports only from the layers below it; the core never sees MCP; the validator stays light."""
 
 from __future__ import annotations
 
@@ -19,6 +19,64 @@ def imported_modules(package: str) -> set[str]:
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 found.add(node.module.split(".")[0])
     return found
+
+
+# Lowest first; a module may import its own layer and the ones before it, never one after.
+LAYERS = (
+    ("handoff_core.errors", "handoff_core.layout"),
+    ("handoff_core.contract",),
+    ("handoff_core.files",),
+    ("handoff_core.services",),
+    ("handoff_core.validator",),
+    ("server",),
+)
+
+
+def layer_of(module: str) -> int | None:
+    if module == "handoff_core":  # the package docstring: the map of these layers
+        return 0
+    for index, prefixes in enumerate(LAYERS):
+        if any(module == prefix or module.startswith(f"{prefix}.") for prefix in prefixes):
+            return index
+    return None
+
+
+def module_name(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+
+def upward_imports(name: str, source: str) -> list[str]:
+    """Imports (function-level ones included) of ``source`` that reach a layer above ``name``'s."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found |= {f"{node.module}.{alias.name}" for alias in node.names} | {node.module}
+    own = layer_of(name)
+    assert own is not None, f"{name} belongs to no layer"
+    return sorted(f"{name} -> {other}" for other in found if (layer_of(other) or 0) > own)
+
+
+def project_modules() -> list[Path]:
+    return [path for package in ("handoff_core", "server") for path in (ROOT / package).rglob("*.py")]
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    assert [module_name(path) for path in project_modules() if layer_of(module_name(path)) is None] == []
+
+
+def test_each_layer_imports_only_from_the_layers_below_it() -> None:
+    assert [hit for path in project_modules() for hit in upward_imports(module_name(path), path.read_text())] == []
+
+
+def test_an_upward_import_is_caught_even_inside_a_function() -> None:
+    source = "def f():\n    from handoff_core.services.store import Store\n"
+    assert upward_imports("handoff_core.contract.task", source) == [
+        "handoff_core.contract.task -> handoff_core.services.store",
+        "handoff_core.contract.task -> handoff_core.services.store.Store",
+    ]
+    assert upward_imports("server.app", source) == []
 
 
 def test_the_core_never_imports_the_mcp_layer_or_pydantic() -> None:

@@ -1,0 +1,1 @@
+"""The contract's formats, text in and values out; nothing here touches the file system."""

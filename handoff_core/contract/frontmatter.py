@@ -14,6 +14,8 @@ import yaml
 from handoff_core.contract.markdown import split_lines
 from handoff_core.errors import InvalidContent
 
+__all__ = ["load_yaml", "quote", "split_frontmatter"]
+
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 

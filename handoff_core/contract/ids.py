@@ -10,6 +10,25 @@ from datetime import UTC, datetime
 
 from handoff_core.errors import InvalidIdentifier
 
+__all__ = [
+    "MAX_TASK_ID",
+    "TOPIC_RE",
+    "Ref",
+    "check_change",
+    "check_ref",
+    "check_round",
+    "check_task",
+    "check_topic",
+    "is_change_id",
+    "is_round_id",
+    "next_round",
+    "next_task",
+    "parse_ref",
+    "round_base",
+    "round_time",
+    "task_number",
+]
+
 TOPIC = r"[a-z0-9]+(?:-[a-z0-9]+)*"
 CHANGE_RE = re.compile(rf"^\d{{4}}-\d{{2}}-\d{{2}}-{TOPIC}$")
 ROUND_RE = re.compile(r"^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z(?:-(\d{2,}))?$")
@@ -65,40 +84,42 @@ def is_change_id(value: object) -> bool:
     return isinstance(value, str) and CHANGE_RE.match(value) is not None
 
 
-def check_change(value: str) -> str:
-    if not is_change_id(value):
-        raise InvalidIdentifier(
-            f"invalid change id {value!r}: expected YYYY-MM-DD-topic (lowercase letters, digits, hyphens), "
-            "e.g. 2026-11-30-demo; use the id of an existing change directory"
-        )
+def _require(valid: bool, value: str, what: str, expected: str) -> str:
+    if not valid:
+        raise InvalidIdentifier(f"invalid {what} {value!r}: {expected}")
     return value
+
+
+def check_change(value: str) -> str:
+    expected = (
+        "expected YYYY-MM-DD-topic (lowercase letters, digits, hyphens), e.g. 2026-11-30-demo; "
+        "use the id of an existing change directory"
+    )
+    return _require(is_change_id(value), value, "change id", expected)
 
 
 def check_round(value: str) -> str:
-    if not is_round_id(value):
-        raise InvalidIdentifier(
-            f"invalid round id {value!r}: expected a real UTC instant YYYYMMDDTHHMMSSZ with an optional "
-            "-NN suffix (-01, -02, …); pass a round returned by create_task, or omit it to open a new round"
-        )
-    return value
+    expected = (
+        "expected a real UTC instant YYYYMMDDTHHMMSSZ with an optional -NN suffix (-01, -02, …); "
+        "pass a round returned by create_task, or omit it to open a new round"
+    )
+    return _require(is_round_id(value), value, "round id", expected)
 
 
 def check_task(value: str) -> str:
-    if task_number(value) is None:
-        raise InvalidIdentifier(
-            f"invalid task id {value!r}: expected NNN-topic with at least three digits and no extra "
-            "leading zeros (001-fix, 042-review), topic in lowercase letters, digits and hyphens"
-        )
-    return value
+    expected = (
+        "expected NNN-topic with at least three digits and no extra leading zeros (001-fix, 042-review), "
+        "topic in lowercase letters, digits and hyphens"
+    )
+    return _require(task_number(value) is not None, value, "task id", expected)
 
 
 def check_topic(value: str) -> str:
-    if not TOPIC_RE.match(value) or len(value) > MAX_TASK_ID - 5:
-        raise InvalidIdentifier(
-            f"invalid topic {value!r}: use lowercase letters, digits and single hyphens "
-            f"(e.g. implement-a1), at most {MAX_TASK_ID - 5} characters"
-        )
-    return value
+    valid = TOPIC_RE.match(value) is not None and len(value) <= MAX_TASK_ID - 5
+    expected = (
+        f"use lowercase letters, digits and single hyphens (e.g. implement-a1), at most {MAX_TASK_ID - 5} characters"
+    )
+    return _require(valid, value, "topic", expected)
 
 
 def check_ref(change: str, session: str, task: str) -> Ref:

@@ -8,6 +8,8 @@ import re
 from handoff_core.contract.values import PLACEHOLDER_SEGMENT, is_real
 from handoff_core.errors import InvalidLocator
 
+__all__ = ["locator_problems", "parse_locator", "render_locator"]
+
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 _UNC = re.compile(r"^\\\\[^\\/]+[\\/][^\\/]+[\\/]")
 

@@ -8,6 +8,18 @@ from functools import lru_cache
 
 from handoff_core.errors import InvalidContent
 
+__all__ = [
+    "Line",
+    "body_lines",
+    "check_fragment",
+    "header_lines",
+    "normalise_newlines",
+    "required_sections",
+    "section_problems",
+    "sections",
+    "split_lines",
+]
+
 RESERVED_INFO = "handoff-scope"
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _SECTION_END = re.compile(r"^#{1,2} ")
@@ -92,6 +104,15 @@ def sections(text: str) -> dict[str, str]:
             continue
         end = heads[index + 1][0] if index + 1 < len(heads) else len(all_lines)
         found.setdefault(heading[3:], "\n".join(all_lines[number + 1 : end]).strip("\n"))
+    return found
+
+
+def required_sections(text: str, names: Sequence[str], what: str) -> dict[str, str]:
+    """``sections(text)``, refused unless every one of ``names`` is there."""
+    found = sections(text)
+    missing = [name for name in names if name not in found]
+    if missing:
+        raise InvalidContent(f"{what} is missing section(s) {missing}")
     return found
 
 

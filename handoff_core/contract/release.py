@@ -8,6 +8,8 @@ from handoff_core.contract.markdown import check_fragment
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import RELEASE_KINDS, ReleaseKind
 
+__all__ = ["Release", "render_release"]
+
 
 @dataclass(frozen=True)
 class Release:

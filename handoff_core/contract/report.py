@@ -7,7 +7,13 @@ from dataclasses import dataclass, replace
 
 from handoff_core.contract.ids import check_round
 from handoff_core.contract.ids import check_task as check_task_id
-from handoff_core.contract.markdown import check_fragment, header_lines, normalise_newlines, sections, split_lines
+from handoff_core.contract.markdown import (
+    check_fragment,
+    header_lines,
+    normalise_newlines,
+    required_sections,
+    split_lines,
+)
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import (
     FOCUSED_SENTENCES,
@@ -18,6 +24,20 @@ from handoff_core.layout import (
     REPORT_WORK,
     focused_length_ok,
 )
+
+__all__ = [
+    "Report",
+    "capture",
+    "captured_text",
+    "count_sentences",
+    "first_sentence",
+    "focused_problem",
+    "header_fields",
+    "normalise_report",
+    "parse_report",
+    "render_report",
+    "summary_line",
+]
 
 _FIELDS = (("artifacts", "修改或成果"), ("verification", "验证"), ("unverified", "未完成或未验证"))
 _HEADER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):\s*(.*?)\s*$")
@@ -135,10 +155,7 @@ def parse_report(text: str) -> Report:
     fields, duplicates = header_fields(text)
     if duplicates:
         raise InvalidContent(f"REPORT header repeats {sorted(set(duplicates))}")
-    found = sections(text)
-    missing = [name for name in REPORT_SECTIONS if name not in found]
-    if missing:
-        raise InvalidContent(f"REPORT is missing section(s) {missing}")
+    found = required_sections(text, REPORT_SECTIONS, "REPORT")
     parts = _split_fields(found[REPORT_WORK])
     return Report(
         session=fields.get("Session", ""),

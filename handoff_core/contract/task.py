@@ -8,10 +8,27 @@ from dataclasses import dataclass, replace
 from handoff_core.contract.frontmatter import load_yaml, quote, split_frontmatter
 from handoff_core.contract.ids import check_round
 from handoff_core.contract.ids import check_task as check_task_id
-from handoff_core.contract.markdown import check_fragment, sections
+from handoff_core.contract.markdown import check_fragment, required_sections
 from handoff_core.contract.values import is_real
 from handoff_core.errors import InvalidContent, OwnershipConflict
 from handoff_core.layout import KINDS, TASK_SECTIONS, WORKSPACES, Kind, Workspace
+
+__all__ = [
+    "META_KEYS",
+    "Scope",
+    "SharedPath",
+    "Task",
+    "TaskBody",
+    "check_body",
+    "check_scope",
+    "normalise_task",
+    "parse_task",
+    "read_scope",
+    "render_checked",
+    "render_task",
+    "task_of",
+    "workspace_of",
+]
 
 META_KEYS = ("schema_version", "session", "task", "kind", "change", "ticket")
 _SCOPE_FENCE = "```handoff-scope"
@@ -39,23 +56,6 @@ class Scope:
 
 
 @dataclass(frozen=True)
-class Task:
-    """Everything TASK.md says, identity included."""
-
-    session: str
-    task: str
-    kind: Kind
-    goal: str
-    inputs: str
-    scope: Scope
-    acceptance: str
-    report_path: str
-    return_notes: str = ""
-    change: str | None = None
-    ticket: str | None = None
-
-
-@dataclass(frozen=True)
 class TaskBody:
     """What the Lead asks for, before ids are allocated: checked once, then rendered under them."""
 
@@ -66,6 +66,16 @@ class TaskBody:
     acceptance: str
     return_notes: str = ""
     ticket: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Task(TaskBody):
+    """Everything TASK.md says: the body under its identity."""
+
+    session: str
+    task: str
+    report_path: str
+    change: str | None = None
 
 
 def _check_glob(glob: str, where: str) -> str:
@@ -149,9 +159,8 @@ def normalise_task(task: Task) -> Task:
     """A whole Task checked: its ids, and its body as ``check_body`` checks it."""
     check_round(task.session)
     check_task_id(task.task)
-    body = TaskBody(task.kind, task.goal, task.inputs, task.scope, task.acceptance, task.return_notes, task.ticket)
     return task_of(
-        check_body(body), session=task.session, task=task.task, change=task.change, report_path=task.report_path
+        check_body(task), session=task.session, task=task.task, change=task.change, report_path=task.report_path
     )
 
 
@@ -291,10 +300,7 @@ def parse_task(text: str) -> Task:
     unknown = set(meta) - set(META_KEYS)
     if unknown:
         raise InvalidContent(f"TASK: unknown metadata field(s) {sorted(unknown)}")
-    found = sections(body)
-    missing = [name for name in TASK_SECTIONS if name not in found]
-    if missing:
-        raise InvalidContent(f"TASK is missing section(s) {missing}")
+    found = required_sections(body, TASK_SECTIONS, "TASK")
     kind = meta.get("kind")
     if kind not in KINDS:
         raise InvalidContent(f"TASK: kind {kind!r} is not one of {', '.join(KINDS)}")

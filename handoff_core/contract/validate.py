@@ -33,6 +33,8 @@ from handoff_core.layout import (
     is_temp,
 )
 
+__all__ = ["CAVEAT", "Verdict", "check_handoff", "identity_problems"]
+
 CAVEAT = (
     "Read-only structure checks do not authenticate tool identity, transcript content, authorization or "
     "completion; external histories are never opened."

@@ -19,6 +19,8 @@ from handoff_core.files.paths import open_dir
 from handoff_core.files.reader import read_entry
 from handoff_core.layout import TASK_FILE
 
+__all__ = ["find_retry", "open_round", "recent_rounds", "undo"]
+
 RETRY_WINDOW = timedelta(minutes=10)
 
 

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from handoff_core.errors import UnsafePath
 
+__all__ = ["check_name", "entry_mode", "open_dir", "open_root", "read_open", "read_regular", "walked"]
+
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 

@@ -18,6 +18,8 @@ from handoff_core.errors import StorageError, UnsafePath, WriteConflict
 from handoff_core.files.paths import check_name, read_regular
 from handoff_core.layout import is_temp
 
+__all__ = ["Published", "publish", "temp_name"]
+
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 

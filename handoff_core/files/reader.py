@@ -20,6 +20,8 @@ from handoff_core.errors import ChangeNotFound, HandoffError, UnsafePath
 from handoff_core.files.paths import check_name, entry_mode, open_dir, open_root, read_open
 from handoff_core.layout import ARCHIVE, CHANGES, HANDOFF_FILES, SESSIONS, EntryKind, Location
 
+__all__ = ["locate_change", "read_change_snapshots", "read_entry", "read_snapshot"]
+
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 MAX_FILE = 4 * 1024 * 1024
 

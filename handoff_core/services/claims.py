@@ -23,6 +23,8 @@ from handoff_core.layout import CLOSING_FILES, SESSIONS, TASK_FILE
 from handoff_core.services.ownership import Claim
 from handoff_core.services.status import task_kind_and_scope
 
+__all__ = ["ClaimIndex"]
+
 
 @dataclass(frozen=True)
 class _Seen:

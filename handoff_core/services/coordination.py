@@ -12,6 +12,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+__all__ = ["Resolution", "resolve"]
+
 SCHEMA_FILE = "project-facts.schema.json"
 DEFAULT_CHOICE: dict[str, Any] = {"mode": "lead"}
 

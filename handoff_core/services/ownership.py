@@ -19,6 +19,8 @@ from handoff_core.contract.task import Scope
 from handoff_core.errors import InvalidContent, OwnershipConflict
 from handoff_core.layout import Kind, Workspace
 
+__all__ = ["Claim", "check_dispatch", "glob_regex", "overlap"]
+
 _SEGMENT = "[^/]+"
 _CLASS = re.compile(r"\[(!|\^)?([A-Za-z0-9._-]+)\]")
 _META = set(".^$*+?{}[]\\|()")

@@ -15,6 +15,8 @@ from handoff_core.files.task_dir import sha256
 from handoff_core.layout import LOCATOR_FILE, REPORT_FILE, REPORT_FOCUSED, REPORT_SECTIONS, TASK_FILE
 from handoff_core.services.queries import Queries
 
+__all__ = ["MAX_TEXT", "HandoffView", "Provenance", "log_path", "read_handoff", "suspicious"]
+
 MAX_TEXT = 8000
 MAX_FLAGS = 20
 _ALLOWED_CONTROLS = {"\n", "\t"}

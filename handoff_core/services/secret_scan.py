@@ -7,6 +7,8 @@ import re
 import tempfile
 from dataclasses import dataclass
 
+__all__ = ["REDACTED", "Finding", "redact", "scan"]
+
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN [A-Z ]*PRIVATE KEY( BLOCK)?-----.*?(-----END [A-Z ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.S
 )

@@ -12,6 +12,8 @@ from handoff_core.layout import HANDOFF_DOCS, REPORT_FOCUSED
 from handoff_core.services.secret_scan import Finding, redact, scan
 from handoff_core.services.store import Store, StoredDocument
 
+__all__ = ["HandoffDoc", "publish"]
+
 
 @dataclass(frozen=True)
 class HandoffDoc:

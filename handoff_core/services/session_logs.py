@@ -20,6 +20,8 @@ from typing import IO, Any
 
 from handoff_core.errors import InvalidInput, InvalidLocator
 
+__all__ = ["TOOLS", "Hit", "LogFacts", "SearchResult", "candidates", "inspect", "search", "verify"]
+
 TOOLS = ("claude-code", "codex")
 MAX_LINE = 8 * 1024 * 1024
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{7,127}$")

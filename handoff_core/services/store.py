@@ -20,7 +20,7 @@ from handoff_core.contract.ids import Ref, check_change, check_ref, check_round,
 from handoff_core.contract.locator import parse_locator, render_locator
 from handoff_core.contract.release import Release, render_release
 from handoff_core.contract.report import Report, capture, normalise_report, render_report
-from handoff_core.contract.task import Scope, Task, TaskBody, check_body, render_checked, task_of
+from handoff_core.contract.task import Task, TaskBody, check_body, render_checked, task_of
 from handoff_core.errors import AlreadyReported, ChangeNotActive, ChangeNotFound, LocatorConflict, TaskChanged
 from handoff_core.files.allocation import find_retry, open_round, recent_rounds, undo
 from handoff_core.files.paths import open_dir, walked
@@ -34,7 +34,6 @@ from handoff_core.layout import (
     REPORT_FILE,
     SESSIONS,
     TASK_FILE,
-    Kind,
     ReleaseKind,
     ReportStatus,
 )
@@ -51,18 +50,9 @@ class TaskRequest:
 
     change: str
     topic: str
-    kind: Kind
-    goal: str
-    inputs: str
-    scope: Scope
-    acceptance: str
-    return_notes: str = ""
-    ticket: str | None = None
+    body: TaskBody
     session: str | None = None  # None opens a new round
     force_new: bool = False  # True: never answer with an identical task created just before
-
-    def body(self) -> TaskBody:
-        return TaskBody(self.kind, self.goal, self.inputs, self.scope, self.acceptance, self.return_notes, self.ticket)
 
 
 @dataclass(frozen=True)
@@ -107,7 +97,7 @@ class Store:
         if request.session is not None:
             check_round(request.session)
         check_topic(request.topic)
-        body = check_body(request.body())  # the one check of the Lead's text, before anything is made
+        body = check_body(request.body)  # the one check of the Lead's text, before anything is made
         with self._locked(), locate_change(self.roots.state_root, request.change) as (facts, change_fd):
             _require_active(facts)
             sessions_fd = open_dir(change_fd, SESSIONS, create=True)

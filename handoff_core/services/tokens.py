@@ -18,6 +18,8 @@ from pathlib import Path
 from handoff_core.contract.ids import Ref
 from handoff_core.errors import StorageError, TokenRefused, UnsafePath
 
+__all__ = ["check_token", "default_secret_path", "load_secret", "report_token"]
+
 _SECRET_BYTES = 32
 
 

@@ -11,6 +11,8 @@ from handoff_core.contract.ids import Ref
 from handoff_core.errors import InvalidInput
 from handoff_core.services.queries import Queries
 
+__all__ = ["MAX_REFS", "MAX_TIMEOUT", "Arrival", "WaitResult", "wait_for_reports"]
+
 MAX_TIMEOUT = 50.0
 MAX_REFS = 50
 POLL_SECONDS = 0.1

@@ -1,0 +1,72 @@
+"""One registration point: every tool is built by ``registration.tool`` and translates core refusals."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
+
+from handoff_core.errors import OwnershipConflict
+from server.app import build_server
+from server.config import Settings
+from server.registration import READ_ONLY, HandoffTool, tool
+from tests.server.test_tools import call, task_args
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize("role", ["lead", "executor"])
+def test_every_tool_of_a_role_is_registered_through_the_one_registration_point(
+    settings_for: Callable[[str], Settings], role: str
+) -> None:
+    server = build_server(settings_for(role))
+    tools = server._tool_manager.list_tools()
+    assert tools
+    assert all(isinstance(registered, HandoffTool) for registered in tools)
+
+
+def refusing() -> str:
+    """Refuses like the core does."""
+    raise OwnershipConflict("held by 2026-11-30-demo/20261130T044500Z/001-a; wait for its REPORT")
+
+
+def crashing() -> str:
+    """Fails the way nothing should."""
+    raise RuntimeError("secret internals")
+
+
+@pytest.fixture
+def tiny() -> MCPServer:
+    return MCPServer("tiny", tools=[tool(refusing, READ_ONLY), tool(crashing, READ_ONLY)])
+
+
+async def test_a_core_refusal_reaches_the_model_with_its_code_and_what_to_do(tiny: MCPServer, mode: str) -> None:
+    async with Client(tiny, mode=mode) as client:
+        result = await client.call_tool("refusing", {})
+    assert result.is_error
+    assert result.content[0].text == (  # type: ignore[union-attr]
+        "Error executing tool refusing: ownership_conflict: "
+        "held by 2026-11-30-demo/20261130T044500Z/001-a; wait for its REPORT"
+    )
+
+
+async def test_an_unexpected_exception_stays_hidden(tiny: MCPServer, mode: str) -> None:
+    async with Client(tiny, mode=mode) as client:
+        result = await client.call_tool("crashing", {})
+    assert result.is_error
+    assert "secret internals" not in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_missing_handoff_file_is_the_sdks_not_found(lead: Client) -> None:
+    created = await call(lead, "create_task", **task_args())
+    with pytest.raises(MCPError) as missing:
+        await lead.read_resource(f"handoff://{created['ref']}/REPORT.md")
+    assert missing.value.error.code == INVALID_PARAMS
+    assert "not_found" in missing.value.error.message
+    with pytest.raises(MCPError) as unknown:
+        await lead.read_resource(f"handoff://{created['ref']}/NOTES.md")
+    assert unknown.value.error.code == INVALID_PARAMS
