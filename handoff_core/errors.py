@@ -14,7 +14,8 @@ can match on; the message says what to do next. The hierarchy::
     ├── StateRefused                 code state_refused       the files say no
     │   ├── ChangeNotActive          code change_not_active   archived, completed or cancelled
     │   ├── AlreadyReported          code already_reported    a REPORT exists already
-    │   └── TaskChanged              code task_changed        TASK differs from the pinned sha256
+    │   ├── TaskChanged              code task_changed        TASK differs from the pinned sha256
+    │   └── TooLarge                 code too_large           a file on disk is over MAX_FILE_BYTES
     ├── Conflict                     code conflict
     │   ├── WriteConflict            code write_conflict      another writer published other bytes
     │   ├── LocatorConflict          code locator_conflict    a different log path is recorded
@@ -51,6 +52,7 @@ __all__ = [
     "TaskChanged",
     "TaskNotFound",
     "TokenRefused",
+    "TooLarge",
     "UnsafePath",
     "WriteConflict",
 ]
@@ -108,6 +110,10 @@ class AlreadyReported(StateRefused):
 
 class TaskChanged(StateRefused):
     code = "task_changed"
+
+
+class TooLarge(StateRefused):
+    code = "too_large"
 
 
 class Conflict(HandoffError):

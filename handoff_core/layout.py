@@ -24,6 +24,7 @@ __all__ = [
     "KINDS",
     "LOCATIONS",
     "LOCATOR_FILE",
+    "MAX_FILE_BYTES",
     "OUTCOMES",
     "READABLE_FILES",
     "RELEASE_FILE",
@@ -122,3 +123,7 @@ OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
 LOCATIONS: Final[tuple[Location, ...]] = get_args(Location)
 
 DEFAULT_WRITER_CAP: Final = 3
+
+# One size limit for every handoff file: refused on input, and the same bound on every read (a
+# larger file on disk is reported as too large, never judged by a prefix).
+MAX_FILE_BYTES: Final = 4 * 1024 * 1024

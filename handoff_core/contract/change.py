@@ -11,7 +11,7 @@ from handoff_core.layout import OUTCOMES, Location, Outcome
 
 __all__ = ["MONTH_RE", "ChangeFacts", "read_outcome"]
 
-MONTH_RE = re.compile(r"^\d{4}-\d{2}\Z")  # older installs archive under specdev/archive/YYYY-MM/
+MONTH_RE = re.compile(r"^[0-9]{4}-[0-9]{2}\Z")  # older installs archive under specdev/archive/YYYY-MM/
 _OUTCOME = re.compile(r"^Outcome:\s*(.*?)\s*$")
 
 

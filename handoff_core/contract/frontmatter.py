@@ -27,6 +27,8 @@ def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False
     seen: set[Any] = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
+        if isinstance(key, list | dict):  # ``? [a, b]``: no field name, and unhashable besides
+            raise yaml.constructor.ConstructorError(None, None, "a key must be a plain value", key_node.start_mark)
         if key in seen:
             raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
         seen.add(key)

@@ -30,10 +30,10 @@ __all__ = [
 ]
 
 TOPIC = r"[a-z0-9]+(?:-[a-z0-9]+)*"
-CHANGE_RE = re.compile(rf"^\d{{4}}-\d{{2}}-\d{{2}}-{TOPIC}$")
-ROUND_RE = re.compile(r"^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z(?:-(\d{2,}))?$")
-TASK_RE = re.compile(rf"^(\d{{3,}})-{TOPIC}$")
-TOPIC_RE = re.compile(rf"^{TOPIC}$")
+CHANGE_RE = re.compile(rf"^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}-{TOPIC}\Z")
+ROUND_RE = re.compile(r"^([0-9]{4})([0-9]{2})([0-9]{2})T([0-9]{2})([0-9]{2})([0-9]{2})Z(?:-([0-9]{2,}))?\Z")
+TASK_RE = re.compile(rf"^([0-9]{{3,}})-{TOPIC}\Z")
+TOPIC_RE = re.compile(rf"^{TOPIC}\Z")
 MAX_TASK_ID = 64
 _MAX_SAFE_INTEGER = 2**53 - 1
 _DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)

@@ -24,6 +24,8 @@ RESERVED_INFO = "handoff-scope"
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _SECTION_END = re.compile(r"^#{1,2} ")
 _ANY_HEADING = re.compile(r"^#+\s")
+# Any line that could be read as opening the scope block, at any depth of nesting.
+_RESERVED_LINE = re.compile(rf"^\s*(?:`{{3,}}|~{{3,}})\s*{RESERVED_INFO}", re.IGNORECASE)
 
 
 Line = tuple[int, str]  # (line number from 0, text): plain tuples, as thousands are made per status call
@@ -136,14 +138,15 @@ def check_fragment(text: str, field: str) -> str:
     if "\x00" in text:
         raise InvalidContent(f"{field} contains a NUL character: remove it")
     fence: str | None = None
-    for line in split_lines(text):
+    for number, line in enumerate(split_lines(text), start=1):
+        if _RESERVED_LINE.match(line):  # even inside another fence: the claim reader must see one block only
+            raise InvalidContent(
+                f"{field} line {number} opens a '{RESERVED_INFO}' code block, which is reserved for the scope "
+                "the server renders; give workspace and globs in their own fields"
+            )
         if fence is not None:
             fence = None if _closes(line, fence) else fence
         elif (opened := _opens(line)) is not None:
-            if line.strip().lstrip("`~").strip() == RESERVED_INFO:
-                raise InvalidContent(
-                    f"{field} uses the reserved '{RESERVED_INFO}' code block; scope goes in its own fields"
-                )
             fence = opened
         elif _SECTION_END.match(line):
             raise InvalidContent(

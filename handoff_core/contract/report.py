@@ -41,7 +41,7 @@ __all__ = [
 
 _FIELDS = (("artifacts", "修改或成果"), ("verification", "验证"), ("unverified", "未完成或未验证"))
 _HEADER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):\s*(.*?)\s*$")
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
 _SENTENCE_END = re.compile(r"(?<=[。！？])|(?<=[.!?])(?=\s|$)")
 CAPTURE_FOCUS = (
     "本报告由 Lead 原样捕获执行者仅以文本返回的结果。"

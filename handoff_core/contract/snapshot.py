@@ -10,15 +10,20 @@ from dataclasses import dataclass, field
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.layout import EntryKind
 
-__all__ = ["MISSING", "Entry", "TaskSnapshot"]
+__all__ = ["MISSING", "Entry", "Stamp", "TaskSnapshot"]
+
+
+Stamp = tuple[int, int, int, int]  # (device, inode, size, mtime_ns): what a cached judgement is keyed on
 
 
 @dataclass(frozen=True)
 class Entry:
     kind: EntryKind
-    data: bytes | None = None
+    data: bytes | None = None  # None for a regular file over MAX_FILE_BYTES (``oversize``)
     nlink: int = 1
     mtime: float = 0.0
+    stamp: Stamp = (0, 0, 0, 0)
+    oversize: bool = False
 
 
 MISSING = Entry("missing")

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, replace
 
 from handoff_core.contract.frontmatter import load_yaml, quote, split_frontmatter
+from handoff_core.contract.globs import check_glob_count, check_globs
 from handoff_core.contract.ids import check_round
 from handoff_core.contract.ids import check_task as check_task_id
 from handoff_core.contract.markdown import check_fragment, required_sections
@@ -102,6 +103,11 @@ def check_scope(kind: Kind, scope: Scope) -> Scope:
     for name in ("writable", "read_only", "artifacts"):
         for glob in getattr(scope, name):
             _check_glob(glob, name)
+    # What ownership intersects must parse as a glob it decides; every list is bounded.
+    check_globs(scope.writable, "writable")
+    check_globs(tuple(shared.path for shared in scope.shared), "shared")
+    for name in ("read_only", "artifacts"):
+        check_glob_count(getattr(scope, name), name)
     for shared in scope.shared:
         _check_glob(shared.path, "shared")
         if not is_real(shared.owner):
@@ -260,33 +266,53 @@ def _parse_scope(section: str) -> Scope:
     return _scope_from(load_yaml("\n".join(lines[start + 1 : end]), "handoff-scope block"), notes)
 
 
+_SCOPE_KEYS = frozenset({"workspace", "writable", "read_only", "shared", "artifacts"})
+
+
+def _strings(data: dict[object, object], key: str) -> tuple[str, ...]:
+    value = data.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise InvalidContent(f"handoff-scope {key} must be a list of glob strings; render the TASK again")
+    return tuple(value)
+
+
+def _shared_paths(data: dict[object, object]) -> tuple[SharedPath, ...]:
+    value = data.get("shared") or []
+    if not isinstance(value, list) or not all(
+        isinstance(item, dict) and isinstance(item.get("path"), str) and isinstance(item.get("owner"), str)
+        for item in value
+    ):
+        raise InvalidContent("handoff-scope shared must list {path, owner} strings; render the TASK again")
+    return tuple(SharedPath(item["path"], item["owner"]) for item in value)
+
+
 def _scope_from(data: object, notes: str) -> Scope:
-    if not isinstance(data, dict) or not set(data) <= {
-        "workspace",
-        "writable",
-        "read_only",
-        "shared",
-        "artifacts",
-    }:
+    """A scope block's values, every one of the type the renderer writes (a hand edit can hold anything)."""
+    if not isinstance(data, dict) or not set(data) <= _SCOPE_KEYS:
         raise InvalidContent("handoff-scope must map workspace, writable, read_only, shared and artifacts only")
-    try:
-        return Scope(
-            workspace=data.get("workspace"),
-            writable=tuple(data.get("writable") or ()),
-            read_only=tuple(data.get("read_only") or ()),
-            shared=tuple(SharedPath(str(s["path"]), str(s["owner"])) for s in data.get("shared") or ()),
-            artifacts=tuple(data.get("artifacts") or ()),
-            notes=notes,
-        )
-    except (TypeError, KeyError) as exc:
-        raise InvalidContent(f"handoff-scope has a malformed entry ({exc}); render the TASK again") from exc
+    workspace = data.get("workspace")
+    if workspace is not None and not isinstance(workspace, str):
+        raise InvalidContent("handoff-scope workspace must be current or required")
+    return Scope(
+        workspace=workspace_of(workspace or ""),
+        writable=_strings(data, "writable"),
+        read_only=_strings(data, "read_only"),
+        shared=_shared_paths(data),
+        artifacts=_strings(data, "artifacts"),
+        notes=notes,
+    )
 
 
 def read_scope(text: str) -> Scope | None:
-    """Only the ``handoff-scope`` block of a TASK, without parsing the rest (used for claims)."""
-    start = text.find(f"\n{_SCOPE_FENCE}\n")
+    """Only the ``handoff-scope`` block of a TASK, without parsing the rest (used for claims).
+
+    The renderer writes exactly one such block and refuses text that could open another, so a
+    file with none or several is not ours as rendered: its scope is unreadable (None).
+    """
+    opener = f"\n{_SCOPE_FENCE}\n"
+    start = text.find(opener)
     end = text.find("\n```", start + 1) if start >= 0 else -1
-    if end < 0:
+    if end < 0 or text.count(opener) != 1:
         return None
     try:
         return _scope_from(load_yaml(text[start + len(_SCOPE_FENCE) + 2 : end], "handoff-scope block"), "")

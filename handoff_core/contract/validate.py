@@ -23,6 +23,7 @@ from handoff_core.errors import HandoffError
 from handoff_core.layout import (
     KINDS,
     LOCATOR_FILE,
+    MAX_FILE_BYTES,
     REPORT_FILE,
     REPORT_FOCUSED,
     REPORT_SECTIONS,
@@ -63,6 +64,8 @@ def _text(entry: Entry, name: str, errors: list[str]) -> str | None:
         errors.append(f"{name} not found")
     elif entry.kind != "file":
         errors.append(f"{name} is not a regular file (found {entry.kind})")
+    elif entry.oversize:
+        errors.append(f"{name} is larger than the {MAX_FILE_BYTES}-byte limit for handoff files")
     elif entry.nlink != 1:
         errors.append(f"{name} has {entry.nlink} hard links; a handoff file must have exactly one")
     else:
@@ -160,7 +163,9 @@ def _check_files(
         warnings += more_warnings
     locator = snapshot.file(LOCATOR_FILE)
     if locator.kind != "missing":
-        if locator.kind != "file" or locator.data is None:
+        if locator.oversize:
+            errors.append(f"{LOCATOR_FILE} is larger than the {MAX_FILE_BYTES}-byte limit for handoff files")
+        elif locator.kind != "file" or locator.data is None:
             errors.append(f"{LOCATOR_FILE} is not a regular file (found {locator.kind})")
         else:
             errors += parse_locator(locator.data)[1]

@@ -15,7 +15,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from handoff_core.errors import UnsafePath
+from handoff_core.errors import TooLarge, UnsafePath
+from handoff_core.layout import MAX_FILE_BYTES
 
 __all__ = ["check_name", "entry_mode", "open_dir", "open_root", "read_open", "read_regular", "walked"]
 
@@ -99,7 +100,7 @@ def entry_mode(dir_fd: int, name: str) -> os.stat_result | None:
         return None
 
 
-def read_regular(dir_fd: int, name: str, *, limit: int = 16 * 1024 * 1024) -> bytes:
+def read_regular(dir_fd: int, name: str, *, limit: int = MAX_FILE_BYTES) -> bytes:
     """Bytes of a regular, singly linked file; anything else is refused."""
     try:
         fd = os.open(check_name(name), _FILE_FLAGS, dir_fd=dir_fd)
@@ -115,7 +116,7 @@ def read_regular(dir_fd: int, name: str, *, limit: int = 16 * 1024 * 1024) -> by
             raise UnsafePath(f"{name} has {info.st_nlink} hard links: handoff files must have exactly one")
         data = read_open(fd, info.st_size, limit)
         if len(data) > limit:
-            raise UnsafePath(f"{name} is larger than {limit} bytes")
+            raise TooLarge(f"{name} is larger than the {limit}-byte limit for handoff files; it cannot be read here")
         return data
     finally:
         os.close(fd)

@@ -15,15 +15,14 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from handoff_core.contract.change import MONTH_RE, ChangeFacts, read_outcome
-from handoff_core.contract.snapshot import MISSING, Entry, TaskSnapshot
+from handoff_core.contract.snapshot import MISSING, Entry, Stamp, TaskSnapshot
 from handoff_core.errors import ChangeNotFound, HandoffError, UnsafePath
 from handoff_core.files.paths import check_name, entry_mode, open_dir, open_root, read_open
-from handoff_core.layout import ARCHIVE, CHANGES, HANDOFF_FILES, SESSIONS, EntryKind, Location
+from handoff_core.layout import ARCHIVE, CHANGES, HANDOFF_FILES, MAX_FILE_BYTES, SESSIONS, EntryKind, Location
 
-__all__ = ["locate_change", "read_change_snapshots", "read_entry", "read_snapshot"]
+__all__ = ["locate_change", "read_change_snapshots", "read_entry", "read_snapshot", "shown_name", "stamp_of"]
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-MAX_FILE = 4 * 1024 * 1024
 
 
 def _kind(mode: int) -> EntryKind:
@@ -34,7 +33,20 @@ def _kind(mode: int) -> EntryKind:
     return "symlink" if stat.S_ISLNK(mode) else "other"
 
 
-def read_entry(dir_fd: int, name: str, limit: int = MAX_FILE) -> Entry:
+def stamp_of(info: os.stat_result) -> Stamp:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def shown_name(name: str) -> str:
+    """A directory name fit to show and serialise: bytes that are not UTF-8 are escaped."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return name
+
+
+def read_entry(dir_fd: int, name: str, limit: int = MAX_FILE_BYTES) -> Entry:
     """One directory entry, read when it is a regular file; symlinks are reported, never followed."""
     try:
         fd = os.open(check_name(name), _READ_FLAGS, dir_fd=dir_fd)
@@ -49,7 +61,10 @@ def read_entry(dir_fd: int, name: str, limit: int = MAX_FILE) -> Entry:
         opened = os.fstat(fd)
         if not stat.S_ISREG(opened.st_mode):
             return Entry(_kind(opened.st_mode), nlink=opened.st_nlink)
-        return Entry("file", read_open(fd, opened.st_size, limit)[:limit], opened.st_nlink, opened.st_mtime)
+        data = read_open(fd, opened.st_size, limit)
+        if len(data) > limit:
+            return Entry("file", None, opened.st_nlink, opened.st_mtime, stamp_of(opened), oversize=True)
+        return Entry("file", data, opened.st_nlink, opened.st_mtime, stamp_of(opened))
     finally:
         os.close(fd)
 

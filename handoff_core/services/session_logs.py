@@ -24,10 +24,10 @@ __all__ = ["TOOLS", "Hit", "LogFacts", "SearchResult", "candidates", "inspect", 
 
 TOOLS = ("claude-code", "codex")
 MAX_LINE = 8 * 1024 * 1024
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{7,127}$")
-_CLAUDE_NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_-]{7,127})\.jsonl(?:\.zst)?$")
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{7,127}\Z")
+_CLAUDE_NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_-]{7,127})\.jsonl(?:\.zst)?\Z")
 _CODEX_NAME = re.compile(
-    r"^rollout-.+-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl(?:\.zst)?$"
+    r"^rollout-.+-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl(?:\.zst)?\Z"
 )
 _SESSION_ID = re.compile(rb'"sessionId"\s*:\s*"([^"\\]*)"')
 _SKIP_KEYS = frozenset(

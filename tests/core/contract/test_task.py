@@ -11,7 +11,9 @@ from handoff_core.contract.validate import _task_problems
 from handoff_core.errors import HandoffError, InvalidContent, OwnershipConflict
 from tests.core.strategies import long_markdown, markdown
 
-GLOB = st.from_regex(r"\A[a-z0-9_.*]+(/[a-z0-9_.*]+){0,3}\Z").filter(lambda g: ".." not in g)
+GLOB = st.from_regex(r"\A[a-z0-9_.*]+(/[a-z0-9_.*]+){0,3}\Z").filter(
+    lambda g: all(s not in (".", "..") for s in g.split("/"))
+)
 
 
 def make_task(**overrides: object) -> Task:

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from wcmatch import glob as wc
 
+from handoff_core.contract.globs import glob_regex, overlap
 from handoff_core.errors import InvalidContent
-from handoff_core.services.ownership import glob_regex, overlap
 
 FLAGS = wc.GLOBSTAR | wc.DOTGLOB
 _atom = st.sampled_from(["a", "b", ".", "*", "?", "[ab]", "[!a]", "x"])
