@@ -70,14 +70,13 @@ def status(settings: Settings, change: str | None, session: str | None) -> int:
     tasks = store.queries.status(change, session)
     table = Table("ref", "kind", "state", "age", "claim", "locator", "problems", title="handoff status")
     for task in tasks:
-        claim = f"{task.scope.workspace}: {', '.join(task.scope.writable)}" if task.claims_writer and task.scope else ""
         problems = "; ".join(task.problems + tuple(f"temp {n}" for n in task.temp_files))
         table.add_row(
             str(task.ref),
             task.kind or "?",
             task.label,
             _age(task.age_seconds),
-            claim,
+            task.claim,
             "yes" if task.has_locator else "",
             problems,
         )

@@ -61,12 +61,14 @@ def tools(services: Services) -> list[Tool]:
         )
         body = TaskBody(kind, goal, inputs, scope, acceptance, return_notes, ticket or None)
         request = TaskRequest(change, topic, body, session or None, force_new)
+        services.secret()  # a refused secret must stop the dispatch before TASK.md (and its claim) exists
         stored = store.create_task(request)
         token = services.token(stored.ref)
         task_rel = store.roots.shown(stored.path)
         report_rel = store.roots.shown(stored.path.with_name(REPORT_FILE))
         return CreatedTask(
             ref=str(stored.ref),
+            created=stored.created,
             task_path=str(stored.path),
             task_path_in_project=task_rel,
             report_path_in_project=report_rel,

@@ -37,6 +37,7 @@ class ExecutorConfig(Wire):
 
 class CreatedTask(Wire):
     ref: str
+    created: bool = Field(description="false: an identical outstanding task was returned")
     task_path: str
     task_path_in_project: str
     report_path_in_project: str

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.report import Report, first_sentence, focused_problem, summary_line
+from handoff_core.layout import REPORT_FILE
 from handoff_core.services.tokens import check_token
 from server.models import ReportWritten, Status, TaskState, TaskView, Validation
 from server.params import RefArg
@@ -36,14 +37,16 @@ def tools(services: Services) -> list[Tool]:
         parsed = parse_ref(ref)
         check_token(services.secret(), services.settings.state_root, parsed, token)
         report = Report(parsed.session, parsed.task, status, focused, artifacts, verification, unverified, problems)
-        stored = store.write_report(report, parsed.change, task_sha256 or None)
-        location = store.roots.shown(stored.path)
+        # Everything the reply needs is made before the publish: nothing after it may fail.
+        location = store.roots.shown(store.roots.task_dir(parsed) / REPORT_FILE)
+        reply_line = summary_line(parsed.session, parsed.task, status, location, first_sentence(focused))
         warnings = [problem] if (problem := focused_problem(focused)) is not None else []
+        stored = store.write_report(report, parsed.change, task_sha256 or None)
         return ReportWritten(
             path=str(stored.path),
             sha256=stored.sha256,
             created=stored.created,
-            reply_line=summary_line(parsed.session, parsed.task, status, location, first_sentence(focused)),
+            reply_line=reply_line,
             warnings=warnings,
         )
 
@@ -81,7 +84,7 @@ def tools(services: Services) -> list[Tool]:
                     kind=t.kind or "",
                     state=t.label,
                     age_seconds=t.age_seconds,
-                    claim=f"{t.scope.workspace}: {', '.join(t.scope.writable)}" if t.claims_writer and t.scope else "",
+                    claim=t.claim,
                     has_locator=t.has_locator,
                     problems=[*t.problems, *(f"leftover temp file {n}" for n in t.temp_files)],
                 )

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from handoff_core.errors import InvalidContent
+from handoff_core.layout import MAX_FILE_BYTES
 
 __all__ = [
     "Line",
@@ -132,6 +133,8 @@ def normalise_newlines(text: str) -> str:
 
 def check_fragment(text: str, field: str) -> str:
     """Normalise a caller's Markdown and refuse what would break the document around it."""
+    if len(text) > MAX_FILE_BYTES:  # refused before any copy is made: the whole file has this limit
+        raise InvalidContent(f"{field} is {len(text)} characters, over the {MAX_FILE_BYTES}-byte file limit")
     text = normalise_newlines(text)
     if not text.strip():
         raise InvalidContent(f"{field} is empty: write the facts this section needs")

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from handoff_core.contract.markdown import check_fragment
+from handoff_core.contract.report import header_fields
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import RELEASE_KINDS, ReleaseKind
 
-__all__ = ["Release", "render_release"]
+__all__ = ["Release", "release_problems", "render_release"]
 
 
 @dataclass(frozen=True)
@@ -43,3 +44,15 @@ def render_release(release: Release, details: str = "") -> str:
             "",
         ]
     )
+
+
+def release_problems(text: str, session: str, task: str) -> list[str]:
+    """Why RELEASE.md is not this task's evidence that its writers stopped (empty: it is)."""
+    fields, duplicates = header_fields(text)
+    problems = [f"RELEASE: duplicate {key}" for key in dict.fromkeys(duplicates)]
+    if fields.get("Session") != session or fields.get("Task") != task:
+        problems.append("RELEASE identity mismatch")
+    kind, _, evidence = fields.get("Writers", "").partition(": ")
+    if kind not in RELEASE_KINDS or not evidence.strip():
+        problems.append("RELEASE needs a 'Writers: stopped: <locator>' or 'Writers: none: <reason>' line")
+    return problems

@@ -224,6 +224,13 @@ def captured_text(report: Report) -> str | None:
     return match.group(2) if match else None
 
 
+def _visible(text: str) -> str:
+    """One line with every character that is not printable spelled out (``\\u200d``), so it cannot
+    hide text, reorder it or drive a terminal."""
+    line = " ".join(text.split())
+    return "".join(char if char.isprintable() else f"\\u{ord(char):04x}" for char in line)
+
+
 def summary_line(session: str, task: str, status: str, location: str, summary: str) -> str:
-    """The one line an executor sends back through its native channel."""
-    return f"{session}/{task} · {status} · {location} · {_single_line(' '.join(summary.split()), 'summary')}"
+    """The one line an executor sends back through its native channel; never refuses."""
+    return f"{session}/{task} · {status} · {location} · {_visible(summary) or '(no summary)'}"

@@ -15,6 +15,7 @@ from handoff_core.contract.frontmatter import split_frontmatter
 from handoff_core.contract.ids import is_change_id, is_round_id, task_number
 from handoff_core.contract.locator import parse_locator
 from handoff_core.contract.markdown import section_problems, sections
+from handoff_core.contract.release import release_problems
 from handoff_core.contract.report import focused_problem, header_fields
 from handoff_core.contract.snapshot import Entry, TaskSnapshot
 from handoff_core.contract.task import META_KEYS
@@ -24,6 +25,7 @@ from handoff_core.layout import (
     KINDS,
     LOCATOR_FILE,
     MAX_FILE_BYTES,
+    RELEASE_FILE,
     REPORT_FILE,
     REPORT_FOCUSED,
     REPORT_SECTIONS,
@@ -34,7 +36,7 @@ from handoff_core.layout import (
     is_temp,
 )
 
-__all__ = ["CAVEAT", "Verdict", "check_handoff", "identity_problems"]
+__all__ = ["CAVEAT", "Verdict", "check_handoff", "closes_claim", "identity_problems"]
 
 CAVEAT = (
     "Read-only structure checks do not authenticate tool identity, transcript content, authorization or "
@@ -113,6 +115,20 @@ def _report_problems(text: str, session: str, task: str, task_sha: str | None) -
     if not errors and (problem := focused_problem(sections(text).get(REPORT_FOCUSED, ""))) is not None:
         warnings.append(problem)
     return errors, warnings
+
+
+def closes_claim(entry: Entry, name: str, session: str, task: str) -> bool:
+    """Whether a REPORT.md or RELEASE.md entry ends the task's writer claim.
+
+    Only a regular, singly linked file that reads as this task's report (or release) does: an
+    empty file, a directory, a FIFO or a dangling link under that name is no evidence of anything.
+    """
+    text = _text(entry, name, [])
+    if text is None:
+        return False
+    if name == RELEASE_FILE:
+        return not release_problems(text, session, task)
+    return not _report_problems(text, session, task, None)[0]
 
 
 def _occupancy(snapshot: TaskSnapshot) -> list[str]:

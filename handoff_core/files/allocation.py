@@ -16,8 +16,9 @@ from handoff_core.contract.ids import next_round, round_base, round_time
 from handoff_core.contract.snapshot import MISSING, Entry
 from handoff_core.errors import HandoffError, InvalidContent
 from handoff_core.files.paths import open_dir
+from handoff_core.files.publishing import repair_links
 from handoff_core.files.reader import read_entry
-from handoff_core.layout import TASK_FILE
+from handoff_core.layout import CLOSING_FILES, TASK_FILE
 
 __all__ = ["find_retry", "open_round", "recent_rounds", "undo"]
 
@@ -33,6 +34,7 @@ def open_round(sessions_fd: int, session: str | None, now: datetime) -> tuple[st
             raise InvalidContent(f"round {session} does not exist in this change; omit session to open one") from None
     name = next_round(round_base(now), os.listdir(sessions_fd))
     os.mkdir(name, 0o755, dir_fd=sessions_fd)
+    os.fsync(sessions_fd)
     return name, open_dir(sessions_fd, name), True
 
 
@@ -49,12 +51,18 @@ def recent_rounds(sessions_fd: int, now: datetime) -> list[str]:
     return [name for name in os.listdir(sessions_fd) if (opened := round_time(name)) and now - opened <= RETRY_WINDOW]
 
 
-def _task_entry(round_fd: int, task: str) -> Entry:
+def _outstanding_task(round_fd: int, task: str) -> Entry:
+    """The TASK.md of a task still waiting for its REPORT or RELEASE (a retry may return only those),
+    with a link a crashed publish left repaired; MISSING for anything else."""
     try:
         fd = open_dir(round_fd, task)
     except (FileNotFoundError, NotADirectoryError, HandoffError):
         return MISSING
     try:
+        names = os.listdir(fd)
+        if TASK_FILE not in names or not set(CLOSING_FILES).isdisjoint(names):
+            return MISSING
+        repair_links(fd, TASK_FILE)
         return read_entry(fd, TASK_FILE)
     finally:
         os.close(fd)
@@ -63,7 +71,7 @@ def _task_entry(round_fd: int, task: str) -> Entry:
 def find_retry(
     sessions_fd: int, rounds: list[str], topic: str, expected: Callable[[str, str], bytes]
 ) -> tuple[str, str, bytes] | None:
-    """``(round, task, TASK bytes)`` of a task whose TASK is exactly ``expected(round, task)``."""
+    """``(round, task, TASK bytes)`` of an outstanding task whose TASK is exactly ``expected(round, task)``."""
     for session in rounds:
         try:
             round_fd = open_dir(sessions_fd, session)
@@ -71,7 +79,7 @@ def find_retry(
             continue
         try:
             for task in sorted(n for n in os.listdir(round_fd) if n.split("-", 1)[-1] == topic):
-                entry = _task_entry(round_fd, task)
+                entry = _outstanding_task(round_fd, task)
                 if entry.data is not None and entry.data == expected(session, task):
                     return session, task, entry.data
         finally:

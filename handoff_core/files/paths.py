@@ -12,7 +12,7 @@ import os
 import stat
 import unicodedata
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 
 from handoff_core.errors import TooLarge, UnsafePath
@@ -56,8 +56,12 @@ def open_dir(parent_fd: int, name: str, *, create: bool = False) -> int:
     if create:
         if (other := collision(parent_fd, name)) is not None:
             raise UnsafePath(f"{name!r} collides with existing {other!r} (case or Unicode form): rename one")
-        with suppress(FileExistsError):
+        try:
             os.mkdir(name, 0o755, dir_fd=parent_fd)
+        except FileExistsError:
+            pass
+        else:
+            os.fsync(parent_fd)  # the new directory's name is durable before anything is published in it
     try:
         return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
     except OSError as exc:

@@ -18,7 +18,7 @@ from handoff_core.errors import StorageError, UnsafePath, WriteConflict
 from handoff_core.files.paths import check_name, read_regular
 from handoff_core.layout import is_temp
 
-__all__ = ["Published", "publish", "temp_name"]
+__all__ = ["Published", "publish", "repair_links", "temp_name"]
 
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -45,21 +45,30 @@ def _write_temp(dir_fd: int, temp: str, data: bytes, mode: int) -> None:
         os.close(fd)
 
 
-def _drop_stale_links(dir_fd: int, name: str) -> None:
-    """Remove our own temp names still linked to ``name``: a crash struck between link and unlink."""
+def repair_links(dir_fd: int, name: str) -> bool:
+    """Remove our own temp names still linked to ``name`` (a crash struck between link and unlink).
+
+    Only a temp name of this very file, pointing at the same inode, is removed: the final file
+    was complete before it was linked, so what is left is exactly what was published.
+    """
     final = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     if final.st_nlink < 2 or not stat.S_ISREG(final.st_mode):
-        return
+        return False
+    repaired = False
     for other in os.listdir(dir_fd):
         if other.startswith(f".{name}.") and is_temp(other):
             info = os.stat(other, dir_fd=dir_fd, follow_symlinks=False)
             if (info.st_ino, info.st_dev) == (final.st_ino, final.st_dev):
                 os.unlink(other, dir_fd=dir_fd)
+                repaired = True
+    if repaired:
+        os.fsync(dir_fd)
+    return repaired
 
 
 def _settle_existing(dir_fd: int, name: str, data: bytes) -> None:
     """The name is taken: identical bytes are success, anything else is a conflict."""
-    _drop_stale_links(dir_fd, name)
+    repair_links(dir_fd, name)
     try:
         existing = read_regular(dir_fd, name, limit=max(len(data), 1) * 2 + 4096)
     except UnsafePath as exc:

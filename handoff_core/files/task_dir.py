@@ -18,9 +18,9 @@ from typing import ParamSpec, TypeVar
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.snapshot import Entry
-from handoff_core.errors import ChangeNotActive, NotFound, StorageError, TaskNotFound, WriteConflict
+from handoff_core.errors import ChangeNotActive, NotFound, StorageError, TaskNotFound, UnsafePath, WriteConflict
 from handoff_core.files.paths import entry_mode, open_dir, read_regular
-from handoff_core.files.publishing import Published, publish
+from handoff_core.files.publishing import Published, publish, repair_links
 from handoff_core.files.reader import locate_change, read_entry
 from handoff_core.layout import SESSIONS, TASK_FILE, task_parts
 
@@ -85,8 +85,13 @@ class TaskDir:
         self.fd, self.ref, self.facts = fd, ref, facts
 
     def read(self, name: str) -> bytes:
-        """A regular, singly linked file; its absence is the caller's ``NotFound``."""
+        """A regular, singly linked file (a link a crashed publish left is repaired first); its absence is
+        the caller's ``NotFound``."""
         try:
+            return read_regular(self.fd, name)
+        except UnsafePath:
+            if not repair_links(self.fd, name):
+                raise
             return read_regular(self.fd, name)
         except FileNotFoundError:
             if name == TASK_FILE:

@@ -1,10 +1,17 @@
-"""Writer claims of a whole state root, re-read only where something can still change.
+"""Writer claims of a whole state root, re-read only where something can have changed.
 
-Every dispatch needs the claims of every active change, so a long-lived server remembers each
-task it has seen. Most facts are final: a read-only task never claims, and a task with a REPORT
-or RELEASE never claims again (both are write-once). Only the few open claims are re-checked
-(one directory listing each), and unseen or incomplete task directories are read. Scans run under
-the state-root lock that every TASK creation holds, so no TASK can appear half-seen.
+Every dispatch needs the claims of every active change, so a long-lived server remembers what
+it judged, keyed on what it read (device, inode, size, mtime_ns of the file): a task whose claim
+ended is remembered with the stamp of the REPORT or RELEASE that ended it, and an open claim
+with the stamp of its TASK. Each scan stats that one file again; a file removed, replaced or
+rewritten no longer matches and the task is judged afresh, so a stray file deleted by hand never
+leaves the server admitting a second writer. Scans run under the state-root lock that every TASK
+creation holds, so no TASK can appear half-seen.
+
+A task whose TASK.md cannot be read (broken frontmatter, a scope block that is missing, doubled
+or malformed, a file over the size limit, a symlink) claims the whole workspace: ``current`` and
+``**``. That is the safe answer: it blocks every other writer until the Lead fixes the file or
+releases the task with evidence, and it never stops the scan of the others.
 """
 
 from __future__ import annotations
@@ -16,60 +23,58 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from handoff_core.contract.ids import Ref
+from handoff_core.contract.snapshot import Stamp
+from handoff_core.contract.validate import closes_claim
 from handoff_core.errors import HandoffError
 from handoff_core.files.paths import open_dir
-from handoff_core.files.reader import locate_change, read_entry
+from handoff_core.files.reader import locate_change, read_entry, shown_name, stamp_of
 from handoff_core.layout import CLOSING_FILES, SESSIONS, TASK_FILE
 from handoff_core.services.ownership import Claim
 from handoff_core.services.status import task_kind_and_scope
 
-__all__ = ["ClaimIndex"]
+__all__ = ["WHOLE_WORKSPACE", "ClaimIndex"]
+
+WHOLE_WORKSPACE = ("**",)
 
 
 @dataclass(frozen=True)
 class _Seen:
-    claim: Claim | None  # an open implementation claim (re-checked on every scan)
-    since: float  # TASK.md mtime: a claim's age counts from it
+    file: str  # the file this judgement rests on
+    stamp: Stamp
+    claim: Claim | None  # None: the task never claims (read-only) or its claim has ended
+    since: float = 0.0  # TASK.md mtime: a claim's age counts from it
 
 
-_FINAL = _Seen(None, 0.0)  # never claims again
-
-
-def _listing(round_fd: int, task: str) -> list[str] | None:
+def _restamp(round_fd: int, task: str, file: str) -> Stamp | None:
     try:
-        fd = open_dir(round_fd, task)
-    except (HandoffError, NotADirectoryError):
-        return None  # a symlink or a file: never a task of ours
-    try:
-        return os.listdir(fd)
-    finally:
-        os.close(fd)
+        return stamp_of(os.stat(f"{task}/{file}", dir_fd=round_fd, follow_symlinks=False))
+    except OSError:
+        return None
 
 
-def _read(round_fd: int, ref: Ref, names: list[str]) -> _Seen | None:
+def _judge(task_fd: int, ref: Ref, names: list[str]) -> _Seen | None:
     """What a task directory says now; None while it has no TASK.md yet (not remembered)."""
-    if not set(CLOSING_FILES).isdisjoint(names):
-        return _FINAL
+    for name in CLOSING_FILES:
+        if name in names and closes_claim(entry := read_entry(task_fd, name), name, ref.session, ref.task):
+            return _Seen(name, entry.stamp, None)
     if TASK_FILE not in names:
         return None
-    fd = open_dir(round_fd, ref.task)
-    try:
-        entry = read_entry(fd, TASK_FILE)
-    finally:
-        os.close(fd)
+    entry = read_entry(task_fd, TASK_FILE)
     kind, scope = task_kind_and_scope(entry.data)
-    if kind != "implementation" or scope is None or scope.workspace is None:
-        return _FINAL
-    shared = tuple((s.path, s.owner) for s in scope.shared)
-    return _Seen(Claim(ref, scope.workspace, scope.writable, shared, 0.0), entry.mtime)
+    if kind is not None and kind != "implementation":
+        return _Seen(TASK_FILE, entry.stamp, None)
+    if kind is None or scope is None or scope.workspace is None:
+        claim = Claim(ref, "current", WHOLE_WORKSPACE, (), 0.0, unreadable=True)
+    else:
+        claim = Claim(ref, scope.workspace, scope.writable, tuple((s.path, s.owner) for s in scope.shared), 0.0)
+    return _Seen(TASK_FILE, entry.stamp, claim, entry.mtime)
 
 
 class ClaimIndex:
-    """Claims of outstanding implementation tasks (TASK, no REPORT, no RELEASE); no TTL."""
+    """Claims of outstanding implementation tasks (TASK, no valid REPORT or RELEASE); no TTL."""
 
     def __init__(self) -> None:
-        self._seen: dict[Ref, _Seen] = {}  # open claims
-        self._final: set[tuple[str, str, str]] = set()  # tasks that can never claim again
+        self._seen: dict[tuple[str, str, str], _Seen] = {}
 
     def claims(self, root: Path, changes: list[str]) -> list[Claim]:
         now = time.time()
@@ -105,24 +110,33 @@ class ClaimIndex:
     def _round_claims(self, round_fd: int, change: str, session: str, now: float) -> list[Claim]:
         found: list[Claim] = []
         for task in os.listdir(round_fd):
-            if (change, session, task) in self._final:
-                continue
-            ref = Ref(change, session, task)
-            seen = self._seen.get(ref)
-            names = _listing(round_fd, task)
-            if names is None:
-                seen = _FINAL
-            elif seen is None:
-                seen = _read(round_fd, ref, names)
-            elif not set(CLOSING_FILES).isdisjoint(names):
-                seen = _FINAL  # the open claim just got its REPORT or RELEASE
-            if seen is None:
-                continue  # no TASK.md yet: look again next time
-            if seen is _FINAL:
-                self._final.add((change, session, task))
-                self._seen.pop(ref, None)
-                continue
-            self._seen[ref] = seen
-            if seen.claim is not None:
+            key = (change, session, task)
+            seen = self._seen.get(key)
+            # An open claim may have just ended: look at its directory. Anything else is re-read only
+            # when the file its judgement rests on is no longer the one that was read.
+            if seen is None or seen.claim is not None or _restamp(round_fd, task, seen.file) != seen.stamp:
+                seen = self._read(round_fd, key, seen)
+            if seen is not None and seen.claim is not None:
                 found.append(replace(seen.claim, age_seconds=max(0.0, now - seen.since)))
         return found
+
+    def _read(self, round_fd: int, key: tuple[str, str, str], seen: _Seen | None) -> _Seen | None:
+        change, session, task = key
+        try:
+            task_fd = open_dir(round_fd, task)
+        except (HandoffError, NotADirectoryError):
+            self._seen.pop(key, None)
+            return None  # a symlink or a file: never a task of ours
+        try:
+            names = os.listdir(task_fd)
+            unchanged = seen is not None and seen.file == TASK_FILE and not set(CLOSING_FILES) & set(names)
+            if unchanged and seen is not None and _restamp(round_fd, task, TASK_FILE) == seen.stamp:
+                return seen  # an open claim whose TASK is as read and that has nothing closing it
+            judged = _judge(task_fd, Ref(change, session, shown_name(task)), names)
+        finally:
+            os.close(task_fd)
+        if judged is None:
+            self._seen.pop(key, None)
+        else:
+            self._seen[key] = judged
+        return judged

@@ -27,8 +27,11 @@ class Claim:
     writable: tuple[str, ...]
     shared: tuple[tuple[str, str], ...]  # (path, owner)
     age_seconds: float
+    unreadable: bool = False  # its TASK could not be read: it holds the whole workspace
 
     def describe(self) -> str:
+        if self.unreadable:
+            return f"{self.ref} (TASK.md unreadable, so it holds the whole workspace; fix it or release it)"
         return f"{self.ref} ({self.workspace}, {', '.join(self.writable)}, age {int(self.age_seconds)}s)"
 
 

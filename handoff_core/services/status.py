@@ -11,7 +11,7 @@ from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import header_fields
 from handoff_core.contract.snapshot import TaskSnapshot
 from handoff_core.contract.task import Scope, read_scope
-from handoff_core.contract.validate import check_handoff
+from handoff_core.contract.validate import check_handoff, closes_claim
 from handoff_core.errors import HandoffError
 from handoff_core.layout import (
     CLOSING_FILES,
@@ -45,8 +45,18 @@ class TaskStatus:
 
     @property
     def claims_writer(self) -> bool:
-        """An outstanding implementation task holds its workspace and writable globs (no TTL)."""
-        return self.kind == "implementation" and self.outstanding and self.scope is not None
+        """An outstanding implementation task holds its workspace and writable globs (no TTL);
+        one whose TASK cannot be read holds the whole workspace."""
+        return self.outstanding and (self.kind == "implementation" or self.kind is None)
+
+    @property
+    def claim(self) -> str:
+        """The claim as shown: ``current: src/a1/**``, or why it is the whole workspace."""
+        if not self.claims_writer:
+            return ""
+        if self.scope is None or self.scope.workspace is None:
+            return "whole workspace (TASK.md unreadable: fix it or release_writer)"
+        return f"{self.scope.workspace}: {', '.join(self.scope.writable)}"
 
     @property
     def label(self) -> str:
@@ -95,5 +105,6 @@ def task_status(ref: Ref, snapshot: TaskSnapshot, now: float | None = None) -> T
         has_locator=snapshot.file(LOCATOR_FILE).kind != "missing",
         temp_files=tuple(name for name in snapshot.task_entries if is_temp(name)),
         problems=problems,
-        outstanding=task_entry.kind == "file" and all(snapshot.file(n).kind == "missing" for n in CLOSING_FILES),
+        outstanding=task_entry.kind != "missing"
+        and not any(closes_claim(snapshot.file(n), n, ref.session, ref.task) for n in CLOSING_FILES),
     )

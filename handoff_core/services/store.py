@@ -21,7 +21,17 @@ from handoff_core.contract.locator import parse_locator, render_locator
 from handoff_core.contract.release import Release, render_release
 from handoff_core.contract.report import Report, capture, normalise_report, render_report
 from handoff_core.contract.task import Task, TaskBody, check_body, render_checked, task_of
-from handoff_core.errors import AlreadyReported, ChangeNotActive, ChangeNotFound, LocatorConflict, TaskChanged
+from handoff_core.contract.validate import closes_claim
+from handoff_core.errors import (
+    AlreadyReported,
+    ChangeNotActive,
+    ChangeNotFound,
+    InvalidContent,
+    LocatorConflict,
+    TaskChanged,
+    TaskNotFound,
+    WriteConflict,
+)
 from handoff_core.files.allocation import find_retry, open_round, recent_rounds, undo
 from handoff_core.files.paths import open_dir, walked
 from handoff_core.files.publishing import publish
@@ -30,6 +40,7 @@ from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256
 from handoff_core.layout import (
     DEFAULT_WRITER_CAP,
     LOCATOR_FILE,
+    MAX_FILE_BYTES,
     RELEASE_FILE,
     REPORT_FILE,
     SESSIONS,
@@ -61,6 +72,16 @@ class StoredDocument:
 
     path: Path
     sha256: str
+
+
+def bounded(data: bytes, name: str) -> bytes:
+    """Refuse, before publishing, a file that every reader would refuse as too large."""
+    if len(data) > MAX_FILE_BYTES:
+        raise InvalidContent(
+            f"{name} would be {len(data)} bytes, over the {MAX_FILE_BYTES}-byte limit for handoff files; "
+            "shorten it and reference large material by path"
+        )
+    return data
 
 
 def utc_now() -> datetime:
@@ -131,7 +152,7 @@ class Store:
         try:
             task_id = next_task(request.topic, os.listdir(round_fd))
             ref = Ref(request.change, session, task_id)
-            data = render_checked(self._task_of(body, ref)).encode()
+            data = bounded(render_checked(self._task_of(body, ref)).encode(), TASK_FILE)
             task_fd = open_dir(round_fd, task_id, create=True)  # refuses case/Unicode collisions
             try:
                 publish(task_fd, TASK_FILE, data)
@@ -173,7 +194,7 @@ class Store:
                     f"TASK.md of {ref} is not the one you were given (sha256 {current}); read_task again and "
                     "ask the Lead before reporting"
                 )
-            data = render_report(replace(normalise_report(report), task_sha256=current)).encode()
+            data = bounded(render_report(replace(normalise_report(report), task_sha256=current)).encode(), REPORT_FILE)
             published = task_dir.publish(REPORT_FILE, data)
         return StoredFile(ref, self.roots.task_dir(ref) / REPORT_FILE, sha256(data), published.created, data.decode())
 
@@ -198,17 +219,23 @@ class Store:
                     f"{ref} already records another session log ({value!r}); the original stays. "
                     "Check which log belongs to this task"
                 )
-            published = task_dir.publish(LOCATOR_FILE, data)
+            try:
+                published = task_dir.publish(LOCATOR_FILE, data)
+            except WriteConflict as exc:  # another Lead call won the race with another path
+                raise LocatorConflict(
+                    f"{ref} got another session log path at the same moment; the first stays. Read it back"
+                ) from exc
         return StoredFile(ref, where, sha256(data), published.created, path)
 
     @translated
     def release_writer(self, ref: Ref, kind: ReleaseKind, evidence: str, details: str = "") -> StoredFile:
         data = render_release(Release(ref.session, ref.task, kind, evidence), details).encode()
         with open_task_dir(self.roots.state_root, ref) as task_dir:
-            if task_dir.entry(REPORT_FILE).kind != "missing":
+            if closes_claim(task_dir.entry(REPORT_FILE), REPORT_FILE, ref.session, ref.task):
                 raise AlreadyReported(f"{ref} already has a REPORT: its claim has ended, nothing to release")
-            task_dir.read(TASK_FILE)
-            published = task_dir.publish(RELEASE_FILE, data)
+            if not task_dir.has(TASK_FILE):  # present is enough: an unreadable TASK still holds a claim to end
+                raise TaskNotFound(f"task {ref} has no {TASK_FILE}; there is no claim to release")
+            published = task_dir.publish(RELEASE_FILE, bounded(data, RELEASE_FILE))
         return StoredFile(ref, self.roots.task_dir(ref) / RELEASE_FILE, sha256(data), published.created, data.decode())
 
     # -- other documents under the state root -------------------------------------------------
