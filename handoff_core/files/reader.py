@@ -153,7 +153,9 @@ def read_change_snapshots(
         rounds = [name for name in rounds if _exists_dir(sessions_fd, name)]
 
         def read_round(name: str) -> list[tuple[str, str, TaskSnapshot]]:
-            return [(name, task, tree) for task, tree in _read_round(sessions_fd, name, facts, files, unless)]
+            # Names are shown escaped where they are not UTF-8; such ids fail validation by name anyway.
+            found = _read_round(sessions_fd, name, facts, files, unless)
+            return [(shown_name(name), shown_name(task), tree) for task, tree in found]
 
         # Reading is system calls (the GIL is free): two readers run ahead while the caller judges.
         with ThreadPoolExecutor(max_workers=2) as pool:

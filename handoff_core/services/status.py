@@ -93,6 +93,8 @@ def task_status(ref: Ref, snapshot: TaskSnapshot, now: float | None = None) -> T
     # A change that is no longer active still has readable tasks; only its dispatch is over.
     problems = tuple(p for p in verdict.errors if p != _INACTIVE)
     kind, scope = task_kind_and_scope(task_entry.data)
+    if kind == "implementation" and scope is None:
+        problems += ("the handoff-scope block cannot be read: the task holds the whole workspace",)
     age = max(0.0, (now or time.time()) - task_entry.mtime) if task_entry.kind == "file" else 0.0
     state, report_status = _state(snapshot, problems)
     return TaskStatus(

@@ -3,26 +3,32 @@ from __future__ import annotations
 import multiprocessing
 import os
 import stat
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from handoff_core.contract.ids import Ref, parse_ref
+from handoff_core.contract.ids import Ref, check_change, check_round, check_task, check_topic, parse_ref
 from handoff_core.contract.report import Report, captured_text, parse_report
+from handoff_core.contract.snapshot import MISSING
 from handoff_core.errors import (
     AlreadyReported,
     ChangeNotActive,
     ChangeNotFound,
     HandoffError,
+    InvalidContent,
     InvalidIdentifier,
     InvalidLocator,
     LocatorConflict,
     TaskChanged,
     TaskNotFound,
+    TooLarge,
     UnsafePath,
     WriteConflict,
 )
+from handoff_core.files.task_dir import TaskDir
+from handoff_core.layout import MAX_FILE_BYTES
 from handoff_core.services.store import Store
 from tests.conftest import CHANGE, implementation, make_change, review
 
@@ -255,3 +261,70 @@ def test_a_missing_state_root_is_refused_with_the_way_out(tmp_path: Path) -> Non
         Store(tmp_path / "nowhere").create_task(implementation())
     assert "--state-root" in caught.value.message
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_goal_over_the_file_limit_is_refused_before_anything_is_made(store: Store, state_root: Path) -> None:
+    with pytest.raises(InvalidContent) as caught:
+        store.create_task(implementation(goal="x" * (MAX_FILE_BYTES + 1)))
+    assert str(MAX_FILE_BYTES) in caught.value.message
+    assert store.queries.status() == []
+
+
+def test_text_that_renders_over_the_file_limit_is_refused_before_publishing(store: Store) -> None:
+    half = "y" * (MAX_FILE_BYTES // 2 + 10)
+    with pytest.raises(InvalidContent):
+        store.create_task(implementation(goal=half, inputs=half))
+    assert store.queries.status() == []
+
+
+def test_a_handoff_file_over_the_limit_on_disk_is_too_large_to_read_never_cut(store: Store) -> None:
+    ref = store.create_task(review()).ref
+    path = store.roots.task_dir(ref) / "TASK.md"
+    path.chmod(0o644)
+    path.write_bytes(path.read_bytes() + b"z" * (17 * 1024 * 1024))
+    with pytest.raises(TooLarge) as caught:
+        store.queries.read_task(ref)
+    assert caught.value.code == "too_large"
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        lambda: check_change("2026-11-30-demo\n"),
+        lambda: check_round("20261130T044500Z\n"),
+        lambda: check_task("001-fix\n"),
+        lambda: check_topic("fix\n"),
+        lambda: check_round("２０２６1130T044500Z"),
+        lambda: check_change("٢٠٢٦-11-30-demo"),
+    ],
+)
+def test_an_id_with_a_trailing_newline_or_non_ascii_digits_is_refused(check: Callable[[], str]) -> None:
+    with pytest.raises(InvalidIdentifier):
+        check()
+
+
+def test_a_locator_written_by_a_racing_call_is_a_locator_conflict(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ref = store.create_task(implementation()).ref
+    store.record_session_locator(ref, "/logs/first.jsonl", verify=False)
+    # The other call's publish lands between this call's look and its own publish.
+    monkeypatch.setattr(TaskDir, "entry", lambda self, name: MISSING)
+    with pytest.raises(LocatorConflict):
+        store.record_session_locator(ref, "/logs/second.jsonl", verify=False)
+    assert "first.jsonl" in (store.roots.task_dir(ref) / "session-locator.json").read_text()
+
+
+def test_new_round_and_task_directories_are_made_durable(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def recording(fd: int) -> None:
+        synced.append(os.fstat(fd).st_ino)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", recording)
+    ref = store.create_task(implementation()).ref
+    task_dir = store.roots.task_dir(ref)
+    for directory in (task_dir.parent.parent, task_dir.parent, task_dir):  # sessions/, the round, the task
+        assert directory.stat().st_ino in synced
