@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
 import yaml
 
-from handoff_core.contract.markdown import split_lines
+from handoff_core.contract.markdown import small_text_cache, split_lines
 from handoff_core.errors import InvalidContent
 
 __all__ = ["load_yaml", "quote", "split_frontmatter"]
@@ -110,7 +109,7 @@ def quote(value: object) -> str:
     return json.dumps(value)
 
 
-@lru_cache(maxsize=64)  # validation, status and parsing read the same TASK in a row
+@small_text_cache  # validation, status and parsing read the same TASK in a row
 def split_frontmatter(text: str) -> tuple[Mapping[str, Any], str]:
     """``(fields, body)`` of a document that opens with a ``---`` block; the fields are read-only."""
     lines = split_lines(text.removeprefix("\ufeff"))

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from functools import lru_cache
+from collections.abc import Callable, Sequence
+from functools import lru_cache, wraps
+from typing import TypeVar
 
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import MAX_FILE_BYTES
 
 __all__ = [
+    "CACHED_TEXT_LIMIT",
     "Line",
     "body_lines",
     "check_fragment",
@@ -18,6 +20,7 @@ __all__ = [
     "required_sections",
     "section_problems",
     "sections",
+    "small_text_cache",
     "split_lines",
 ]
 
@@ -56,7 +59,27 @@ def _opens(line: str) -> str | None:
     return match.group(1)
 
 
-@lru_cache(maxsize=64)  # one document is read several times in a row (header, sections, checks)
+T = TypeVar("T")
+CACHED_TEXT_LIMIT = 256 * 1024  # texts above this are recomputed, never kept: 64 entries stay under 16 MiB
+
+
+def small_text_cache(fn: Callable[[str], T]) -> Callable[[str], T]:
+    """An LRU cache of 64 entries that only keeps texts up to ``CACHED_TEXT_LIMIT`` characters.
+
+    A document is read several times in a row (header, sections, checks); a cache keyed on whole
+    texts must not hold large ones, which would keep megabytes alive per entry.
+    """
+    cached = lru_cache(maxsize=64)(fn)
+
+    @wraps(fn)
+    def wrapper(text: str) -> T:
+        return cached(text) if len(text) <= CACHED_TEXT_LIMIT else fn(text)
+
+    wrapper.cache_info = cached.cache_info  # type: ignore[attr-defined]
+    return wrapper
+
+
+@small_text_cache
 def body_lines(text: str) -> tuple[Line, ...]:
     """Every line outside fenced code, numbered from 0; an unclosed fence runs to the end."""
     lines: list[Line] = []

@@ -1,11 +1,18 @@
-"""Secrets in text a handoff would persist, found by detect-secrets (a maintained detector)."""
+"""Secrets in text a handoff would persist, found by detect-secrets (a maintained detector) with
+this project's plugins for newer key formats (``secret_plugins``).
+
+The text is scanned in memory, line by line: it is never written to a temporary file, where a
+crash would leave it behind. Newlines are normalised first (``\\r\\n`` and a lone ``\\r`` are line
+breaks to the scanner too), so a finding's line number is the line redaction changes.
+"""
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass
+from pathlib import Path
+
+from handoff_core.contract.markdown import normalise_newlines
 
 __all__ = ["REDACTED", "Finding", "redact", "scan"]
 
@@ -13,6 +20,8 @@ _PRIVATE_KEY = re.compile(
     r"-----BEGIN [A-Z ]*PRIVATE KEY( BLOCK)?-----.*?(-----END [A-Z ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.S
 )
 REDACTED = "[REDACTED]"
+_PLUGINS = Path(__file__).with_name("secret_plugins.py")
+_AS_FILE = "handoff.txt"  # plain text to the scanner; ``PlainPasswordFieldDetector`` covers YAML-style fields
 
 
 @dataclass(frozen=True)
@@ -26,25 +35,37 @@ class Finding:
         return f"{self.field} line {self.line}: {self.kind}"
 
 
-def scan(field: str, text: str) -> list[Finding]:
-    """Every secret detect-secrets finds in ``text``, located by field and line."""
-    from detect_secrets.core.secrets_collection import SecretsCollection
-    from detect_secrets.settings import default_settings
+_OURS = ("CurrentApiKeyDetector", "CredentialUrlDetector", "PlainPasswordFieldDetector")
 
-    with tempfile.TemporaryDirectory(prefix="handoff-scan-") as folder:
-        path = os.path.join(folder, "text.txt")
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        with default_settings():
-            collection = SecretsCollection()
-            collection.scan_file(path)
-        found = [(secret.line_number, secret.type, secret.secret_value) for _, secret in collection]
-    return sorted({Finding(field, line, kind, value) for line, kind, value in found}, key=lambda f: (f.line, f.kind))
+
+def _config() -> dict[str, object]:
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+
+    builtin = [{"name": cls.__name__} for cls in get_mapping_from_secret_type_to_class().values()]
+    builtin = [entry for entry in builtin if entry["name"] not in _OURS]
+    return {"plugins_used": [*builtin, *({"name": name, "path": f"file://{_PLUGINS}"} for name in _OURS)]}
+
+
+def scan(field: str, text: str) -> list[Finding]:
+    """Every secret the detectors find in ``text``, located by field and line (after newline normalisation)."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.core.scan import _process_line_based_plugins
+    from detect_secrets.settings import get_plugins, transient_settings
+
+    lines = list(enumerate(normalise_newlines(text).split("\n"), start=1))
+    found: set[Finding] = set()
+    with transient_settings(_config()):
+        # The plugin map is cached before our file-based plugins are configured: rebuild it with them.
+        get_mapping_from_secret_type_to_class.cache_clear()
+        get_plugins.cache_clear()
+        for secret in _process_line_based_plugins(lines=lines, filename=_AS_FILE):
+            found.add(Finding(field, secret.line_number, secret.type, secret.secret_value))
+    return sorted(found, key=lambda f: (f.line, f.kind))
 
 
 def redact(text: str, findings: list[Finding]) -> str:
     """Each finding's whole token replaced by [REDACTED]; private key blocks go whole."""
-    lines = text.split("\n")
+    lines = normalise_newlines(text).split("\n")
     for finding in findings:
         if finding.value and finding.kind != "Private Key" and 0 < finding.line <= len(lines):
             token = re.compile(r"[^\s\"']*" + re.escape(finding.value) + r"[^\s\"']*")

@@ -44,6 +44,7 @@ def file_name(base: str, taken: set[str]) -> str:
 
 
 def _fields(doc: HandoffDoc) -> dict[str, str]:
+    """Every field a secret could hide in, as the scanner reads it (a list is one item per line)."""
     return {
         "focused": doc.focused,
         "details": doc.details,
@@ -67,15 +68,15 @@ def cleaned(doc: HandoffDoc, redact_secrets: bool) -> HandoffDoc:
             "the handoff holds secrets; remove them or call again with redact=true: "
             + "; ".join(f.describe() for f in findings)
         )
-    by_field = {name: [f for f in findings if f.field == name] for name in _fields(doc)}
+    fields = {name: redact(text, [f for f in findings if f.field == name]) for name, text in _fields(doc).items()}
     return HandoffDoc(
         scope=doc.scope,
         topic=doc.topic,
-        focused=redact(doc.focused, by_field["focused"]),
-        details=redact(doc.details, by_field["details"]),
-        references=doc.references,
-        skills=doc.skills,
-        history=redact(doc.history, by_field["history"]),
+        focused=fields["focused"],
+        details=fields["details"],
+        references=tuple(fields["references"].split("\n")) if doc.references else (),
+        skills=tuple(fields["skills"].split("\n")) if doc.skills else (),
+        history=fields["history"],
     )
 
 
@@ -95,10 +96,10 @@ def render(doc: HandoffDoc, date: str) -> str:
 def publish(store: Store, doc: HandoffDoc, redact_secrets: bool = False) -> StoredDocument:
     """Check references and secrets, render, and publish under the day's next free name."""
     for reference in doc.references:
-        if not store.queries.project_has(reference):
+        if not reference.isprintable() or not store.queries.project_has(reference):
             raise InvalidContent(f"reference {reference!r} does not exist in the project; reference real paths only")
     for skill in doc.skills:
-        if not skill.strip() or "\n" in skill:
+        if not skill.strip() or not skill.isprintable():
             raise InvalidContent("each suggested skill is one non-empty line")
     doc = cleaned(doc, redact_secrets)
     day = store.clock().strftime("%Y-%m-%d")

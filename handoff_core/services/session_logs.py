@@ -12,6 +12,7 @@ import json
 import os
 import re
 import stat
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +25,10 @@ __all__ = ["TOOLS", "Hit", "LogFacts", "SearchResult", "candidates", "inspect", 
 
 TOOLS = ("claude-code", "codex")
 MAX_LINE = 8 * 1024 * 1024
+# A search stops (stopped_early) after reading this much or running this long: a compressed log
+# can expand a thousandfold, and the caller is waiting.
+MAX_SCAN_BYTES = 1024 * 1024 * 1024
+MAX_SCAN_SECONDS = 15.0
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{7,127}\Z")
 _CLAUDE_NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_-]{7,127})\.jsonl(?:\.zst)?\Z")
 _CODEX_NAME = re.compile(
@@ -79,7 +84,7 @@ class SearchResult:
     path: str
     hits: tuple[Hit, ...]
     lines_read: int
-    stopped_early: bool  # max_hits reached before the end of the log
+    stopped_early: bool  # max_hits, MAX_SCAN_BYTES or MAX_SCAN_SECONDS reached before the end of the log
 
 
 def tool_of(name: str) -> tuple[str | None, str | None]:
@@ -240,9 +245,12 @@ def search(path: str, query: str, max_hits: int = 5, context_chars: int = 200) -
         raise InvalidInput("max_hits must be 1-20 and context_chars 0-400")
     ascii_keys = [k.encode() for k in keywords if k.isascii()]
     hits: list[Hit] = []
-    number = 0
+    number, scanned, deadline = 0, 0, time.monotonic() + MAX_SCAN_SECONDS
     with open_log(path) as stream:
         for number, line in lines(stream):
+            scanned += len(line)
+            if scanned > MAX_SCAN_BYTES or (number % 1024 == 0 and time.monotonic() > deadline):
+                return SearchResult(path, tuple(hits), number, True)
             lowered = line.lower()
             if not all(k in lowered for k in ascii_keys):
                 continue

@@ -35,7 +35,9 @@ def report_token(secret: bytes, state_root: Path, ref: Ref) -> str:
 
 
 def check_token(secret: bytes, state_root: Path, ref: Ref, token: str) -> None:
-    if not token or not hmac.compare_digest(report_token(secret, state_root, ref), token.strip()):
+    expected = report_token(secret, state_root, ref).encode()
+    # Bytes, not str: compare_digest refuses a str with non-ASCII characters by raising.
+    if not token or not hmac.compare_digest(expected, token.strip().encode("utf-8", "replace")):
         raise TokenRefused(
             f"the report token does not belong to {ref}: use the token from this task's dispatch message; "
             "the Lead can print it again with `handoff-mcp token REF`"
@@ -43,19 +45,28 @@ def check_token(secret: bytes, state_root: Path, ref: Ref, token: str) -> None:
 
 
 def _create_secret(path: Path) -> None:
+    """Written whole under a temp name and linked into place: a crash never leaves a short secret."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         os.write(fd, secrets.token_bytes(_SECRET_BYTES))
         os.fsync(fd)
     finally:
         os.close(fd)
+    try:
+        os.link(temp, path)  # never replaces: a secret another server made first is kept
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(temp)
 
 
 def load_secret(path: Path, forbidden_root: Path | None = None) -> bytes:
     """The secret at ``path`` (created with mode 0600 on first use), never inside ``forbidden_root``."""
     path = Path(path).absolute()
-    if forbidden_root is not None and path.is_relative_to(Path(forbidden_root).absolute()):
+    # Compared after resolving '..' and symlinks on both sides: a lexical check is fooled by either.
+    if forbidden_root is not None and path.resolve().is_relative_to(Path(forbidden_root).resolve()):
         raise UnsafePath(f"the token secret {path} lies inside the project; point --secret-file outside it")
     try:
         if not path.exists():

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -7,6 +8,7 @@ import pytest
 
 from handoff_core.errors import InvalidContent
 from handoff_core.services import session_handoff as handoff_doc
+from handoff_core.services.secret_scan import scan
 from handoff_core.services.session_handoff import HandoffDoc
 from handoff_core.services.store import Store
 
@@ -87,3 +89,55 @@ def test_ordinary_engineering_text_is_not_mistaken_for_a_secret(dated: Store) ->
 def test_bad_documents_are_refused(dated: Store, overrides: dict[str, object]) -> None:
     with pytest.raises(InvalidContent):
         handoff_doc.publish(dated, doc(**overrides))
+
+
+GHP = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+AWS = "AKIA" + "IOSFODNN7EXAMPLE"
+
+
+def test_redaction_covers_skills_and_references_too(dated: Store, project: Path) -> None:
+    (project / f"notes-{AWS}.md").write_text("x")
+    published = handoff_doc.publish(
+        dated, doc(skills=(f"use token {GHP}",), references=(f"notes-{AWS}.md",)), redact_secrets=True
+    )
+    text = published.path.read_text()
+    assert GHP not in text
+    assert AWS not in text
+    assert text.count("[REDACTED]") == 2
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n", "\n"])
+def test_a_lone_carriage_return_does_not_hide_a_secret_from_redaction(dated: Store, newline: str) -> None:
+    details = f"First line.{newline}Second line.{newline}token {GHP}"
+    text = handoff_doc.publish(dated, doc(details=details), redact_secrets=True).path.read_text()
+    assert GHP not in text
+    assert "Second line." in text
+
+
+@pytest.mark.parametrize(
+    ("secret", "kind"),
+    [
+        ("key sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7dEf0hIj3k", "Current API Key"),
+        ("sk-ant-api03-" + "Zx9Cv8Bn7Mq6Wr5Et4Yu3Io2Pa1Sd0Fg-Hj_KlLkJhGfDsAqW", "Current API Key"),
+        ("maps key AIza" + "SyD1e2F3g4H5i6J7k8L9m0NoPqRsTuVwXyZ", "Current API Key"),
+        ("DATABASE_URL=postgres://app:Sup3rS3cret@db.internal:5432/app", "Credentials in URL"),
+        ("config:\n  db:\n    password: hunter2correcthorse", "Password Field"),
+    ],
+)
+def test_current_key_formats_are_found(secret: str, kind: str) -> None:
+    assert kind in {finding.kind for finding in scan("details", secret)}
+
+
+def test_ordinary_prose_about_passwords_is_not_a_secret() -> None:
+    assert scan("details", "We discussed the password policy: see the docs. The api key rotation is weekly.") == []
+
+
+def test_the_scan_never_writes_the_text_to_a_temporary_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    tempfile.tempdir = None
+    try:
+        found = scan("details", f"token {GHP}")
+    finally:
+        tempfile.tempdir = None
+    assert [f.kind for f in found] == ["GitHub Token"]
+    assert list(tmp_path.iterdir()) == []

@@ -156,3 +156,23 @@ def test_an_overlong_line_is_skipped_not_loaded(tmp_path: Path, monkeypatch: pyt
     log.write_text('{"x": "' + "a" * 500 + '"}\n{"sessionId": "s", "message": {"content": "needle here"}}\n')
     hits = sessionlog.search(str(log), "needle").hits
     assert [h.line for h in hits] == [2]  # the long line counts as one line, and is never held whole
+
+
+def test_a_compression_bomb_is_read_only_up_to_the_scan_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sessionlog, "MAX_SCAN_BYTES", 1024 * 1024)
+    line = b'{"type": "user", "message": {"content": "nothing to see"}}\n'
+    bomb = tmp_path / "rollout-2026-11-30-0123abcd-0123-4567-89ab-0123456789ab.jsonl.zst"
+    bomb.write_bytes(zstandard.ZstdCompressor().compress(line * 200_000))  # 11 MiB from ~1 KiB
+    assert bomb.stat().st_size < 64 * 1024
+    result = sessionlog.search(str(bomb), "needle")
+    assert result.stopped_early
+    assert result.lines_read < 200_000 // 10
+
+
+def test_a_search_stops_when_its_time_is_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sessionlog, "MAX_SCAN_SECONDS", -1.0)  # already past: the first check stops it
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b'{"message": {"content": "x"}}\n' * 5000)
+    result = sessionlog.search(str(log), "needle")
+    assert result.stopped_early
+    assert result.lines_read == 1024

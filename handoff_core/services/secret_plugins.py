@@ -1,0 +1,44 @@
+"""detect-secrets plugins for key formats its built-in detectors miss, loaded through its own
+``plugins_used`` mechanism (``secret_scan`` names this file by path).
+
+Each denylist keeps at most one group: the part that is the secret (what redaction replaces).
+"""
+
+from __future__ import annotations
+
+import re
+
+from detect_secrets.plugins.base import RegexBasedDetector
+
+__all__ = ["CredentialUrlDetector", "CurrentApiKeyDetector", "PlainPasswordFieldDetector"]
+
+
+class CurrentApiKeyDetector(RegexBasedDetector):  # type: ignore[misc]
+    """OpenAI project keys, Anthropic keys and Google API keys, as issued today."""
+
+    secret_type = "Current API Key"
+    denylist = (
+        re.compile(r"(?<![A-Za-z0-9])(sk-proj-[A-Za-z0-9_-]{20,})"),
+        re.compile(r"(?<![A-Za-z0-9])(sk-ant-[a-z]+[0-9]{2}-[A-Za-z0-9_-]{20,})"),
+        re.compile(r"(?<![A-Za-z0-9])(AIza[0-9A-Za-z_-]{35})"),
+    )
+
+
+class CredentialUrlDetector(RegexBasedDetector):  # type: ignore[misc]
+    """A password inside a URL: ``postgres://user:password@host``."""
+
+    secret_type = "Credentials in URL"
+    denylist = (re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:([^\s/@]+)@[^\s/@]"),)
+
+
+class PlainPasswordFieldDetector(RegexBasedDetector):  # type: ignore[misc]
+    """``password: value`` as YAML or a config listing writes it, indented or not, quoted or not."""
+
+    secret_type = "Password Field"
+    denylist = (
+        re.compile(
+            r"^\s*[A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token)\s*[:=]\s*"
+            r"[\"']?([^\s\"'#]{4,})",
+            re.IGNORECASE,
+        ),
+    )
