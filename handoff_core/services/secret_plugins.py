@@ -13,10 +13,10 @@ from detect_secrets.plugins.base import RegexBasedDetector
 __all__ = ["CredentialUrlDetector", "CurrentApiKeyDetector", "PlainPasswordFieldDetector"]
 
 
-class CurrentApiKeyDetector(RegexBasedDetector):  # type: ignore[misc]
+class CurrentApiKeyDetector(RegexBasedDetector):
     """OpenAI project keys, Anthropic keys and Google API keys, as issued today."""
 
-    secret_type = "Current API Key"
+    secret_type = "Current API Key"  # noqa: S105 - the name of a kind of secret
     denylist = (
         re.compile(r"(?<![A-Za-z0-9])(sk-proj-[A-Za-z0-9_-]{20,})"),
         re.compile(r"(?<![A-Za-z0-9])(sk-ant-[a-z]+[0-9]{2}-[A-Za-z0-9_-]{20,})"),
@@ -24,17 +24,17 @@ class CurrentApiKeyDetector(RegexBasedDetector):  # type: ignore[misc]
     )
 
 
-class CredentialUrlDetector(RegexBasedDetector):  # type: ignore[misc]
+class CredentialUrlDetector(RegexBasedDetector):
     """A password inside a URL: ``postgres://user:password@host``."""
 
-    secret_type = "Credentials in URL"
+    secret_type = "Credentials in URL"  # noqa: S105 - the name of a kind of secret
     denylist = (re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:([^\s/@]+)@[^\s/@]"),)
 
 
-class PlainPasswordFieldDetector(RegexBasedDetector):  # type: ignore[misc]
+class PlainPasswordFieldDetector(RegexBasedDetector):
     """``password: value`` as YAML or a config listing writes it, indented or not, quoted or not."""
 
-    secret_type = "Password Field"
+    secret_type = "Password Field"  # noqa: S105 - the name of a kind of secret
     denylist = (
         re.compile(
             r"^\s*[A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token)\s*[:=]\s*"
