@@ -1,4 +1,4 @@
-"""``handoff-mcp``: serve (default, stdio), validate, status, token.
+"""``handoff-mcp``: serve (default, stdio), validate, status, token, doctor.
 
 Only ``serve`` imports the MCP SDK; the other commands stay as light as the core.
 """
@@ -11,7 +11,8 @@ from collections.abc import Sequence
 
 from handoff_core import validator as validate_cli
 from handoff_core.contract.ids import parse_ref
-from handoff_core.errors import HandoffError
+from handoff_core.contract.values import visible
+from handoff_core.errors import ConfigError, HandoffError
 from handoff_core.layout import CHANGES
 from handoff_core.services.store import Store
 from handoff_core.services.tokens import load_secret, report_token
@@ -19,7 +20,7 @@ from server.config import Settings, settings_from
 
 __all__ = ["main"]
 
-COMMANDS = ("serve", "validate", "status", "token")
+COMMANDS = ("serve", "validate", "status", "token", "doctor")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,6 +32,7 @@ def _parser() -> argparse.ArgumentParser:
         ("serve", "run the MCP server on stdio (the default command)"),
         ("status", "print every task's derived state as a table"),
         ("token", "print a task's report token again (lead)"),
+        ("doctor", "list leftover temp files and empty rounds; --fix removes those older than a minute"),
     ):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("--role", choices=("lead", "executor"), help="default: $HANDOFF_ROLE")
@@ -42,6 +44,8 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--session")
         if name == "token":
             sub.add_argument("ref", help="change/session/task")
+        if name == "doctor":
+            sub.add_argument("--fix", action="store_true", help="remove them (under the state-root lock)")
     commands.add_parser("validate", help="validate one handoff (same as handoff-validate)", add_help=False)
     return parser
 
@@ -65,24 +69,19 @@ def _age(seconds: float) -> str:
 def status(settings: Settings, change: str | None, session: str | None) -> int:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     store = Store(settings.state_root, settings.project_root, writer_cap=settings.writer_cap)
     tasks = store.queries.status(change, session)
     table = Table("ref", "kind", "state", "age", "claim", "locator", "problems", title="handoff status")
     for task in tasks:
         problems = "; ".join(task.problems + tuple(f"temp {n}" for n in task.temp_files))
-        table.add_row(
-            str(task.ref),
-            task.kind or "?",
-            task.label,
-            _age(task.age_seconds),
-            task.claim,
-            "yes" if task.has_locator else "",
-            problems,
-        )
+        cells = [str(task.ref), task.kind or "?", task.label, _age(task.age_seconds), task.claim]
+        # Names come from the tree: shown as plain text (no rich markup), control characters spelled out.
+        table.add_row(*(Text(visible(cell)) for cell in [*cells, "yes" if task.has_locator else "", problems]))
     console = Console(width=200)
     if not tasks:
-        console.print(f"no tasks under {settings.state_root.joinpath(*CHANGES)}")
+        console.print(Text(f"no tasks under {visible(str(settings.state_root.joinpath(*CHANGES)))}"))
         return 0
     console.print(table)
     claims = sum(1 for task in tasks if task.claims_writer)
@@ -91,9 +90,27 @@ def status(settings: Settings, change: str | None, session: str | None) -> int:
 
 
 def token(settings: Settings, ref: str) -> int:
+    if settings.role != "lead":
+        raise ConfigError(
+            "token prints a task's report token, which only the Lead hands out; this shell is configured "
+            "as executor (--role or HANDOFF_ROLE): run it where the Lead works"
+        )
     parsed = parse_ref(ref)
     Store(settings.state_root, settings.project_root).queries.read_task(parsed)
     print(report_token(load_secret(settings.secret_file, settings.project_root), settings.state_root, parsed))
+    return 0
+
+
+def doctor(settings: Settings, fix: bool) -> int:
+    store = Store(settings.state_root, settings.project_root)
+    found = store.queries.leftovers()
+    for item in found:
+        print(visible(item.describe()))
+    if not found:
+        print(visible(f"nothing left over under {settings.state_root}"))
+    if fix and found:
+        removed = store.remove_leftovers()
+        print(f"removed {len(removed)} of {len(found)} (younger ones may still be in flight; run again later)")
     return 0
 
 
@@ -110,6 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return serve(settings)
         if args.command == "status":
             return status(settings, args.change, args.session)
+        if args.command == "doctor":
+            return doctor(settings, args.fix)
         return token(settings, args.ref)
     except HandoffError as exc:
         print(f"handoff-mcp: {exc}", file=sys.stderr)

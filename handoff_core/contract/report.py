@@ -14,6 +14,7 @@ from handoff_core.contract.markdown import (
     required_sections,
     split_lines,
 )
+from handoff_core.contract.values import visible
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import (
     FOCUSED_SENTENCES,
@@ -224,13 +225,6 @@ def captured_text(report: Report) -> str | None:
     return match.group(2) if match else None
 
 
-def _visible(text: str) -> str:
-    """One line with every character that is not printable spelled out (``\\u200d``), so it cannot
-    hide text, reorder it or drive a terminal."""
-    line = " ".join(text.split())
-    return "".join(char if char.isprintable() else f"\\u{ord(char):04x}" for char in line)
-
-
 def summary_line(session: str, task: str, status: str, location: str, summary: str) -> str:
     """The one line an executor sends back through its native channel; never refuses."""
-    return f"{session}/{task} · {status} · {location} · {_visible(summary) or '(no summary)'}"
+    return f"{session}/{task} · {status} · {location} · {visible(summary) or '(no summary)'}"

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PLACEHOLDER_SEGMENT", "is_real"]
+__all__ = ["PLACEHOLDER_SEGMENT", "is_real", "visible"]
 
 _PLACEHOLDER_WORD = re.compile(r"^(?:unknown|unassigned|pending|todo|tbd|\.\.\.)\Z", re.IGNORECASE)
 _PLACEHOLDER_MARK = re.compile(r"[<>\x00-\x1f]|\{[^}]*\}")
 PLACEHOLDER_SEGMENT = re.compile(r"(?:^|[\\/])(?:\.\.\.|unknown|todo|tbd)(?:[\\/]|$)", re.IGNORECASE)
+
+
+def visible(text: str) -> str:
+    """One line with every character that is not printable spelled out (``\\u200d``), so that text
+    from the tree or an executor cannot hide words, reorder them or drive a terminal."""
+    line = " ".join(text.split())
+    return "".join(char if char.isprintable() else f"\\u{ord(char):04x}" for char in line)
 
 
 def is_real(value: object) -> bool:

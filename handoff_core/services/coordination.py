@@ -75,8 +75,13 @@ def resolve(text: str | None, work_id: str, stage: str | None = None) -> Resolut
         data = json.loads(text)
     except ValueError as exc:
         return Resolution(work_id, stage, None, "coordination/project.json", (f"not valid JSON: {exc}",))
+    except RecursionError:
+        return Resolution(work_id, stage, None, "coordination/project.json", ("nested too deeply to read",))
     rules: list[Any] = data["rules"] if isinstance(data, dict) and isinstance(data.get("rules"), list) else []
-    errors = _errors(data)
+    try:
+        errors = _errors(data)
+    except RecursionError:
+        return Resolution(work_id, stage, None, "coordination/project.json", ("nested too deeply to read",))
     blocking = [m for p, m in errors if _touches(p, rules, work_id) is True]
     if blocking:
         return Resolution(work_id, stage, None, "coordination/project.json", tuple(blocking))

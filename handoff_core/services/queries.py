@@ -14,6 +14,7 @@ from handoff_core.contract.snapshot import TaskSnapshot
 from handoff_core.contract.task import Task, parse_task
 from handoff_core.contract.validate import Verdict, check_handoff
 from handoff_core.errors import InvalidContent
+from handoff_core.files.leftovers import Leftover, find_leftovers
 from handoff_core.files.paths import entry_mode, read_regular, walked
 from handoff_core.files.reader import read_change_snapshots, read_snapshot
 from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256, translated
@@ -108,6 +109,11 @@ class Queries:
     def claims(self) -> list[Claim]:
         """Writer claims of every outstanding implementation task under the state root."""
         return self._claims.claims(self.roots.state_root, self.changes())
+
+    @translated
+    def leftovers(self) -> list[Leftover]:
+        """Publish temp files and empty rounds that crashed or refused work left behind."""
+        return find_leftovers(self.roots.state_root)
 
     def log_needles(self, ref: Ref) -> list[str]:
         """Text a session log must mention to be this task's: its ref, or its TASK path."""

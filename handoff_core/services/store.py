@@ -33,6 +33,7 @@ from handoff_core.errors import (
     WriteConflict,
 )
 from handoff_core.files.allocation import find_retry, open_round, recent_rounds, undo
+from handoff_core.files.leftovers import Leftover, remove_leftover
 from handoff_core.files.paths import open_dir, walked
 from handoff_core.files.publishing import publish
 from handoff_core.files.reader import locate_change
@@ -72,6 +73,9 @@ class StoredDocument:
 
     path: Path
     sha256: str
+
+
+LEFTOVER_MIN_AGE = 60.0  # a publish finishes in milliseconds; a minute-old temp file is nobody's
 
 
 def bounded(data: bytes, name: str) -> bytes:
@@ -237,6 +241,13 @@ class Store:
                 raise TaskNotFound(f"task {ref} has no {TASK_FILE}; there is no claim to release")
             published = task_dir.publish(RELEASE_FILE, bounded(data, RELEASE_FILE))
         return StoredFile(ref, self.roots.task_dir(ref) / RELEASE_FILE, sha256(data), published.created, data.decode())
+
+    @translated
+    def remove_leftovers(self, min_age_seconds: float = LEFTOVER_MIN_AGE) -> list[Leftover]:
+        """Remove the leftovers at least ``min_age_seconds`` old (younger ones may be a publish in flight)."""
+        with self._locked():
+            old = [item for item in self.queries.leftovers() if item.age_seconds >= min_age_seconds]
+            return [item for item in old if remove_leftover(self.roots.state_root, item)]
 
     # -- other documents under the state root -------------------------------------------------
 

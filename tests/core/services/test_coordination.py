@@ -108,3 +108,11 @@ def test_the_bundled_schema_is_the_seed_schema() -> None:
         lines.append(line[1:])
     bundled = Path(__file__).resolve().parents[3] / "handoff_core" / "data" / "project-facts.schema.json"
     assert json.loads("\n".join(lines)) == json.loads(bundled.read_text())
+
+
+@pytest.mark.parametrize("depth", [2_000, 200_000])
+def test_a_deeply_nested_file_blocks_the_choice_instead_of_failing(depth: int) -> None:
+    text = '{"defaults": {"mode": "lead", "x": ' + "[" * depth + "]" * depth + "}}"
+    found = resolve(text, "specdev/implement")
+    assert found.blocked
+    assert found.reasons == ("nested too deeply to read",)

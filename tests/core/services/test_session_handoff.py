@@ -141,3 +141,10 @@ def test_the_scan_never_writes_the_text_to_a_temporary_file(monkeypatch: pytest.
         tempfile.tempdir = None
     assert [f.kind for f in found] == ["GitHub Token"]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("scope", "topic"), [("lead\n", "parser"), ("core", "parser\n"), ("core", "pärser")])
+def test_a_name_part_with_a_trailing_newline_or_non_ascii_is_refused(dated: Store, scope: str, topic: str) -> None:
+    with pytest.raises(InvalidContent):
+        handoff_doc.publish(dated, doc(scope=scope, topic=topic))
+    assert not (dated.roots.state_root / "commands").exists()

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,3 +53,49 @@ def test_a_symlinked_secret_is_refused(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to(tmp_path / "real")
     with pytest.raises(StorageError):
         load_secret(tmp_path / "link")
+
+
+@pytest.mark.parametrize("token", ["tökén", "\u202etoken", "токен-" * 4, "🙂"])
+def test_a_token_with_non_ascii_characters_is_refused_not_a_crash(tmp_path: Path, token: str) -> None:
+    secret = load_secret(tmp_path / "secret")
+    with pytest.raises(TokenRefused):
+        check_token(secret, tmp_path, REF, token)
+
+
+def test_a_secret_path_that_reaches_into_the_project_through_dots_is_refused(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (tmp_path / "other").mkdir()
+    project.mkdir()
+    with pytest.raises(UnsafePath):
+        load_secret(tmp_path / "other" / ".." / "project" / "secret", project)
+
+
+def test_a_secret_path_through_a_symlinked_folder_into_the_project_is_refused(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "conf").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(project / "conf")
+    with pytest.raises(UnsafePath):
+        load_secret(tmp_path / "link" / "secret", project)
+    assert not (project / "conf" / "secret").exists()
+
+
+def test_a_crash_while_making_the_secret_never_leaves_a_short_one(tmp_path: Path) -> None:
+    path = tmp_path / "cfg" / "secret"
+    child = subprocess.run(
+        [sys.executable, "-c", CRASH_DURING_SECRET, str(path)], capture_output=True, timeout=60, check=False
+    )
+    assert child.returncode == 17, child.stderr.decode()
+    assert not path.exists()  # the write never reached the final name
+    assert len(load_secret(path)) == 32  # and a later start makes a whole one
+
+
+# The child dies as it is about to write the secret's bytes (a power cut after the file was made).
+CRASH_DURING_SECRET = """
+import os, sys
+from pathlib import Path
+from handoff_core.services import tokens
+def write(fd, data):
+    os._exit(17)
+tokens.os.write = write
+tokens.load_secret(Path(sys.argv[1]))
+"""

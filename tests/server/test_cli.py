@@ -1,0 +1,76 @@
+"""``handoff-mcp`` subcommands other than serve: status, token, doctor."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from handoff_core.services.store import Store
+from server.cli import main
+from tests.conftest import implementation, review
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_status_prints_names_from_the_tree_as_plain_text(
+    store: Store, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = store.create_task(review()).ref
+    round_dir = store.roots.task_dir(ref).parent
+    (round_dir / "002-[bold red]x\x1b[31m").mkdir()
+    code, out, _ = run(capsys, "status", "--project-root", str(project))
+    assert code == 0
+    assert "\x1b[31m" not in out
+    assert "[bold red]" in out
+    assert "\\u001b" in out
+
+
+def test_the_token_command_is_refused_to_an_executor(
+    store: Store, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = store.create_task(implementation()).ref
+    secret = str(tmp_path / "secret")
+    code, out, err = run(
+        capsys, "token", str(ref), "--role", "executor", "--project-root", str(project), "--secret-file", secret
+    )
+    assert (code, out) == (2, "")
+    assert "Lead" in err
+    code, out, _ = run(
+        capsys, "token", str(ref), "--role", "lead", "--project-root", str(project), "--secret-file", secret
+    )
+    assert code == 0
+    assert len(out.strip()) == 24
+
+
+def test_doctor_lists_leftovers_and_fixes_only_old_ones(
+    store: Store, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = store.create_task(implementation()).ref
+    task_dir = store.roots.task_dir(ref)
+    old_temp = task_dir / ".REPORT.md.0123456789abcdef.tmp"
+    old_temp.write_text("half a report")
+    fresh_temp = task_dir / ".REPORT.md.fedcba9876543210.tmp"
+    fresh_temp.write_text("a publish in flight")
+    empty_round = task_dir.parent.parent / "20200101T000000Z"
+    empty_round.mkdir()
+    long_ago = time.time() - 3600
+    os.utime(old_temp, (long_ago, long_ago))
+    os.utime(empty_round, (long_ago, long_ago))
+    code, out, _ = run(capsys, "doctor", "--project-root", str(project))
+    assert code == 0
+    assert out.count("temp file") == 2
+    assert "empty round" in out
+    assert old_temp.exists()  # listing changes nothing
+    code, out, _ = run(capsys, "doctor", "--fix", "--project-root", str(project))
+    assert "removed 2 of 3" in out
+    assert not old_temp.exists()
+    assert not empty_round.exists()
+    assert fresh_temp.exists()
+    assert (task_dir / "TASK.md").exists()
