@@ -4,17 +4,20 @@
 
 from __future__ import annotations
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.types import CallToolResult, InputRequiredResult
 
 from handoff_core.contract.ids import check_ref
 from handoff_core.errors import HandoffError, NotFound
 from handoff_core.layout import READABLE_FILES
 from server import history_tools, lead_tools, shared_tools
-from server.config import Settings
+from server.config import LEAD_TOOLS, ROLE_TOOLS, Role, Settings
 from server.services import Services
 
-__all__ = ["INSTRUCTIONS", "build_server"]
+__all__ = ["INSTRUCTIONS", "HandoffServer", "build_server"]
 
 INSTRUCTIONS = {
     "lead": (
@@ -29,13 +32,31 @@ INSTRUCTIONS = {
 }
 
 
+class HandoffServer(MCPServer):
+    """An MCPServer that answers a call to the other role's tool by naming the role and the way out."""
+
+    def __init__(self, role: Role, **kwargs: Any) -> None:
+        super().__init__("handoff-mcp", **kwargs)
+        self.role = role
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        if name not in ROLE_TOOLS[self.role] and name in LEAD_TOOLS:
+            raise ToolError(
+                f"Error executing tool {name}: role_refused: {name} is a Lead tool and this server runs as "
+                f"{self.role}; ask the Lead to call it, or use this role's tools ({', '.join(ROLE_TOOLS[self.role])})"
+            )
+        return await super().call_tool(name, arguments, context)
+
+
 def build_server(settings: Settings) -> MCPServer:
     services = Services(settings)
     tools = shared_tools.tools(services) + history_tools.shared(services)
     if settings.role == "lead":
         tools += lead_tools.tools(services) + history_tools.lead(services)
-    server: MCPServer = MCPServer(
-        "handoff-mcp", instructions=INSTRUCTIONS[settings.role], version="0.1.0", log_level="WARNING", tools=tools
+    server = HandoffServer(
+        settings.role, instructions=INSTRUCTIONS[settings.role], version="0.1.0", log_level="WARNING", tools=tools
     )
     _register_resources(server, services)
     return server

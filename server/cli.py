@@ -1,4 +1,4 @@
-"""``handoff-mcp``: serve (default, stdio), validate, status, token, doctor.
+"""``handoff-mcp``: serve (default, stdio), validate, status, token, doctor, config.
 
 Only ``serve`` imports the MCP SDK; the other commands stay as light as the core.
 """
@@ -16,11 +16,12 @@ from handoff_core.errors import ConfigError, HandoffError
 from handoff_core.layout import CHANGES
 from handoff_core.services.store import Store
 from handoff_core.services.tokens import load_secret, report_token
+from server.client_config import CLIENTS, Client, launch_for, render
 from server.config import Settings, settings_from
 
 __all__ = ["main"]
 
-COMMANDS = ("serve", "validate", "status", "token", "doctor")
+COMMANDS = ("serve", "validate", "status", "token", "doctor", "config")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
         ("status", "print every task's derived state as a table"),
         ("token", "print a task's report token again (lead)"),
         ("doctor", "list leftover temp files and empty rounds; --fix removes those older than a minute"),
+        ("config", "print a client's MCP configuration for this project (claude-code, codex, workers)"),
     ):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("--role", choices=("lead", "executor"), help="default: $HANDOFF_ROLE")
@@ -44,6 +46,11 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--session")
         if name == "token":
             sub.add_argument("ref", help="change/session/task")
+        if name == "config":
+            sub.add_argument("--client", choices=CLIENTS, default="claude-code")
+            sub.add_argument(
+                "--command", dest="command_path", help="the server command to write (default: this installation's)"
+            )
         if name == "doctor":
             sub.add_argument("--fix", action="store_true", help="remove them (under the state-root lock)")
     commands.add_parser("validate", help="validate one handoff (same as handoff-validate)", add_help=False)
@@ -114,6 +121,21 @@ def doctor(settings: Settings, fix: bool) -> int:
     return 0
 
 
+def config(settings: Settings, client: Client, command: str | None) -> int:
+    launch = launch_for(settings, settings.role, command)
+    print(render(launch, client), end="")
+    for note in (settings.note, launch.note):
+        if note:
+            print(f"handoff-mcp: {note}", file=sys.stderr)
+    if client == "claude-code" and settings.role == "lead":
+        print(
+            'handoff-mcp: as a project .mcp.json, approve it in Claude Code or add "enabledMcpjsonServers": '
+            '["handoff"] to .claude/settings.local.json',
+            file=sys.stderr,
+        )
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if not args_list or args_list[0] not in (*COMMANDS, "-h", "--help"):
@@ -129,6 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return status(settings, args.change, args.session)
         if args.command == "doctor":
             return doctor(settings, args.fix)
+        if args.command == "config":
+            return config(settings, args.client, args.command_path)
         return token(settings, args.ref)
     except HandoffError as exc:
         print(f"handoff-mcp: {exc}", file=sys.stderr)

@@ -10,11 +10,31 @@ from typing import Literal, get_args
 from handoff_core.errors import ConfigError
 from handoff_core.layout import DEFAULT_STATE_ROOT, DEFAULT_WRITER_CAP
 from handoff_core.services.tokens import default_secret_path
+from server.discovery import Found, find_project, lead_tree_of
 
-__all__ = ["ROLES", "Role", "Settings", "settings_from"]
+__all__ = ["LEAD_TOOLS", "ROLES", "ROLE_TOOLS", "SHARED_TOOLS", "Role", "Settings", "settings_from"]
 
 Role = Literal["lead", "executor"]
 ROLES: tuple[Role, ...] = get_args(Role)
+SHARED_TOOLS = (
+    "write_report",
+    "read_task",
+    "validate_handoff",
+    "handoff_status",
+    "read_handoff",
+    "search_history",
+    "write_handoff",
+    "resolve_coordination",
+)
+LEAD_TOOLS = (
+    "create_task",
+    "wait_for_reports",
+    "record_session_locator",
+    "capture_report",
+    "release_writer",
+    "find_session_log",
+)
+ROLE_TOOLS: dict[Role, tuple[str, ...]] = {"lead": SHARED_TOOLS + LEAD_TOOLS, "executor": SHARED_TOOLS}
 
 
 @dataclass(frozen=True)
@@ -24,6 +44,7 @@ class Settings:
     state_root: Path
     secret_file: Path
     writer_cap: int = DEFAULT_WRITER_CAP
+    note: str | None = None  # how the project was found, when it is not simply the one named
 
     def serve_args(self, role: Role) -> list[str]:
         """Arguments that start a server like this one, in ``role``."""
@@ -58,11 +79,19 @@ def settings_from(
     role = role or env.get("HANDOFF_ROLE") or ("" if role_required else "lead")
     if role not in ROLES:
         raise ConfigError(f"role {role!r} is not lead or executor: pass --role lead|executor or set HANDOFF_ROLE")
-    project = Path(project_root or env.get("HANDOFF_PROJECT_ROOT") or Path.cwd()).absolute()
-    if not project.is_dir():
-        raise ConfigError(f"project root {project} is not a directory: pass --project-root or HANDOFF_PROJECT_ROOT")
     state = Path(state_root or env.get("HANDOFF_STATE_ROOT") or DEFAULT_STATE_ROOT)
+    found = _project(project_root or env.get("HANDOFF_PROJECT_ROOT"), state)
+    project = found.project
     state = state if state.is_absolute() else project / state
     secret = Path(secret_file or env.get("HANDOFF_SECRET_FILE") or default_secret_path())
     cap = _writer_cap(env.get("HANDOFF_WRITER_CAP"))
-    return Settings(role, project, state.absolute(), secret.absolute(), cap)
+    return Settings(role, project, state.absolute(), secret.absolute(), cap, found.note)
+
+
+def _project(given: str | None, state: Path) -> Found:
+    if given is None:
+        return find_project(Path.cwd(), state)
+    project = Path(given).absolute()
+    if not project.is_dir():
+        raise ConfigError(f"project root {project} is not a directory: pass --project-root or HANDOFF_PROJECT_ROOT")
+    return lead_tree_of(project, state)

@@ -3,36 +3,23 @@
 from __future__ import annotations
 
 import json
-import shutil
-import sys
-from pathlib import Path
 
 from handoff_core.services.store import StoredFile
+from server.client_config import codex_args, launch_for, render
 from server.config import Settings
 from server.models import ExecutorConfig
 
 __all__ = ["dispatch_message", "executor_config"]
 
 
-def server_command() -> str:
-    """The installed ``handoff-mcp`` beside this interpreter, else whatever PATH finds."""
-    beside = Path(sys.executable).parent / "handoff-mcp"
-    return str(beside) if beside.exists() else (shutil.which("handoff-mcp") or "handoff-mcp")
-
-
 def executor_config(settings: Settings) -> ExecutorConfig:
-    command, args = server_command(), settings.serve_args("executor")
-    claude = {"mcpServers": {"handoff": {"command": command, "args": args}}}
-    toml_args = ", ".join(json.dumps(arg) for arg in args)
+    """What ``handoff-mcp config --role executor`` prints for each client, for this server's project."""
+    launch = launch_for(settings, "executor")
     return ExecutorConfig(
-        claude_code_mcp_json=json.dumps(claude),
-        codex_args=[
-            "-c",
-            f"mcp_servers.handoff.command={json.dumps(command)}",
-            "-c",
-            f"mcp_servers.handoff.args=[{toml_args}]",
-        ],
-        codex_config_toml=f"[mcp_servers.handoff]\ncommand = {json.dumps(command)}\nargs = [{toml_args}]\n",
+        claude_code_mcp_json=render(launch, "claude-code"),
+        claude_code_cli=render(launch, "claude-code-cli").strip(),
+        codex_config_toml=render(launch, "codex"),
+        codex_args=codex_args(launch),
     )
 
 

@@ -60,7 +60,7 @@ def tools(services: Services) -> list[Tool]:
             scope_notes,
         )
         body = TaskBody(kind, goal, inputs, scope, acceptance, return_notes, ticket or None)
-        request = TaskRequest(change, topic, body, session or None, force_new)
+        request = TaskRequest(change, topic, body, session or None, force_new, services.token_check)
         services.secret()  # a refused secret must stop the dispatch before TASK.md (and its claim) exists
         stored = store.create_task(request)
         token = services.token(stored.ref)
@@ -89,6 +89,7 @@ def tools(services: Services) -> list[Tool]:
             pending=[str(ref) for ref in result.pending],
             timed_out=result.timed_out,
             waited_seconds=result.waited_seconds,
+            state_root=str(services.settings.state_root),
         )
 
     def record_session_locator(

@@ -31,6 +31,7 @@ class Wire(BaseModel):
 
 class ExecutorConfig(Wire):
     claude_code_mcp_json: str = Field(description="JSON for `claude --mcp-config`")
+    claude_code_cli: str = Field(description="a worker's `claude` launch line")
     codex_args: list[str] = Field(description="`codex` -c arguments")
     codex_config_toml: str = Field(description="~/.codex/config.toml entry")
 
@@ -61,7 +62,7 @@ class Written(Wire):
 
 
 class ReportWritten(Written):
-    reply_line: str = Field(description="send this line back to the Lead")
+    reply_line: str = Field(description="send it to the Lead")
     warnings: list[str]
 
 
@@ -85,6 +86,7 @@ class TaskState(Wire):
 class Status(Wire):
     tasks: list[TaskState]
     free_writer_slots: int
+    state_root: str
 
 
 class Waited(Wire):
@@ -92,6 +94,7 @@ class Waited(Wire):
     pending: list[str]
     timed_out: bool
     waited_seconds: float
+    state_root: str
 
 
 class Handoff(Wire):
@@ -100,9 +103,9 @@ class Handoff(Wire):
     focused: str
     rest: str = ""
     locator_path: str = ""
-    task_changed: bool = Field(default=False, description="the REPORT pins another TASK sha256")
+    task_changed: bool = Field(default=False, description="REPORT pins another TASK")
     provenance: list[str] = []
-    flags: list[str] = Field(default=[], description="hidden or control characters found")
+    flags: list[str] = Field(default=[], description="hidden characters found")
     truncated: bool = False
 
 

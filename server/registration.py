@@ -20,6 +20,7 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
+from pydantic import ValidationError
 
 from handoff_core.errors import HandoffError
 
@@ -32,6 +33,16 @@ CREATE = ToolAnnotations(destructive_hint=False, open_world_hint=False)
 WRITE_ONCE = ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
+def _argument_problems(error: ValidationError) -> str:
+    """One short line per problem, naming the field: not pydantic's dump with documentation URLs."""
+    lines = []
+    for problem in error.errors(include_url=False, include_input=False):
+        field = ".".join(str(part) for part in problem["loc"]) or "arguments"
+        expected = (problem.get("ctx") or {}).get("expected")
+        lines.append(f"{field}: {'must be one of ' + str(expected) if expected else problem['msg'].lower()}")
+    return "; ".join(lines)
+
+
 @contextmanager
 def tool_errors(name: str) -> Iterator[None]:
     """Core refusals escape as tool errors carrying their stable code; anything else stays hidden."""
@@ -41,6 +52,11 @@ def tool_errors(name: str) -> Iterator[None]:
         cause = exc.__cause__
         if isinstance(cause, HandoffError):
             raise ToolError(f"Error executing tool {name}: {cause.code}: {cause.message}") from cause
+        raise
+    except ToolError as exc:
+        if isinstance(exc.__cause__, ValidationError):
+            problems = _argument_problems(exc.__cause__)
+            raise ToolError(f"Error executing tool {name}: invalid_arguments: {problems}") from exc.__cause__
         raise
 
 

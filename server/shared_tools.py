@@ -10,7 +10,6 @@ from pydantic import Field
 from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.report import Report, first_sentence, focused_problem, summary_line
 from handoff_core.layout import REPORT_FILE
-from handoff_core.services.tokens import check_token
 from server.models import ReportWritten, Status, TaskState, TaskView, Validation
 from server.params import RefArg
 from server.registration import READ_ONLY, WRITE_ONCE, tool
@@ -29,14 +28,17 @@ def tools(services: Services) -> list[Tool]:
         focused: Annotated[str, Field(description="3-5 sentences: done, decisions, where it stopped, next step")],
         artifacts: Annotated[str, Field(description="files, commits, dirty state")],
         verification: Annotated[str, Field(description="commands, exit codes, observations")],
-        unverified: str = "无",
-        problems: str = "无",
+        unverified: str = "",
+        problems: str = "",
         task_sha256: str = "",
     ) -> ReportWritten:
         """Publish the task's REPORT.md once (token from the dispatch message)."""
         parsed = parse_ref(ref)
-        check_token(services.secret(), services.settings.state_root, parsed, token)
-        report = Report(parsed.session, parsed.task, status, focused, artifacts, verification, unverified, problems)
+        services.check_report_token(parsed, token)
+        # "无" (none) when left out; a schema default in Chinese costs every agent six bytes a character.
+        report = Report(
+            parsed.session, parsed.task, status, focused, artifacts, verification, unverified or "无", problems or "无"
+        )
         # Everything the reply needs is made before the publish: nothing after it may fail.
         location = store.roots.shown(store.roots.task_dir(parsed) / REPORT_FILE)
         reply_line = summary_line(parsed.session, parsed.task, status, location, first_sentence(focused))
@@ -91,6 +93,7 @@ def tools(services: Services) -> list[Tool]:
                 for t in tasks
             ],
             free_writer_slots=max(0, services.settings.writer_cap - len(claims)),
+            state_root=str(services.settings.state_root),
         )
 
     return [

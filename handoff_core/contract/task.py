@@ -35,6 +35,8 @@ META_KEYS = ("schema_version", "session", "task", "kind", "change", "ticket")
 _SCOPE_FENCE = "```handoff-scope"
 _LIST_START = "- Workspace: "
 _RETURN_START = "- REPORT: "
+_TOKEN_CHECK = "- Report token check: "  # noqa: S105 - a line label, not a secret
+_TOKEN_CHECK_RE = re.compile(r"^sha256:[0-9a-f]{64}\Z")
 _BAD_GLOB = re.compile(r"(^|/)\.\.(/|$)|^/|^[A-Za-z]:|[\\`\x00-\x1f]")
 
 
@@ -77,6 +79,9 @@ class Task(TaskBody):
     task: str
     report_path: str
     change: str | None = None
+    # sha256 of the task's report token: any server that reads this TASK can check the token,
+    # and the token itself never lies in the tree.
+    token_check: str | None = None
 
 
 def _check_glob(glob: str, where: str) -> str:
@@ -144,7 +149,9 @@ def check_body(body: TaskBody) -> TaskBody:
     )
 
 
-def task_of(body: TaskBody, *, session: str, task: str, change: str | None, report_path: str) -> Task:
+def task_of(
+    body: TaskBody, *, session: str, task: str, change: str | None, report_path: str, token_check: str | None = None
+) -> Task:
     """The TASK a checked body becomes under its allocated ids."""
     return Task(
         session=session,
@@ -155,10 +162,24 @@ def task_of(body: TaskBody, *, session: str, task: str, change: str | None, repo
         scope=body.scope,
         acceptance=body.acceptance,
         report_path=report_path,
+        token_check=token_check,
         return_notes=body.return_notes,
         change=change,
         ticket=body.ticket,
     )
+
+
+def _checked_token_check(value: str | None) -> str | None:
+    if value is not None and not _TOKEN_CHECK_RE.match(value):
+        raise InvalidContent("token_check must be 'sha256:' and 64 lowercase hex digits")
+    return value
+
+
+def _read_token_check(returns: str) -> str | None:
+    for line in returns.split("\n"):
+        if line.startswith(_TOKEN_CHECK) and _TOKEN_CHECK_RE.match(value := line[len(_TOKEN_CHECK) :].strip("`")):
+            return value
+    return None
 
 
 def normalise_task(task: Task) -> Task:
@@ -166,7 +187,12 @@ def normalise_task(task: Task) -> Task:
     check_round(task.session)
     check_task_id(task.task)
     return task_of(
-        check_body(task), session=task.session, task=task.task, change=task.change, report_path=task.report_path
+        check_body(task),
+        session=task.session,
+        task=task.task,
+        change=task.change,
+        report_path=task.report_path,
+        token_check=_checked_token_check(task.token_check),
     )
 
 
@@ -219,6 +245,7 @@ def render_checked(task: Task) -> str:
         "- Reply after read-back: `session/task · Status · report location · one-sentence summary`.",
         "- session-locator.json is written by the Lead only, once the session log path is confirmed.",
     ]
+    returns += [f"{_TOKEN_CHECK}`{task.token_check}`"] if task.token_check else []
     body = [
         "---",
         "",
@@ -341,6 +368,7 @@ def parse_task(text: str) -> Task:
         scope=_parse_scope(found["Workspace and Scope"]),
         acceptance=found["Acceptance"].strip("\n"),
         report_path=report.group(1) if report else "",
+        token_check=_read_token_check(returns),
         return_notes=return_notes,
         change=meta.get("change"),
         ticket=meta.get("ticket"),

@@ -65,6 +65,7 @@ class TaskRequest:
     body: TaskBody
     session: str | None = None  # None opens a new round
     force_new: bool = False  # True: never answer with an identical task created just before
+    token_check: Callable[[Ref], str] | None = None  # the hash of the task's report token, once its ref is known
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,7 @@ class Store:
         try:
             task_id = next_task(request.topic, os.listdir(round_fd))
             ref = Ref(request.change, session, task_id)
-            data = bounded(render_checked(self._task_of(body, ref)).encode(), TASK_FILE)
+            data = bounded(render_checked(self._task_of(request, body, ref)).encode(), TASK_FILE)
             task_fd = open_dir(round_fd, task_id, create=True)  # refuses case/Unicode collisions
             try:
                 publish(task_fd, TASK_FILE, data)
@@ -174,16 +175,19 @@ class Store:
         rounds = [request.session] if request.session else recent_rounds(sessions_fd, self.clock())
 
         def expected(session: str, task: str) -> bytes:
-            return render_checked(self._task_of(body, Ref(request.change, session, task))).encode()
+            return render_checked(self._task_of(request, body, Ref(request.change, session, task))).encode()
 
         if (found := find_retry(sessions_fd, rounds, request.topic, expected)) is None:
             return None
         ref = Ref(request.change, found[0], found[1])
         return StoredFile(ref, self.roots.task_dir(ref) / TASK_FILE, sha256(found[2]), False, found[2].decode())
 
-    def _task_of(self, body: TaskBody, ref: Ref) -> Task:
+    def _task_of(self, request: TaskRequest, body: TaskBody, ref: Ref) -> Task:
         report_path = self.roots.shown(self.roots.task_dir(ref) / REPORT_FILE)
-        return task_of(body, session=ref.session, task=ref.task, change=ref.change, report_path=report_path)
+        check = request.token_check(ref) if request.token_check else None
+        return task_of(
+            body, session=ref.session, task=ref.task, change=ref.change, report_path=report_path, token_check=check
+        )
 
     # -- REPORT, locator, RELEASE --------------------------------------------------------------
 

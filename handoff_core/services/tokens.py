@@ -1,6 +1,12 @@
-"""Report tokens: an HMAC of one task's identity under a per-user secret kept outside the repository.
+"""Report tokens: a capability to write exactly one task's REPORT.
 
-A token lets exactly that task's REPORT be written, by whoever holds it, and nothing else.
+The Lead derives each token as an HMAC of the task's identity under its own secret (kept outside
+the repository, mode 0600), so it can print a lost token again. The TASK it publishes carries
+only the token's sha256 (``token_check``), so any server that can read that TASK checks a token
+without the Lead's secret: the same user under another HOME, another user, a container with the
+project mounted, a linked worktree. What it protects against: guessing or reusing a token of
+another task or another project (each TASK names its own hash). What it cannot: anyone who can
+write the tree can write REPORT.md by hand; the files are evidence, not authentication.
 """
 
 from __future__ import annotations
@@ -18,7 +24,14 @@ from pathlib import Path
 from handoff_core.contract.ids import Ref
 from handoff_core.errors import StorageError, TokenRefused, UnsafePath
 
-__all__ = ["check_token", "default_secret_path", "load_secret", "report_token"]
+__all__ = [
+    "check_token",
+    "check_token_hash",
+    "default_secret_path",
+    "load_secret",
+    "report_token",
+    "token_check",
+]
 
 _SECRET_BYTES = 32
 
@@ -34,14 +47,30 @@ def report_token(secret: bytes, state_root: Path, ref: Ref) -> str:
     return base64.urlsafe_b64encode(digest[:18]).decode()
 
 
+def token_check(token: str) -> str:
+    """What a TASK records of its report token: a hash, never the token."""
+    return "sha256:" + hashlib.sha256(b"handoff-report-token\0" + token.encode("utf-8", "replace")).hexdigest()
+
+
+def _refused(ref: Ref) -> TokenRefused:
+    return TokenRefused(
+        f"the report token does not belong to {ref}: use the token from this task's dispatch message; "
+        "the Lead can print it again with `handoff-mcp token REF`"
+    )
+
+
+def check_token_hash(expected: str, ref: Ref, token: str) -> None:
+    """Check ``token`` against the hash the task's TASK.md records (no secret needed)."""
+    given = token_check(token.strip()).encode()
+    if not token or not hmac.compare_digest(expected.encode(), given):
+        raise _refused(ref)
+
+
 def check_token(secret: bytes, state_root: Path, ref: Ref, token: str) -> None:
     expected = report_token(secret, state_root, ref).encode()
     # Bytes, not str: compare_digest refuses a str with non-ASCII characters by raising.
     if not token or not hmac.compare_digest(expected, token.strip().encode("utf-8", "replace")):
-        raise TokenRefused(
-            f"the report token does not belong to {ref}: use the token from this task's dispatch message; "
-            "the Lead can print it again with `handoff-mcp token REF`"
-        )
+        raise _refused(ref)
 
 
 def _create_secret(path: Path) -> None:
