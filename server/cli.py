@@ -64,6 +64,8 @@ def _settings(args: argparse.Namespace, *, role_required: bool) -> Settings:
 def serve(settings: Settings) -> int:
     from server.app import build_server
 
+    if settings.note:  # stderr: a client shows it in its server log, never in the protocol stream
+        print(f"handoff-mcp: {settings.note}", file=sys.stderr)
     build_server(settings).run("stdio")
     return 0
 

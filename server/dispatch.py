@@ -20,6 +20,7 @@ def executor_config(settings: Settings) -> ExecutorConfig:
         claude_code_cli=render(launch, "claude-code-cli").strip(),
         codex_config_toml=render(launch, "codex"),
         codex_args=codex_args(launch),
+        warning=launch.note or "",
     )
 
 

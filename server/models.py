@@ -34,6 +34,7 @@ class ExecutorConfig(Wire):
     claude_code_cli: str = Field(description="a worker's `claude` launch line")
     codex_args: list[str] = Field(description="`codex` -c arguments")
     codex_config_toml: str = Field(description="~/.codex/config.toml entry")
+    warning: str = Field(default="", description="e.g. the command lies in uv's cache")
 
 
 class CreatedTask(Wire):

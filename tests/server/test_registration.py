@@ -12,7 +12,7 @@ from mcp.types import INVALID_PARAMS
 
 from handoff_core.errors import OwnershipConflict
 from server.app import build_server
-from server.config import Settings
+from server.config import ROLE_TOOLS, Settings
 from server.registration import READ_ONLY, HandoffTool, tool
 from tests.server.test_tools import call, task_args
 
@@ -25,8 +25,8 @@ def test_every_tool_of_a_role_is_registered_through_the_one_registration_point(
 ) -> None:
     server = build_server(settings_for(role))
     tools = server._tool_manager.list_tools()
-    assert tools
     assert all(isinstance(registered, HandoffTool) for registered in tools)
+    assert [registered.name for registered in tools] == list(ROLE_TOOLS[role])  # the one list of each role's tools
 
 
 def refusing() -> str:

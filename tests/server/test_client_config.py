@@ -1,0 +1,148 @@
+"""``handoff-mcp config``: configurations that the real Claude Code and Codex CLIs accept as printed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from server.cli import main
+from server.client_config import server_command
+from server.config import ROLE_TOOLS
+
+CLIENTS_DIR = Path(__file__).resolve().parents[1] / "clients"
+README = Path(__file__).resolve().parents[2] / "README.md"
+DOC_COMMAND = "/opt/handoff-mcp/bin/handoff-mcp"
+
+
+def printed(capsys: pytest.CaptureFixture[str], project: Path, *args: str) -> str:
+    assert main(["config", "--project-root", str(project), *args]) == 0
+    return capsys.readouterr().out
+
+
+def approved(project: Path) -> None:
+    """What a person does once per project: let Claude Code start the project's .mcp.json servers."""
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True, timeout=60)
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.local.json").write_text(json.dumps({"enabledMcpjsonServers": ["handoff"]}))
+
+
+def cli(name: str) -> str:
+    found = CLIENTS_DIR / "node_modules" / ".bin" / name
+    if not found.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{name} is not installed in tests/clients: scripts/test installs it with npm ci")
+        pytest.skip(f"{name} is not installed (run scripts/test, which installs the npm clients)")
+    return str(found)
+
+
+def run(command: list[str], cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "CODEX_HOME": str(home / ".codex")}
+    env |= {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    (home / ".codex").mkdir(parents=True, exist_ok=True)
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_claude_code_shows_the_printed_project_config_connected(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    claude = cli("claude")
+    (project / ".mcp.json").write_text(printed(capsys, project, "--role", "lead", "--client", "claude-code"))
+    approved(project)
+    done = run([claude, "mcp", "list"], project, tmp_path / "home")
+    assert re.search(r"^handoff: .*Connected", done.stdout, re.MULTILINE), done.stdout + done.stderr
+
+
+def test_a_broken_command_is_not_shown_connected(project: Path, tmp_path: Path) -> None:
+    claude = cli("claude")
+    broken = {"mcpServers": {"handoff": {"type": "stdio", "command": str(tmp_path / "missing"), "args": []}}}
+    (project / ".mcp.json").write_text(json.dumps(broken))
+    approved(project)
+    done = run([claude, "mcp", "list"], project, tmp_path / "home")
+    assert "Failed to connect" in done.stdout, done.stdout + done.stderr
+
+
+def codex_server(done: subprocess.CompletedProcess[str]) -> dict[str, object]:
+    assert done.returncode == 0, done.stderr
+    value = json.loads(done.stdout)
+    return dict(value[0] if isinstance(value, list) else value)
+
+
+def test_codex_reads_the_printed_toml(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    codex = cli("codex")
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    toml = printed(capsys, project, "--role", "executor", "--client", "codex")
+    (home / ".codex" / "config.toml").write_text(toml)
+    server = codex_server(run([codex, "mcp", "list", "--json"], project, home))
+    transport = server["transport"]
+    assert isinstance(transport, dict)
+    assert transport["command"] == shutil.which("handoff-mcp") or Path(str(transport["command"])).name == "handoff-mcp"
+    assert transport["args"][:3] == ["serve", "--role", "executor"]
+    assert str(project) in transport["args"]
+    got = codex_server(run([codex, "mcp", "get", "handoff", "--json"], project, home))
+    assert got["enabled_tools"] == list(ROLE_TOOLS["executor"])
+
+
+def test_codex_reads_the_printed_command_line_arguments(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    codex = cli("codex")
+    line = printed(capsys, project, "--role", "executor", "--client", "codex-args").split()
+    words = shlex.split(" ".join(line))
+    assert (words[0], words[-1]) == ("codex", "exec")
+    server = codex_server(run([codex, *words[1:-1], "mcp", "get", "handoff", "--json"], project, tmp_path / "home"))
+    assert server["enabled_tools"] == list(ROLE_TOOLS["executor"])
+    assert isinstance(server["transport"], dict)
+    assert server["transport"]["args"][:3] == ["serve", "--role", "executor"]
+
+
+def worker_section(text: str) -> str:
+    start = text.index("<!-- worker-config:start -->")
+    return text[start : text.index("<!-- worker-config:end -->")]
+
+
+def test_the_readme_worker_section_is_what_config_prints(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    section = worker_section(README.read_text())
+    for client in ("claude-code-cli", "codex", "codex-args"):
+        out = printed(capsys, project, "--role", "executor", "--client", client, "--command", DOC_COMMAND)
+        assert out.replace(str(project), "/path/to/project").strip() in section, client
+
+
+def test_a_worker_config_allows_only_the_executor_tools_and_loads_nothing_else(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = printed(capsys, project, "--role", "executor", "--client", "herdr")
+    assert "--strict-mcp-config" in line
+    allowed = line.split("--allowedTools ", 1)[1].split()[0].split(",")
+    assert allowed == [f"mcp__handoff__{tool}" for tool in ROLE_TOOLS["executor"]]
+    assert "create_task" not in line
+
+
+def test_a_command_inside_uvs_cache_comes_with_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / ".cache" / "uv" / "archive-v0" / "abc123" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "handoff-mcp").write_text("#!/bin/sh\n")
+    monkeypatch.setattr(sys, "executable", str(bin_dir / "python"))
+    command, note = server_command()
+    assert command == str(bin_dir / "handoff-mcp")
+    assert note is not None
+    assert "uv tool install" in note
+
+
+def test_an_installed_command_outside_any_cache_has_no_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "handoff-mcp").write_text("#!/bin/sh\n")
+    monkeypatch.setattr(sys, "executable", str(bin_dir / "python"))
+    monkeypatch.delenv("UV_CACHE_DIR", raising=False)
+    assert server_command() == (str(bin_dir / "handoff-mcp"), None)
