@@ -41,8 +41,8 @@ _OURS = ("CurrentApiKeyDetector", "CredentialUrlDetector", "PlainPasswordFieldDe
 def _config() -> dict[str, object]:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
-    builtin = [{"name": cls.__name__} for cls in get_mapping_from_secret_type_to_class().values()]
-    builtin = [entry for entry in builtin if entry["name"] not in _OURS]
+    plugin_types: list[type] = list(get_mapping_from_secret_type_to_class().values())
+    builtin = [{"name": plugin.__name__} for plugin in plugin_types if plugin.__name__ not in _OURS]
     return {"plugins_used": [*builtin, *({"name": name, "path": f"file://{_PLUGINS}"} for name in _OURS)]}
 
 
