@@ -22,6 +22,7 @@ can match on; the message says what to do next. The hierarchy::
     │   └── OwnershipConflict        code ownership_conflict  a writer claim blocks the dispatch
     ├── UnsafePath                   code unsafe_path         symlink, hard link, collision, escape
     ├── TokenRefused                 code token_refused       report token missing or wrong
+    │   └── ScopeRefused             code scope_refused       a task's session reached past its task
     ├── StorageError                 code storage_error       the OS failed; nothing was half-written
     └── ConfigError                  code config_error        a flag or HANDOFF_* variable is wrong
 
@@ -47,6 +48,7 @@ __all__ = [
     "LocatorConflict",
     "NotFound",
     "OwnershipConflict",
+    "ScopeRefused",
     "StateRefused",
     "StorageError",
     "TaskChanged",
@@ -138,6 +140,10 @@ class UnsafePath(HandoffError):
 
 class TokenRefused(HandoffError):
     code = "token_refused"
+
+
+class ScopeRefused(TokenRefused):
+    code = "scope_refused"
 
 
 class StorageError(HandoffError):

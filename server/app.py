@@ -4,20 +4,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.server.subscriptions import SubscriptionBus
 from mcp.types import CallToolResult, InputRequiredResult
 
-from handoff_core.contract.ids import check_ref
+from handoff_core.contract.ids import Ref, check_ref, parse_ref
 from handoff_core.errors import HandoffError, NotFound
 from handoff_core.layout import READABLE_FILES
 from server import history_tools, lead_tools, shared_tools
 from server.config import LEAD_TOOLS, ROLE_TOOLS, Role, Settings
-from server.services import Services
+from server.services import TASK_SCOPE, Services
 
-__all__ = ["INSTRUCTIONS", "HandoffServer", "build_server"]
+__all__ = ["INSTRUCTIONS", "HandoffServer", "HttpOptions", "build_server"]
 
 INSTRUCTIONS = {
     "lead": (
@@ -32,12 +36,33 @@ INSTRUCTIONS = {
 }
 
 
-class HandoffServer(MCPServer):
-    """An MCPServer that answers a call to the other role's tool by naming the role and the way out."""
+@dataclass(frozen=True)
+class HttpOptions:
+    """What a server behind the HTTP team endpoint needs: the SDK's auth, its bus, the executors' URL."""
 
-    def __init__(self, role: Role, **kwargs: Any) -> None:
+    auth: AuthSettings
+    token_verifier: TokenVerifier
+    bus: SubscriptionBus
+    executor_url: str
+
+
+def _token_ref(context: Context[Any, Any] | None) -> Ref:
+    """The task an HTTP session's bearer token names (set by the SDK's auth middleware)."""
+    request = getattr(context.request_context, "request", None) if context is not None else None
+    user = request.scope.get("user") if request is not None else None
+    claims = getattr(getattr(user, "access_token", None), "claims", None) or {}
+    if "ref" not in claims:
+        raise ToolError("Error executing tool: scope_refused: this endpoint needs a task's report token as bearer")
+    return parse_ref(claims["ref"])
+
+
+class HandoffServer(MCPServer):
+    """An MCPServer that answers a call to the other role's tool by naming the role and the way out, and,
+    behind the HTTP executor endpoint, scopes every call to the task its bearer token names."""
+
+    def __init__(self, role: Role, task_scoped: bool = False, **kwargs: Any) -> None:
         super().__init__("handoff-mcp", **kwargs)
-        self.role = role
+        self.role, self.task_scoped = role, task_scoped
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -47,16 +72,40 @@ class HandoffServer(MCPServer):
                 f"Error executing tool {name}: role_refused: {name} is a Lead tool and this server runs as "
                 f"{self.role}; ask the Lead to call it, or use this role's tools ({', '.join(ROLE_TOOLS[self.role])})"
             )
-        return await super().call_tool(name, arguments, context)
+        if not self.task_scoped:
+            return await super().call_tool(name, arguments, context)
+        scope = TASK_SCOPE.set(_token_ref(context))
+        try:
+            return await super().call_tool(name, arguments, context)
+        finally:
+            TASK_SCOPE.reset(scope)
+
+    async def read_resource(self, uri: Any, context: Context[Any, Any] | None = None) -> Any:
+        if not self.task_scoped:
+            return await super().read_resource(uri, context)
+        scope = TASK_SCOPE.set(_token_ref(context))
+        try:
+            return await super().read_resource(uri, context)
+        finally:
+            TASK_SCOPE.reset(scope)
 
 
-def build_server(settings: Settings) -> MCPServer:
-    services = Services(settings)
+def build_server(settings: Settings, http: HttpOptions | None = None) -> MCPServer:
+    services = Services(settings, executor_url=http.executor_url if http else None)
     tools = shared_tools.tools(services) + history_tools.shared(services)
     if settings.role == "lead":
         tools += lead_tools.tools(services) + history_tools.lead(services)
+    extra: dict[str, Any] = {}
+    if http is not None:
+        extra = {"auth": http.auth, "token_verifier": http.token_verifier, "subscriptions": http.bus}
     server = HandoffServer(
-        settings.role, instructions=INSTRUCTIONS[settings.role], version="0.1.0", log_level="WARNING", tools=tools
+        settings.role,
+        task_scoped=http is not None and settings.role == "executor",
+        instructions=INSTRUCTIONS[settings.role],
+        version="0.1.0",
+        log_level="WARNING",
+        tools=tools,
+        **extra,
     )
     _register_resources(server, services)
     return server
@@ -73,7 +122,7 @@ def _register_resources(server: MCPServer, services: Services) -> None:
         if name not in READABLE_FILES:
             raise ResourceNotFoundError(f"{name} is not a handoff file; use one of {', '.join(READABLE_FILES)}")
         try:
-            data = services.queries.read_file(check_ref(change, session, task), name)
+            data = services.queries.read_file(services.in_scope(check_ref(change, session, task)), name)
         except NotFound as exc:
             raise ResourceNotFoundError(f"{exc.code}: {exc.message}") from exc
         except HandoffError as exc:

@@ -15,9 +15,9 @@ from handoff_core.contract.values import visible
 from handoff_core.errors import ConfigError, HandoffError
 from handoff_core.layout import CHANGES
 from handoff_core.services.store import Store
-from handoff_core.services.tokens import load_secret, report_token
-from server.client_config import CLIENTS, Client, launch_for, render
-from server.config import Settings, settings_from
+from handoff_core.services.tokens import lead_token, load_secret, report_token
+from server.client_config import CLIENTS, Client, http_launch, launch_for, render
+from server.config import Settings, TeamOptions, settings_from
 
 __all__ = ["main"]
 
@@ -26,7 +26,7 @@ COMMANDS = ("serve", "validate", "status", "token", "doctor", "config")
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="handoff-mcp", description="Handoff tools for coding agents over MCP (stdio)."
+        prog="handoff-mcp", description="Handoff tools for coding agents over MCP (stdio, or HTTP for a team)."
     )
     commands = parser.add_subparsers(dest="command", required=True)
     for name, text in (
@@ -44,21 +44,47 @@ def _parser() -> argparse.ArgumentParser:
         if name == "status":
             sub.add_argument("--change")
             sub.add_argument("--session")
+        if name == "serve":
+            _http_arguments(sub)
         if name == "token":
-            sub.add_argument("ref", help="change/session/task")
+            sub.add_argument("ref", nargs="?", help="change/session/task")
+            sub.add_argument("--lead", action="store_true", help="the Lead's bearer token for the HTTP team server")
         if name == "config":
             sub.add_argument("--client", choices=CLIENTS, default="claude-code")
             sub.add_argument(
                 "--command", dest="command_path", help="the server command to write (default: this installation's)"
             )
+            sub.add_argument("--url", help="an HTTP team server endpoint instead of a command")
+            sub.add_argument("--token", help="with --url: the bearer token (a task's report token, or the Lead's)")
         if name == "doctor":
             sub.add_argument("--fix", action="store_true", help="remove them (under the state-root lock)")
     commands.add_parser("validate", help="validate one handoff (same as handoff-validate)", add_help=False)
     return parser
 
 
+def _http_arguments(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--http", action="store_true", help="serve the team over streamable HTTP (both roles)")
+    sub.add_argument("--host", default="127.0.0.1", help="with --http (default 127.0.0.1)")
+    sub.add_argument("--port", type=int, default=8765, help="with --http (default 8765)")
+    sub.add_argument("--tls-cert", help="with --http: certificate file (uvicorn's TLS)")
+    sub.add_argument("--tls-key", help="with --http: key file")
+    sub.add_argument("--behind-proxy", action="store_true", help="with --http: a TLS proxy in front (see README)")
+    sub.add_argument("--public-url", help="with --behind-proxy: the URL clients use")
+
+
 def _settings(args: argparse.Namespace, *, role_required: bool) -> Settings:
     return settings_from(args.role, args.project_root, args.state_root, args.secret_file, role_required=role_required)
+
+
+def _team_options(args: argparse.Namespace) -> TeamOptions:
+    return TeamOptions(args.host, args.port, args.tls_cert, args.tls_key, args.behind_proxy, args.public_url)
+
+
+def serve_team(settings: Settings, options: TeamOptions) -> int:
+    from server.team import run_team
+
+    run_team(settings, options)
+    return 0
 
 
 def serve(settings: Settings) -> int:
@@ -98,15 +124,21 @@ def status(settings: Settings, change: str | None, session: str | None) -> int:
     return 0
 
 
-def token(settings: Settings, ref: str) -> int:
+def token(settings: Settings, ref: str | None, lead: bool) -> int:
     if settings.role != "lead":
         raise ConfigError(
             "token prints a task's report token, which only the Lead hands out; this shell is configured "
             "as executor (--role or HANDOFF_ROLE): run it where the Lead works"
         )
+    secret = load_secret(settings.secret_file, settings.project_root)
+    if lead:
+        print(lead_token(secret, settings.state_root))
+        return 0
+    if ref is None:
+        raise ConfigError("name a task (token CHANGE/SESSION/TASK), or ask for the Lead's token with --lead")
     parsed = parse_ref(ref)
     Store(settings.state_root, settings.project_root).queries.read_task(parsed)
-    print(report_token(load_secret(settings.secret_file, settings.project_root), settings.state_root, parsed))
+    print(report_token(secret, settings.state_root, parsed))
     return 0
 
 
@@ -123,8 +155,10 @@ def doctor(settings: Settings, fix: bool) -> int:
     return 0
 
 
-def config(settings: Settings, client: Client, command: str | None) -> int:
-    launch = launch_for(settings, settings.role, command)
+def config(settings: Settings, client: Client, command: str | None, url: str | None, token: str | None) -> int:
+    if url is not None and not token:
+        raise ConfigError("--url needs --token: the task's report token for an executor, the Lead token for the Lead")
+    launch = http_launch(settings.role, url, token or "") if url else launch_for(settings, settings.role, command)
     print(render(launch, client), end="")
     for note in (settings.note, launch.note):
         if note:
@@ -146,7 +180,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return validate_cli.main(args_list[1:])
     args = _parser().parse_args(args_list)
     try:
-        settings = _settings(args, role_required=args.command == "serve")
+        settings = _settings(args, role_required=args.command == "serve" and not getattr(args, "http", False))
+        if args.command == "serve" and args.http:
+            return serve_team(settings, _team_options(args))
         if args.command == "serve":
             return serve(settings)
         if args.command == "status":
@@ -154,8 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "doctor":
             return doctor(settings, args.fix)
         if args.command == "config":
-            return config(settings, args.client, args.command_path)
-        return token(settings, args.ref)
+            return config(settings, args.client, args.command_path, args.url, args.token)
+        return token(settings, args.ref, args.lead)
     except HandoffError as exc:
         print(f"handoff-mcp: {exc}", file=sys.stderr)
         return 2

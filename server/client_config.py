@@ -21,7 +21,17 @@ from typing import Literal, get_args
 
 from server.config import ROLE_TOOLS, Role, Settings
 
-__all__ = ["CLIENTS", "Client", "Launch", "codex_args", "launch_for", "render", "server_command"]
+__all__ = [
+    "CLIENTS",
+    "TOKEN_VARIABLE",
+    "Client",
+    "Launch",
+    "codex_args",
+    "http_launch",
+    "launch_for",
+    "render",
+    "server_command",
+]
 
 Client = Literal["claude-code", "claude-code-cli", "codex", "codex-args", "herdr", "orca"]
 CLIENTS: tuple[Client, ...] = get_args(Client)
@@ -29,14 +39,20 @@ NAME = "handoff"
 _UV_CACHE_MARKS = ("/uv/archive-v", "/uv/builds-v", "/.cache/uv/")
 
 
+TOKEN_VARIABLE = "HANDOFF_TOKEN"  # noqa: S105 - a variable name. Where a Codex executor keeps its bearer token (never in config.toml)
+
+
 @dataclass(frozen=True)
 class Launch:
-    """How a client starts this server: an absolute command and its arguments."""
+    """How a client reaches this server: an absolute command and its arguments (stdio), or a URL and a
+    bearer token (the HTTP team server)."""
 
     command: str
     args: tuple[str, ...]
     role: Role
     note: str | None = None  # a warning about the command path, for the person reading the output
+    url: str | None = None
+    token: str | None = None
 
 
 def server_command() -> tuple[str, str | None]:
@@ -63,9 +79,18 @@ def launch_for(settings: Settings, role: Role, command: str | None = None) -> La
     return Launch(found, tuple(args), role, note)
 
 
+def http_launch(role: Role, url: str, token: str) -> Launch:
+    return Launch("", (), role, url=url, token=token)
+
+
+def _entry(launch: Launch) -> dict[str, object]:
+    if launch.url is not None:
+        return {"type": "http", "url": launch.url, "headers": {"Authorization": f"Bearer {launch.token}"}}
+    return {"type": "stdio", "command": launch.command, "args": list(launch.args)}
+
+
 def _mcp_json(launch: Launch) -> str:
-    entry = {"type": "stdio", "command": launch.command, "args": list(launch.args)}
-    return json.dumps({"mcpServers": {NAME: entry}}, indent=2)
+    return json.dumps({"mcpServers": {NAME: _entry(launch)}}, indent=2)
 
 
 def _allowed(launch: Launch) -> str:
@@ -73,9 +98,9 @@ def _allowed(launch: Launch) -> str:
 
 
 def _claude_line(launch: Launch) -> str:
-    if launch.role == "lead":
+    if launch.role == "lead" and launch.url is None:
         return shlex.join(["claude", "mcp", "add", "--scope", "project", NAME, "--", launch.command, *launch.args])
-    config = json.dumps({"mcpServers": {NAME: {"command": launch.command, "args": list(launch.args)}}})
+    config = json.dumps({"mcpServers": {NAME: _entry(launch)}})
     return shlex.join(["claude", "--strict-mcp-config", "--mcp-config", config, "--allowedTools", _allowed(launch)])
 
 
@@ -83,8 +108,14 @@ def _toml(value: object) -> str:
     return json.dumps(value)  # JSON strings and arrays of strings are valid TOML
 
 
+def _codex_where(launch: Launch) -> list[tuple[str, object]]:
+    if launch.url is not None:
+        return [("url", launch.url), ("bearer_token_env_var", TOKEN_VARIABLE)]
+    return [("command", launch.command), ("args", list(launch.args))]
+
+
 def _codex_toml(launch: Launch) -> str:
-    lines = [f"[mcp_servers.{NAME}]", f"command = {_toml(launch.command)}", f"args = {_toml(list(launch.args))}"]
+    lines = [f"[mcp_servers.{NAME}]", *(f"{key} = {_toml(value)}" for key, value in _codex_where(launch))]
     if launch.role == "executor":
         lines += [f"enabled_tools = {_toml(list(ROLE_TOOLS['executor']))}", ""]
         lines += [f"[mcp_servers.{NAME}.tools.write_report]", 'approval_mode = "approve"']
@@ -92,7 +123,7 @@ def _codex_toml(launch: Launch) -> str:
 
 
 def codex_args(launch: Launch) -> list[str]:
-    pairs = [("command", launch.command), ("args", list(launch.args))]
+    pairs = _codex_where(launch)
     if launch.role == "executor":
         pairs += [("enabled_tools", list(ROLE_TOOLS["executor"])), ("tools.write_report.approval_mode", "approve")]
     return [item for key, value in pairs for item in ("-c", f"mcp_servers.{NAME}.{key}={_toml(value)}")]
@@ -102,9 +133,12 @@ def render(launch: Launch, client: Client) -> str:
     """The configuration text for ``client``, ready to paste or pipe."""
     if client == "claude-code":
         return _mcp_json(launch) + "\n"
+    token = f"export {TOKEN_VARIABLE}={shlex.quote(launch.token)}\n" if launch.token else ""
     if client == "codex":
-        return _codex_toml(launch)
+        return _codex_toml(launch) + (f"# and in the executor's environment:\n# {token}" if token else "")
     if client == "codex-args":
-        return shlex.join(["codex", *codex_args(launch), *(["exec"] if launch.role == "executor" else [])]) + "\n"
+        return (
+            token + shlex.join(["codex", *codex_args(launch), *(["exec"] if launch.role == "executor" else [])]) + "\n"
+        )
     # claude-code-cli, and the workers Herdr and Orca start: a Claude Code launch line.
     return _claude_line(launch) + "\n"

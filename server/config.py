@@ -12,7 +12,16 @@ from handoff_core.layout import DEFAULT_STATE_ROOT, DEFAULT_WRITER_CAP
 from handoff_core.services.tokens import default_secret_path
 from server.discovery import Found, find_project, lead_tree_of
 
-__all__ = ["LEAD_TOOLS", "ROLES", "ROLE_TOOLS", "SHARED_TOOLS", "Role", "Settings", "settings_from"]
+__all__ = [
+    "LEAD_TOOLS",
+    "ROLES",
+    "ROLE_TOOLS",
+    "SHARED_TOOLS",
+    "Role",
+    "Settings",
+    "TeamOptions",
+    "settings_from",
+]
 
 Role = Literal["lead", "executor"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -57,6 +66,36 @@ class Settings:
             "--state-root",
             str(self.state_root),
         ]
+
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass(frozen=True)
+class TeamOptions:
+    """Where the HTTP team server listens, and how its traffic is protected beyond the loopback."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    behind_proxy: bool = False
+    public_url: str | None = None
+
+    def __post_init__(self) -> None:
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ConfigError("give --tls-cert and --tls-key together")
+        if self.host not in _LOOPBACK and not self.tls_cert and not self.behind_proxy:
+            raise ConfigError(
+                f"binding {self.host} sends tokens off this machine: give --tls-cert and --tls-key, or "
+                "--behind-proxy when a TLS-terminating proxy forwards to this port (see the README)"
+            )
+        if not 0 < self.port < 65536:
+            raise ConfigError(f"--port {self.port} is not a TCP port")
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.tls_cert else "http"
 
 
 def _writer_cap(value: str | None) -> int:

@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 
 from handoff_core.services.store import StoredFile
-from server.client_config import codex_args, launch_for, render
+from server.client_config import codex_args, http_launch, launch_for, render
 from server.config import Settings
 from server.models import ExecutorConfig
 
 __all__ = ["dispatch_message", "executor_config"]
 
 
-def executor_config(settings: Settings) -> ExecutorConfig:
-    """What ``handoff-mcp config --role executor`` prints for each client, for this server's project."""
-    launch = launch_for(settings, "executor")
+def executor_config(settings: Settings, url: str | None = None, token: str | None = None) -> ExecutorConfig:
+    """What ``handoff-mcp config --role executor`` prints for each client: this server's project over
+    stdio, or, from the HTTP team server, its executor endpoint with the task's token as bearer."""
+    launch = http_launch("executor", url, token or "") if url else launch_for(settings, "executor")
     return ExecutorConfig(
         claude_code_mcp_json=render(launch, "claude-code"),
         claude_code_cli=render(launch, "claude-code-cli").strip(),

@@ -28,7 +28,7 @@ def shared(services: Services) -> list[Tool]:
 
     def read_handoff(ref: RefArg) -> Handoff:
         """A task's REPORT, focused handoff first; untrusted text with provenance."""
-        view = report_view.read_handoff(queries, parse_ref(ref))
+        view = report_view.read_handoff(queries, services.in_scope(parse_ref(ref)))
         rest = "\n\n".join(f"## {name}\n{text}" for name, text in view.sections.items())
         return Handoff(
             header=view.header,
@@ -48,7 +48,9 @@ def shared(services: Services) -> list[Tool]:
         context_chars: Annotated[int, Field(ge=0, le=400)] = 200,
     ) -> History:
         """Keyword snippets from the task's confirmed session log."""
-        result = session_logs.search(report_view.log_path(queries, parse_ref(ref)), query, max_hits, context_chars)
+        result = session_logs.search(
+            report_view.log_path(queries, services.in_scope(parse_ref(ref))), query, max_hits, context_chars
+        )
         hits = [f"{h.line} | {h.record} | {h.timestamp} | {h.role}: {h.snippet}" for h in result.hits]
         return History(log_path=result.path, hits=hits, stopped_early=result.stopped_early)
 
@@ -63,6 +65,7 @@ def shared(services: Services) -> list[Tool]:
         redact: Annotated[bool, Field(description="redact secrets instead of refusing")] = False,
     ) -> Document:
         """Write a handoff doc to commands/handoff/: focused in 3-5 sentences; no secrets."""
+        services.outside_any_task("write_handoff")
         doc = session_handoff.HandoffDoc(scope, topic, focused, details, tuple(references), tuple(skills), history)
         stored = session_handoff.publish(store, doc, redact)
         return Document(path=str(stored.path), sha256=stored.sha256)
@@ -71,6 +74,7 @@ def shared(services: Services) -> list[Tool]:
         work_id: Annotated[str, Field(description="e.g. specdev/implement")], stage: str = ""
     ) -> Coordination:
         """The coordination choice for a Work and stage (coordination/project.json)."""
+        services.outside_any_task("resolve_coordination")
         data = queries.read_state_file(*COORDINATION_FILE)
         text = None if data is None else data.decode("utf-8", "replace")
         found = coordination.resolve(text, work_id, stage or None)

@@ -75,7 +75,7 @@ def tools(services: Services) -> list[Tool]:
             task_sha256=stored.sha256,
             report_token=token,
             dispatch_message=dispatch_message(stored, token, task_rel, report_rel),
-            executor_config=executor_config(services.settings),
+            executor_config=executor_config(services.settings, services.executor_url, token),
         )
 
     async def wait_for_reports(

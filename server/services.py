@@ -2,22 +2,43 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 from handoff_core.contract.ids import Ref
-from handoff_core.errors import NotFound, TokenRefused
+from handoff_core.errors import NotFound, ScopeRefused, TokenRefused
 from handoff_core.services.queries import Queries
 from handoff_core.services.store import Store
 from handoff_core.services.tokens import check_token, check_token_hash, load_secret, report_token, token_check
 from server.config import Settings
 
-__all__ = ["Services"]
+__all__ = ["TASK_SCOPE", "Services"]
+
+
+# The task an HTTP executor session's bearer token names; None everywhere else (stdio, the Lead).
+TASK_SCOPE: ContextVar[Ref | None] = ContextVar("handoff_task_scope", default=None)
 
 
 class Services:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, executor_url: str | None = None) -> None:
         self.settings = settings
+        self.executor_url = executor_url  # set behind the HTTP team server: executors connect there
         self.store = Store(settings.state_root, settings.project_root, writer_cap=settings.writer_cap)
         self.queries: Queries = self.store.queries
         self._secret: bytes | None = None
+
+    def in_scope(self, ref: Ref) -> Ref:
+        """``ref``, unless this session is scoped to another task."""
+        scope = TASK_SCOPE.get()
+        if scope is not None and scope != ref:
+            raise ScopeRefused(
+                f"this session's token is for {scope}; it can read that task and write its REPORT, nothing else"
+            )
+        return ref
+
+    def outside_any_task(self, what: str) -> None:
+        """Refuse what a task's session may not do (it has no business outside its task)."""
+        if (scope := TASK_SCOPE.get()) is not None:
+            raise ScopeRefused(f"{what} is not open to the session of task {scope}; ask the Lead")
 
     def token(self, ref: Ref) -> str:
         return report_token(self.secret(), self.settings.state_root, ref)

@@ -13,7 +13,7 @@ from handoff_core.layout import REPORT_FILE
 from server.models import ReportWritten, Status, TaskState, TaskView, Validation
 from server.params import RefArg
 from server.registration import READ_ONLY, WRITE_ONCE, tool
-from server.services import Services
+from server.services import TASK_SCOPE, Services
 
 __all__ = ["tools"]
 
@@ -33,7 +33,7 @@ def tools(services: Services) -> list[Tool]:
         task_sha256: str = "",
     ) -> ReportWritten:
         """Publish the task's REPORT.md once (token from the dispatch message)."""
-        parsed = parse_ref(ref)
+        parsed = services.in_scope(parse_ref(ref))
         services.check_report_token(parsed, token)
         # "无" (none) when left out; a schema default in Chinese costs every agent six bytes a character.
         report = Report(
@@ -54,7 +54,7 @@ def tools(services: Services) -> list[Tool]:
 
     def read_task(ref: RefArg) -> TaskView:
         """A task's TASK.md and its sha256."""
-        task, stored = queries.read_task(parse_ref(ref))
+        task, stored = queries.read_task(services.in_scope(parse_ref(ref)))
         return TaskView(
             kind=task.kind,
             task_sha256=stored.sha256,
@@ -64,7 +64,7 @@ def tools(services: Services) -> list[Tool]:
 
     def validate_handoff(ref: RefArg, stage: Literal["dispatch", "return"]) -> Validation:
         """Check a task's files for the dispatch or the return stage."""
-        verdict = queries.validate(parse_ref(ref), stage)
+        verdict = queries.validate(services.in_scope(parse_ref(ref)), stage)
         return Validation(
             ok=verdict.ok,
             errors=list(verdict.errors),
@@ -77,7 +77,10 @@ def tools(services: Services) -> list[Tool]:
         session: Annotated[str, Field(description="one round of that change")] = "",
     ) -> Status:
         """Every task's derived state and writer claim, and the free writer slots."""
-        tasks = queries.status(change or None, session or None)
+        if (scope := TASK_SCOPE.get()) is not None:  # a task's session sees its own task only
+            tasks = [t for t in queries.status(scope.change, scope.session) if t.ref == scope]
+        else:
+            tasks = queries.status(change or None, session or None)
         claims = [str(t.ref) for t in tasks if t.claims_writer]
         return Status(
             tasks=[

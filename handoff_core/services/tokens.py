@@ -28,6 +28,7 @@ __all__ = [
     "check_token",
     "check_token_hash",
     "default_secret_path",
+    "lead_token",
     "load_secret",
     "report_token",
     "token_check",
@@ -45,6 +46,12 @@ def report_token(secret: bytes, state_root: Path, ref: Ref) -> str:
     message = "\0".join([str(Path(state_root).absolute()), ref.change, ref.session, ref.task]).encode()
     digest = hmac.new(secret, message, hashlib.sha256).digest()
     return base64.urlsafe_b64encode(digest[:18]).decode()
+
+
+def lead_token(secret: bytes, state_root: Path) -> str:
+    """The Lead's bearer token for the HTTP team server of one state root (printed by ``token --lead``)."""
+    message = "\0".join(["lead", str(Path(state_root).absolute())]).encode()
+    return base64.urlsafe_b64encode(hmac.new(secret, message, hashlib.sha256).digest()[:24]).decode()
 
 
 def token_check(token: str) -> str:

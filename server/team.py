@@ -1,0 +1,166 @@
+"""The team server: one process over streamable HTTP, the only writer of a project's handoff tree.
+
+Two endpoints, each the SDK's own streamable HTTP app guarded by the SDK's bearer-token auth
+(a ``TokenVerifier``) and its transport security (Host and Origin checks, bounded bodies):
+
+``/lead/mcp``      every Lead tool; the bearer is the Lead token (``handoff-mcp token --lead``).
+``/executor/mcp``  the executor tools, scoped to one task: the bearer is that task's report token,
+                   and the session reads that task and writes its REPORT, nothing else.
+
+A missing or wrong token gets 401 with ``WWW-Authenticate``; a bad Host 421, a bad Origin 403.
+Tokens never appear in a log line or an error text: a verifier keeps only a token's hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import anyio
+from mcp.server.auth.provider import AccessToken, TokenVerifier
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import AnyHttpUrl
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from handoff_core.services.token_index import TokenIndex
+from handoff_core.services.tokens import lead_token, load_secret
+from server.app import HttpOptions, build_server
+from server.arrivals import Arrivals
+from server.config import Role, Settings, TeamOptions
+
+__all__ = ["MAX_BODY", "Endpoint", "LeadVerifier", "TaskVerifier", "run_team", "team_app"]
+
+MAX_BODY = 8 * 1024 * 1024  # a 4 MiB REPORT, JSON-escaped, with room to spare
+
+
+def _fingerprint(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:16]
+
+
+class LeadVerifier:
+    def __init__(self, expected: str) -> None:
+        self._expected = expected.encode()
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if not hmac.compare_digest(self._expected, token.encode("utf-8", "replace")):
+            return None
+        return AccessToken(token=_fingerprint(token), client_id="lead", scopes=[])
+
+
+class TaskVerifier:
+    def __init__(self, index: TokenIndex) -> None:
+        self._index = index
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        ref = await anyio.to_thread.run_sync(self._index.ref_of, token)
+        if ref is None:
+            return None
+        return AccessToken(token=_fingerprint(token), client_id=f"task:{ref}", scopes=[], claims={"ref": str(ref)})
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the team server listens, as clients must name it (Host checks compare against this)."""
+
+    host: str
+    port: int
+    scheme: str = "http"
+    public_url: str | None = None  # behind a proxy: the URL clients use
+
+    @property
+    def base(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return (self.public_url or f"{self.scheme}://{host}:{self.port}").rstrip("/")
+
+    def url(self, role: Role) -> str:
+        return f"{self.base}/{role}/mcp"
+
+    def security(self) -> TransportSecuritySettings:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        hosts = [f"{host}:{self.port}", "127.0.0.1:*", "localhost:*", "[::1]:*"]
+        origins = [f"{self.scheme}://{host}:{self.port}", "http://127.0.0.1:*", "http://localhost:*"]
+        if self.public_url:
+            public = urlsplit(self.public_url)
+            hosts.append(public.netloc)
+            origins.append(f"{public.scheme}://{public.netloc}")
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+        )
+
+
+def team_app(settings: Settings, endpoint: Endpoint) -> Starlette:
+    """The Starlette app serving both endpoints, with the arrivals watcher in its lifespan."""
+    secret = load_secret(settings.secret_file, settings.project_root)
+    arrivals = Arrivals(settings.state_root)
+    verifiers: dict[Role, TokenVerifier] = {
+        "lead": LeadVerifier(lead_token(secret, settings.state_root)),
+        "executor": TaskVerifier(TokenIndex(settings.state_root)),
+    }
+    servers, mounts = [], []
+    roles: tuple[Role, ...] = ("lead", "executor")
+    for role in roles:
+        bus = InMemorySubscriptionBus()
+        auth = AuthSettings(
+            issuer_url=AnyHttpUrl(endpoint.base),
+            resource_server_url=AnyHttpUrl(endpoint.url(role)),
+            validate_token_resource=False,  # our verifiers bind a token to this project themselves
+        )
+        http = HttpOptions(auth, verifiers[role], bus, endpoint.url("executor"))
+        server = build_server(
+            Settings(role, settings.project_root, settings.state_root, settings.secret_file, settings.writer_cap), http
+        )
+        arrivals.serve(server, bus)
+        app = server.streamable_http_app(
+            streamable_http_path="/mcp", transport_security=endpoint.security(), max_request_body_size=MAX_BODY
+        )
+        servers.append(server)
+        mounts.append(Mount(f"/{role}", app=app))
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        stop = anyio.Event()
+        async with AsyncExitStack() as stack:
+            for server in servers:
+                await stack.enter_async_context(server.session_manager.run())
+            async with anyio.create_task_group() as group:
+                group.start_soon(arrivals.watch, stop)
+                try:
+                    yield
+                finally:
+                    stop.set()
+
+    return Starlette(routes=mounts, lifespan=lifespan)
+
+
+def run_team(settings: Settings, options: TeamOptions) -> None:
+    """Serve the team until interrupted (uvicorn, with its own TLS when certificates are given)."""
+    import sys
+
+    import uvicorn
+
+    endpoint = Endpoint(options.host, options.port, options.scheme, options.public_url)
+    app = team_app(settings, endpoint)
+    print(
+        f"handoff-mcp team server for {settings.state_root}\n"
+        f"  lead:      {endpoint.url('lead')}  (bearer: handoff-mcp token --lead)\n"
+        f"  executors: {endpoint.url('executor')}  (bearer: the task's report token)",
+        file=sys.stderr,
+    )
+    config = uvicorn.Config(
+        app,
+        host=options.host,
+        port=options.port,
+        ssl_certfile=options.tls_cert,
+        ssl_keyfile=options.tls_key,
+        log_level="warning",
+        access_log=False,  # request lines carry no tokens, but there is no need to keep them either
+        proxy_headers=options.behind_proxy,
+    )
+    uvicorn.Server(config).run()
