@@ -12,6 +12,7 @@ TARGETS = {
     "handoff-validate": "<= 80 ms",
     "tools/list bytes": "lead <= 12288, executor <= 6144",
     "search_history 50 MB": "<= 1 s, bounded memory",
+    "http p50": "HTTP p50 <= 2x stdio",
 }
 
 
@@ -91,6 +92,31 @@ def _history(s: dict[str, Any]) -> list[str]:
     return [_row(f"search_history on {s['log_mb']} MB log", value, TARGETS["search_history 50 MB"])]
 
 
+def _http(s: dict[str, Any]) -> list[str]:
+    rows = []
+    for name in ("read", "write"):
+        over_http, over_stdio = s[f"http_{name}"], s[f"stdio_{name}"]
+        value = (
+            f"http {over_http['p50_ms']}/{over_http['p95_ms']}  stdio {over_stdio['p50_ms']}/{over_stdio['p95_ms']}  "
+            f"ratio {s['ratio_p50'][name]}"
+        )
+        rows.append(
+            _row(
+                f"{'read_task' if name == 'read' else 'write_report'} http vs stdio p50/p95 ms",
+                value,
+                TARGETS["http p50"],
+            )
+        )
+    fifty = s["fifty_sessions"]
+    rows.append(
+        _row(
+            "50 executor sessions at once",
+            f"{fifty['sessions']} reports in {fifty['seconds']} s = {fifty['reports_per_s']}/s",
+        )
+    )
+    return rows
+
+
 def render(results: dict[str, Any]) -> str:
     m = results["machine"]
     lines = [f"handoff-mcp bench · Python {m['python']} ({m['executable']}) · {m['cpus']} CPUs", ""]
@@ -101,6 +127,7 @@ def render(results: dict[str, Any]) -> str:
         ("scaling", _scaling),
         ("contention", _contention),
         ("history", _history),
+        ("http", _http),
     ):
         if key in results:
             lines += [f"[{key}]", *fn(results[key]), ""]

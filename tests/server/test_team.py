@@ -1,0 +1,263 @@
+"""The HTTP team server under a real uvicorn on a free loopback port, driven by the SDK's HTTP client."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import warnings
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+import uvicorn
+from mcp import Client, types
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.subscriptions import ResourceUpdated
+
+from handoff_core.errors import ConfigError
+from handoff_core.services.tokens import lead_token, load_secret
+from server.config import Settings, TeamOptions
+from server.team import Endpoint, team_app
+from tests.conftest import CHANGE
+from tests.server.test_interop import CLIENTS
+from tests.server.test_tools import FOCUS, call, refused, task_args
+
+pytestmark = pytest.mark.anyio
+REPORT = {"status": "completed", "focused": FOCUS, "artifacts": "src/a1/x.py", "verification": "pytest: exit 0"}
+
+
+@asynccontextmanager
+async def transport(url: str, token: str) -> AsyncIterator[Any]:
+    """The SDK's streamable HTTP transport with a bearer token; the HTTP client is closed with it."""
+    async with (
+        create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+        streamable_http_client(url, http_client=http) as streams,
+    ):
+        yield streams
+
+
+@dataclass
+class Team:
+    endpoint: Endpoint
+    lead_token: str
+    state_root: Path
+
+    def client(self, role: str, token: str, **options: Any) -> Client:
+        return Client(transport(self.endpoint.url(role), token), **options)
+
+    def lead(self, **options: Any) -> Client:
+        return self.client("lead", self.lead_token, **options)
+
+
+@pytest.fixture
+async def team(project: Path, state_root: Path, secret_file: Path) -> AsyncIterator[Team]:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    endpoint = Endpoint("127.0.0.1", listener.getsockname()[1])
+    app = team_app(Settings("lead", project, state_root, secret_file), endpoint)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    async with anyio.create_task_group() as group:
+        group.start_soon(server.serve, [listener])
+        with anyio.fail_after(10):  # a bounded wait for uvicorn's start-up
+            while not server.started:
+                await anyio.sleep(0.005)
+        yield Team(endpoint, lead_token(load_secret(secret_file), state_root), state_root)
+        server.should_exit = True
+
+
+async def dispatch(team: Team, **overrides: Any) -> dict[str, Any]:
+    async with team.lead() as lead:
+        return await call(lead, "create_task", **task_args(**overrides))
+
+
+def report_args(created: dict[str, Any]) -> dict[str, Any]:
+    return {"ref": created["ref"], "token": created["report_token"], "task_sha256": created["task_sha256"], **REPORT}
+
+
+async def test_a_full_round_trip_with_the_leads_subscription_firing(team: Team) -> None:
+    created = await dispatch(team)
+    uri = f"handoff://{created['ref']}/REPORT.md"
+    async with team.lead() as lead, lead.listen(resource_subscriptions=[uri]) as subscription:
+        async with team.client("executor", created["report_token"]) as executor:
+            task = await call(executor, "read_task", ref=created["ref"])
+            assert task["task_sha256"] == created["task_sha256"]
+            written = await call(executor, "write_report", **report_args(created))
+        with anyio.fail_after(10):
+            event = await subscription.__anext__()
+        assert event == ResourceUpdated(uri=uri)
+        status = await call(lead, "handoff_status")
+    assert [t["state"] for t in status["tasks"]] == ["returned:completed"]
+    assert Path(written["path"]).read_text().startswith("# 任务回报")
+
+
+async def test_a_2025_client_subscribed_with_resources_subscribe_is_notified(team: Team) -> None:
+    created = await dispatch(team, kind="review", workspace="", writable=[])
+    uri = f"handoff://{created['ref']}/REPORT.md"
+    arrived = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification) and str(message.params.uri) == uri:
+            arrived.set()
+
+    async with team.lead(mode="legacy", message_handler=on_message) as lead:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)  # the 2025 method, on purpose
+            await lead.subscribe_resource(uri)
+        # Written by hand into the tree, not through the server: the watcher still sees it.
+        async with team.client("executor", created["report_token"]) as executor:
+            await call(executor, "write_report", **report_args(created))
+        with anyio.fail_after(10):
+            await arrived.wait()
+
+
+async def test_a_tasks_token_reaches_that_task_and_nothing_else(team: Team) -> None:
+    mine = await dispatch(team, kind="review", workspace="", writable=[], topic="review-a")
+    other = await dispatch(team, kind="review", workspace="", writable=[], topic="review-b")
+    async with team.client("executor", mine["report_token"]) as executor:
+        assert await refused(executor, "read_task", ref=other["ref"]) == "scope_refused"
+        assert await refused(executor, "write_report", **{**report_args(other), "token": mine["report_token"]}) in (
+            "scope_refused",
+        )
+        assert await refused(executor, "validate_handoff", ref=other["ref"], stage="dispatch") == "scope_refused"
+        status = await call(executor, "handoff_status")
+        assert [t["ref"] for t in status["tasks"]] == [mine["ref"]]
+        assert await refused(executor, "create_task", **task_args()) == "role_refused"
+        assert await refused(executor, "resolve_coordination", work_id="specdev/implement") == "scope_refused"
+        with pytest.raises(Exception, match="scope_refused"):
+            await executor.read_resource(f"handoff://{other['ref']}/TASK.md")
+        own = await executor.read_resource(f"handoff://{mine['ref']}/TASK.md")
+        assert own.contents
+
+
+async def test_a_finished_tasks_token_still_reads_but_cannot_write_again(team: Team) -> None:
+    created = await dispatch(team)
+    async with team.client("executor", created["report_token"]) as executor:
+        await call(executor, "write_report", **report_args(created))
+    async with team.client("executor", created["report_token"]) as executor:
+        assert (await call(executor, "read_task", ref=created["ref"]))["task_sha256"] == created["task_sha256"]
+        other = {**report_args(created), "status": "failed"}
+        assert await refused(executor, "write_report", **other) == "write_conflict"
+
+
+@pytest.mark.parametrize("token", [None, "wrong-token", "lead"])
+async def test_a_missing_or_wrong_bearer_is_401_with_www_authenticate(team: Team, token: str | None) -> None:
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    if token == "lead":
+        headers["authorization"] = f"Bearer {team.lead_token}"  # the Lead's token is no task's token
+    elif token:
+        headers["authorization"] = f"Bearer {token}"
+    async with httpx2.AsyncClient() as http:
+        answer = await http.post(team.endpoint.url("executor"), json={}, headers=headers)
+        lead_answer = await http.post(
+            team.endpoint.url("lead"), json={}, headers={**headers, "authorization": "Bearer x"}
+        )
+    assert answer.status_code == 401
+    assert answer.headers["www-authenticate"].startswith("Bearer")
+    assert lead_answer.status_code == 401
+    for text in (answer.text, answer.headers["www-authenticate"]):
+        assert team.lead_token not in text
+
+
+@pytest.mark.parametrize(
+    ("header", "value", "status"),
+    [("host", "evil.example:80", 421), ("origin", "http://evil.example", 403)],
+)
+async def test_a_bad_host_or_origin_is_refused_by_the_transport(
+    team: Team, header: str, value: str, status: int
+) -> None:
+    headers = {"authorization": f"Bearer {team.lead_token}", "content-type": "application/json", header: value}
+    headers["accept"] = "application/json, text/event-stream"
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    async with httpx2.AsyncClient() as http:
+        answer = await http.post(team.endpoint.url("lead"), json=body, headers=headers)
+    assert answer.status_code == status
+
+
+async def test_an_oversized_body_is_refused(team: Team) -> None:
+    headers = {"authorization": f"Bearer {team.lead_token}", "content-type": "application/json"}
+    async with httpx2.AsyncClient() as http:
+        answer = await http.post(team.endpoint.url("lead"), content=b" " * (9 * 1024 * 1024), headers=headers)
+    assert answer.status_code == 413
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.10", "::"])
+def test_a_non_loopback_bind_needs_tls_or_an_explicit_proxy(host: str, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        TeamOptions(host=host)
+    assert TeamOptions(host=host, behind_proxy=True).scheme == "http"
+    assert TeamOptions(host=host, tls_cert=str(tmp_path / "c"), tls_key=str(tmp_path / "k")).scheme == "https"
+
+
+async def test_the_http_dispatch_hands_out_http_client_configs(team: Team) -> None:
+    created = await dispatch(team)
+    config = created["executor_config"]
+    assert f'"url": "{team.endpoint.url("executor")}"' in config["claude_code_mcp_json"]
+    assert f"Bearer {created['report_token']}" in config["claude_code_mcp_json"]
+    assert f'url = "{team.endpoint.url("executor")}"' in config["codex_config_toml"]
+    assert 'bearer_token_env_var = "HANDOFF_TOKEN"' in config["codex_config_toml"]
+
+
+async def test_fifty_executor_sessions_report_at_once_while_the_lead_watches(team: Team) -> None:
+    refs: list[dict[str, Any]] = []
+    async with team.lead() as lead:
+        for index in range(50):
+            refs.append(
+                await call(
+                    lead, "create_task", **task_args(topic=f"review-{index}", kind="review", workspace="", writable=[])
+                )
+            )
+    failures: list[str] = []
+
+    async def one(created: dict[str, Any]) -> None:
+        async with team.client("executor", created["report_token"]) as executor:
+            result = await executor.call_tool("write_report", report_args(created))
+            if result.is_error:
+                failures.append(result.content[0].text)  # type: ignore[union-attr]
+
+    async def watch(done: anyio.Event) -> None:
+        async with team.lead() as lead:
+            while not done.is_set():
+                await call(lead, "handoff_status")
+
+    done = anyio.Event()
+    with anyio.fail_after(120):
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch, done)
+            async with anyio.create_task_group() as writers:
+                for created in refs:
+                    writers.start_soon(one, created)
+            done.set()
+    assert failures == []
+    reports = sorted(team.state_root.rglob("REPORT.md"))
+    assert len(reports) == 50
+    for created in refs:
+        text = (
+            (team.state_root / "specdev" / "changes")
+            .joinpath(*created["ref"].split("/")[:1], "sessions", *created["ref"].split("/")[1:], "REPORT.md")
+            .read_text()
+        )
+        assert f"Task: {created['ref'].split('/')[2]}" in text
+
+
+async def test_the_typescript_sdk_does_the_same_round_trip_over_http(team: Team) -> None:
+    node = shutil.which("node")
+    if node is None or not (CLIENTS / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        pytest.fail("node and the TypeScript SDK client are needed: scripts/test installs them")
+    args = [team.endpoint.url("lead"), team.lead_token, team.endpoint.url("executor"), CHANGE]
+    with anyio.fail_after(60):
+        done = await anyio.run_process([node, str(CLIENTS / "http_client.mjs"), *args], check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    result = json.loads(done.stdout)
+    assert result["read"] is True
+    assert result["written"] is True
+    assert result["notified"] == f"handoff://{result['created']}/REPORT.md"
+    assert result["status"] == ["returned:completed"]
