@@ -74,3 +74,15 @@ def test_doctor_lists_leftovers_and_fixes_only_old_ones(
     assert not empty_round.exists()
     assert fresh_temp.exists()
     assert (task_dir / "TASK.md").exists()
+
+
+def test_the_lead_token_is_printed_for_the_lead_only(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = str(tmp_path / "secret")
+    code, out, _ = run(capsys, "token", "--lead", "--project-root", str(project), "--secret-file", secret)
+    assert code == 0
+    assert len(out.strip()) == 32
+    code, out, err = run(capsys, "token", "--lead", "--role", "executor", "--project-root", str(project))
+    assert (code, out) == (2, "")
+    assert "Lead" in err

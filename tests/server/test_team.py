@@ -261,3 +261,15 @@ async def test_the_typescript_sdk_does_the_same_round_trip_over_http(team: Team)
     assert result["written"] is True
     assert result["notified"] == f"handoff://{result['created']}/REPORT.md"
     assert result["status"] == ["returned:completed"]
+
+
+async def test_a_report_written_by_hand_into_the_tree_is_announced_too(team: Team) -> None:
+    created = await dispatch(team, kind="review", workspace="", writable=[])
+    uri = f"handoff://{created['ref']}/REPORT.md"
+    change, session, task = created["ref"].split("/")
+    folder = team.state_root / "specdev" / "changes" / change / "sessions" / session / task
+    async with team.lead() as lead, lead.listen(resource_subscriptions=[uri]) as subscription:
+        (folder / "REPORT.md").write_text(f"# 任务回报\n\nSession: {session}\nTask: {task}\nStatus: blocked\n")
+        with anyio.fail_after(10):
+            event = await subscription.__anext__()
+    assert event == ResourceUpdated(uri=uri)
