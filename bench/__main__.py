@@ -1,6 +1,6 @@
 """`python -m bench [--quick] [--json PATH] [--only SECTIONS]`: every figure in one run, printed and saved.
 
-Sections: startup, latency, validator, scaling, contention, history, http (schema size comes with startup).
+Sections: startup, latency, validator, scaling, contention, history, http, board (schema size comes with startup).
 Temporary directories only; fixed inputs; no network.
 """
 
@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench import contention, history, http, latency, scaling, startup, validator
+from bench import board, contention, history, http, latency, scaling, startup, validator
 from bench.trees import CHANGE, make_change
 from handoff_core.services.store import Store
 
@@ -30,6 +30,7 @@ FULL = {
     "per_process": 40,
     "log_mb": 50,
     "http_calls": 200,
+    "board_sizes": [100, 1000, 10000],
 }
 QUICK = {
     "startup_runs": 3,
@@ -41,8 +42,9 @@ QUICK = {
     "per_process": 10,
     "log_mb": 5,
     "http_calls": 20,
+    "board_sizes": [100],
 }
-SECTIONS = ("startup", "latency", "validator", "scaling", "contention", "history", "http")
+SECTIONS = ("startup", "latency", "validator", "scaling", "contention", "history", "http", "board")
 
 
 def machine() -> dict[str, object]:
@@ -110,6 +112,8 @@ def collect(sections: list[str], sizes: dict[str, Any], work: Path) -> dict[str,
         results["contention"] = contention.run(work, sizes["processes"], sizes["per_process"])
     if "history" in sections:
         results["history"] = history.run(work, sizes["log_mb"], sizes["repeats"])
+    if "board" in sections:
+        results["board"] = board.run(work, sizes["board_sizes"], max(3, sizes["repeats"]))
     if "http" in sections:
         results["http"] = http.run(work, [sys.executable, "-m", "server"], sizes["http_calls"])
     return results

@@ -13,6 +13,7 @@ TARGETS = {
     "tools/list bytes": "lead <= 12288, executor <= 6144",
     "search_history 50 MB": "<= 1 s, bounded memory",
     "http p50": "HTTP p50 <= 2x stdio",
+    "board paint": "<= 1 s at 10,000 tasks",
 }
 
 
@@ -117,6 +118,19 @@ def _http(s: dict[str, Any]) -> list[str]:
     return rows
 
 
+def _board(s: dict[str, Any]) -> list[str]:
+    if "skipped" in s:
+        return [_row("board first paint", s["skipped"])]
+    floor = s["0"]["paint_p50_s"]
+    rows = [_row("board first paint, empty tree (floor)", f"{floor} s")]
+    for size, figures in s.items():
+        if size != "0":
+            ratio = round(figures["paint_p50_s"] / floor, 2)
+            value = f"{figures['paint_p50_s']} s ({ratio}x floor), judged in {figures['judge_s']} s"
+            rows.append(_row(f"board first paint @ {size} tasks", value, TARGETS["board paint"]))
+    return rows
+
+
 def render(results: dict[str, Any]) -> str:
     m = results["machine"]
     lines = [f"handoff-mcp bench · Python {m['python']} ({m['executable']}) · {m['cpus']} CPUs", ""]
@@ -128,6 +142,7 @@ def render(results: dict[str, Any]) -> str:
         ("contention", _contention),
         ("history", _history),
         ("http", _http),
+        ("board", _board),
     ):
         if key in results:
             lines += [f"[{key}]", *fn(results[key]), ""]

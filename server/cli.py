@@ -21,7 +21,7 @@ from server.config import Settings, TeamOptions, settings_from
 
 __all__ = ["main"]
 
-COMMANDS = ("serve", "validate", "status", "token", "doctor", "config")
+COMMANDS = ("serve", "validate", "status", "token", "doctor", "config", "board")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -35,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
         ("token", "print a task's report token again (lead)"),
         ("doctor", "list leftover temp files and empty rounds; --fix removes those older than a minute"),
         ("config", "print a client's MCP configuration for this project (claude-code, codex, workers)"),
+        ("board", "serve the live board page on the loopback; prints a one-time login URL"),
     ):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("--role", choices=("lead", "executor"), help="default: $HANDOFF_ROLE")
@@ -56,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
             )
             sub.add_argument("--url", help="an HTTP team server endpoint instead of a command")
             sub.add_argument("--token", help="with --url: the bearer token (a task's report token, or the Lead's)")
+        if name == "board":
+            sub.add_argument("--port", type=int, default=8766, help="default 8766")
         if name == "doctor":
             sub.add_argument("--fix", action="store_true", help="remove them (under the state-root lock)")
     commands.add_parser("validate", help="validate one handoff (same as handoff-validate)", add_help=False)
@@ -172,6 +175,16 @@ def config(settings: Settings, client: Client, command: str | None, url: str | N
     return 0
 
 
+def board(settings: Settings, port: int) -> int:
+    from server.board import run_board
+    from server.board_model import BoardModel
+
+    model = BoardModel(Store(settings.state_root, settings.project_root).queries, settings.writer_cap)
+    model.load()
+    run_board(model, port)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if not args_list or args_list[0] not in (*COMMANDS, "-h", "--help"):
@@ -189,6 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return status(settings, args.change, args.session)
         if args.command == "doctor":
             return doctor(settings, args.fix)
+        if args.command == "board":
+            return board(settings, args.port)
         if args.command == "config":
             return config(settings, args.client, args.command_path, args.url, args.token)
         return token(settings, args.ref, args.lead)

@@ -29,10 +29,13 @@ from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
+from handoff_core.services.store import Store
 from handoff_core.services.token_index import TokenIndex
 from handoff_core.services.tokens import lead_token, load_secret
 from server.app import HttpOptions, build_server
 from server.arrivals import Arrivals
+from server.board import BoardAccess, Changes, board_app, watch_board
+from server.board_model import BoardModel
 from server.config import Role, Settings, TeamOptions
 
 __all__ = ["MAX_BODY", "Endpoint", "LeadVerifier", "TaskVerifier", "run_team", "team_app"]
@@ -99,6 +102,8 @@ def team_app(settings: Settings, endpoint: Endpoint) -> Starlette:
     """The Starlette app serving both endpoints, with the arrivals watcher in its lifespan."""
     secret = load_secret(settings.secret_file, settings.project_root)
     arrivals = Arrivals(settings.state_root)
+    board = BoardModel(Store(settings.state_root, settings.project_root).queries, settings.writer_cap)
+    board_changes = Changes()
     verifiers: dict[Role, TokenVerifier] = {
         "lead": LeadVerifier(lead_token(secret, settings.state_root)),
         "executor": TaskVerifier(TokenIndex(settings.state_root)),
@@ -129,14 +134,18 @@ def team_app(settings: Settings, endpoint: Endpoint) -> Starlette:
         async with AsyncExitStack() as stack:
             for server in servers:
                 await stack.enter_async_context(server.session_manager.run())
+            await anyio.to_thread.run_sync(board.load)
             async with anyio.create_task_group() as group:
                 group.start_soon(arrivals.watch, stop)
+                group.start_soon(watch_board, board, board_changes, stop)
                 try:
                     yield
                 finally:
                     stop.set()
 
-    return Starlette(routes=mounts, lifespan=lifespan)
+    # The board, behind the Lead's token: /board?token=<lead token> opens a session.
+    routes = [*board_app(board, BoardAccess(standing=lead_token(secret, settings.state_root)), board_changes), *mounts]
+    return Starlette(routes=routes, lifespan=lifespan)
 
 
 def run_team(settings: Settings, options: TeamOptions) -> None:

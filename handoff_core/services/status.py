@@ -42,6 +42,7 @@ class TaskStatus:
     temp_files: tuple[str, ...]
     problems: tuple[str, ...]
     outstanding: bool  # TASK present, no REPORT, no RELEASE
+    closed_age_seconds: float | None = None  # since the REPORT (or RELEASE) was written
 
     @property
     def claims_writer(self) -> bool:
@@ -95,8 +96,13 @@ def task_status(ref: Ref, snapshot: TaskSnapshot, now: float | None = None) -> T
     kind, scope = task_kind_and_scope(task_entry.data)
     if kind == "implementation" and scope is None:
         problems += ("the handoff-scope block cannot be read: the task holds the whole workspace",)
+    release = snapshot.file(RELEASE_FILE)
+    if release.kind != "missing" and not closes_claim(release, RELEASE_FILE, ref.session, ref.task):
+        problems += ("RELEASE.md is not this task's release evidence: the writer claim stands",)
     age = max(0.0, (now or time.time()) - task_entry.mtime) if task_entry.kind == "file" else 0.0
     state, report_status = _state(snapshot, problems)
+    closing = next((snapshot.file(n) for n in CLOSING_FILES if snapshot.file(n).kind == "file"), None)
+    moment = now or time.time()
     return TaskStatus(
         ref=ref,
         kind=kind,
@@ -107,6 +113,7 @@ def task_status(ref: Ref, snapshot: TaskSnapshot, now: float | None = None) -> T
         has_locator=snapshot.file(LOCATOR_FILE).kind != "missing",
         temp_files=tuple(name for name in snapshot.task_entries if is_temp(name)),
         problems=problems,
+        closed_age_seconds=round(max(0.0, moment - closing.mtime), 1) if closing is not None else None,
         outstanding=task_entry.kind != "missing"
         and not any(closes_claim(snapshot.file(n), n, ref.session, ref.task) for n in CLOSING_FILES),
     )

@@ -1,0 +1,210 @@
+"""The handoff board: a read-only live page for the person supervising the team.
+
+Entry is by a URL that carries a one-time login token (as Jupyter prints one): the first visit
+trades it for a session cookie (HttpOnly, SameSite=Strict) and the token is spent. There is no
+other way in; on the HTTP team server the Lead's token opens it instead. The page is one static
+HTML file with a script beside it (no build step). It writes untrusted text with ``textContent``
+only, and its Content-Security-Policy allows no inline script, so a REPORT holding ``<script>``
+is shown, never run. A REPORT or RELEASE appearing in the tree reaches open pages through
+server-sent events from a ``watchfiles`` watcher, within the watcher's debounce (0.2 s).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+from collections.abc import AsyncIterator, Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import anyio
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from handoff_core.contract.ids import parse_ref
+from handoff_core.errors import HandoffError
+from server.board_model import PAGE, BoardModel, ref_of_path
+
+__all__ = ["BoardAccess", "Changes", "board_app", "run_board", "standalone", "watch_board"]
+
+COOKIE = "handoff_board"
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+_STATIC = {"board.js": "text/javascript", "board.css": "text/css"}
+
+
+class BoardAccess:
+    """Who may see the board: one-time login tokens, or a standing token, traded for session cookies."""
+
+    def __init__(self, standing: str | None = None) -> None:
+        self._once: set[str] = set()
+        self._standing = standing
+        self._sessions: set[str] = set()
+
+    def login_token(self) -> str:
+        token = secrets.token_urlsafe(24)
+        self._once.add(token)
+        return token
+
+    def trade(self, token: str) -> str | None:
+        """A new session for a valid token; a one-time token works once."""
+        if token in self._once:
+            self._once.discard(token)
+        elif not (self._standing and hmac.compare_digest(token.encode(), self._standing.encode())):
+            return None
+        session = secrets.token_urlsafe(32)
+        self._sessions.add(session)
+        return session
+
+    def admits(self, request: Request) -> bool:
+        return request.cookies.get(COOKIE, "") in self._sessions
+
+
+class Changes:
+    """The board's version counter, as an event the SSE streams wait on."""
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+
+    def bump(self) -> None:
+        self._event.set()
+        self._event = anyio.Event()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+
+
+def _asset(name: str) -> str:
+    return resources.files("server").joinpath("board_static", name).read_text(encoding="utf-8")
+
+
+def _secured(response: Response) -> Response:
+    response.headers["Content-Security-Policy"] = CSP
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _guarded(access: BoardAccess, handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
+    async def endpoint(request: Request) -> Response:
+        if not access.admits(request):
+            return _secured(PlainTextResponse("open the board with the URL handoff-mcp printed", status_code=401))
+        return _secured(await handler(request))
+
+    return endpoint
+
+
+def board_app(model: BoardModel, access: BoardAccess, changes: Changes, prefix: str = "/board") -> list[Route]:
+    """The board's routes, under ``prefix``."""
+
+    async def page(request: Request) -> Response:
+        token = request.query_params.get("token")
+        if token is not None:
+            session = access.trade(token)
+            if session is None:
+                return _secured(PlainTextResponse("this login link was used already or is wrong", status_code=401))
+            response = RedirectResponse(prefix, status_code=303)  # the token leaves the address bar
+            response.set_cookie(COOKIE, session, httponly=True, samesite="strict", path=prefix)
+            return _secured(response)
+        if not access.admits(request):
+            return _secured(PlainTextResponse("open the board with the URL handoff-mcp printed", status_code=401))
+        html = _asset("board.html").replace("{prefix}", prefix)
+        return _secured(Response(html, media_type="text/html; charset=utf-8"))
+
+    async def static(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in _STATIC:
+            return PlainTextResponse("not found", status_code=404)
+        return Response(_asset(name), media_type=_STATIC[name])
+
+    async def summary(request: Request) -> Response:
+        return JSONResponse(await anyio.to_thread.run_sync(model.summary))
+
+    async def tasks(request: Request) -> Response:
+        offset = int(request.query_params.get("offset", "0") or 0)
+        change = request.query_params.get("change", "")
+        return JSONResponse(await anyio.to_thread.run_sync(model.page, change, max(0, offset), PAGE))
+
+    async def task(request: Request) -> Response:
+        try:
+            ref = parse_ref(request.query_params.get("ref", ""))
+            return JSONResponse(await anyio.to_thread.run_sync(model.detail, ref))
+        except HandoffError as exc:
+            return JSONResponse({"error": f"{exc.code}: {exc.message}"}, status_code=404)
+
+    async def events(request: Request) -> Response:
+        async def stream() -> AsyncIterator[str]:
+            yield f"data: {json.dumps({'version': model.version})}\n\n"
+            while not await request.is_disconnected():
+                with anyio.move_on_after(15):  # a comment line keeps proxies from closing a quiet stream
+                    await changes.wait()
+                    yield f"data: {json.dumps({'version': model.version})}\n\n"
+                    continue
+                yield ": idle\n\n"
+
+        return StreamingResponse(stream(), media_type="text/event-stream")
+
+    return [
+        Route(prefix, page),
+        Route(f"{prefix}/static/{{name}}", static),
+        Route(f"{prefix}/api/summary", _guarded(access, summary)),
+        Route(f"{prefix}/api/tasks", _guarded(access, tasks)),
+        Route(f"{prefix}/api/task", _guarded(access, task)),
+        Route(f"{prefix}/events", _guarded(access, events)),
+    ]
+
+
+async def watch_board(model: BoardModel, changes: Changes, stop: anyio.Event) -> None:
+    """Re-judge each task a file event touches, then tell the open pages."""
+    from watchfiles import awatch
+
+    root = model.queries.roots.state_root
+    async for batch in awatch(root, stop_event=stop, debounce=200, step=20, recursive=True):
+        refs = {ref for _, path in batch if (ref := ref_of_path(root, Path(path))) is not None}
+        if refs:
+            await anyio.to_thread.run_sync(model.refresh, refs)
+            changes.bump()
+
+
+def standalone(model: BoardModel, access: BoardAccess) -> Starlette:
+    """The board on its own (``handoff-mcp board``), with its watcher in the lifespan."""
+    from contextlib import asynccontextmanager
+
+    changes = Changes()
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        stop = anyio.Event()
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch_board, model, changes, stop)
+            try:
+                yield
+            finally:
+                stop.set()
+
+    hosts = TrustedHostMiddleware  # a page on another name (DNS rebinding) is refused
+    middleware = [Middleware(hosts, allowed_hosts=["127.0.0.1", "localhost", "[::1]"])]
+    return Starlette(routes=board_app(model, access, changes), lifespan=lifespan, middleware=middleware)
+
+
+def run_board(model: BoardModel, port: int) -> None:
+    """Serve the board on the loopback until interrupted; print the one-time login URL."""
+    import sys
+
+    import uvicorn
+
+    access = BoardAccess()
+    url = f"http://127.0.0.1:{port}/board?token={access.login_token()}"
+    print(
+        f"handoff board for {model.queries.roots.state_root}\n  open: {url}\n  (the link works once)", file=sys.stderr
+    )
+    uvicorn.run(standalone(model, access), host="127.0.0.1", port=port, log_level="warning", access_log=False)

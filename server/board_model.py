@@ -1,0 +1,156 @@
+"""What the board shows, kept in memory and updated task by task as the tree changes.
+
+The whole tree is judged once when the board starts; after that a file event re-reads only the
+task it touched, so a page at 10,000 tasks is served from memory. Texts from the tree (REPORT
+content above all) are data for the page to show as text, never markup: the page sets
+``textContent`` only, and its Content-Security-Policy allows no inline script.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from handoff_core.contract.ids import Ref, parse_ref
+from handoff_core.contract.values import visible
+from handoff_core.errors import HandoffError
+from handoff_core.layout import CHANGES, SESSIONS
+from handoff_core.services import report_view
+from handoff_core.services.queries import Queries
+from handoff_core.services.status import TaskStatus, task_status
+
+__all__ = ["PAGE", "BoardModel", "ref_of_path"]
+
+PAGE = 200  # tasks per page of one change
+
+
+def ref_of_path(state_root: Path, path: Path) -> Ref | None:
+    """The task a changed path belongs to, or None for anything else in the tree."""
+    try:
+        parts = path.relative_to(state_root).parts
+    except ValueError:
+        return None
+    if len(parts) < 6 or parts[:2] != CHANGES or parts[3] != SESSIONS:
+        return None
+    try:
+        return parse_ref(f"{parts[2]}/{parts[4]}/{parts[5]}")
+    except HandoffError:
+        return None
+
+
+def _row(judged: tuple[TaskStatus, float], now: float) -> dict[str, Any]:
+    status, at = judged
+    scope = status.scope
+    return {
+        "ref": str(status.ref),
+        "kind": status.kind or "?",
+        "state": status.label,
+        "age_seconds": round(status.age_seconds + (now - at), 1),
+        "returned_seconds": None
+        if status.closed_age_seconds is None
+        else round(status.closed_age_seconds + now - at, 1),
+        "workspace": (scope.workspace or "") if scope else "",
+        "writable": list(scope.writable) if scope else [],
+        "claim": status.claim,
+        "problems": [visible(problem) for problem in status.problems],
+    }
+
+
+@dataclass
+class BoardModel:
+    queries: Queries
+    writer_cap: int
+    version: int = 0
+    tasks: dict[str, tuple[TaskStatus, float]] = field(default_factory=dict)  # ref -> (status, judged at)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def load(self) -> None:
+        """Judge every task of every active change (once, at start)."""
+        now = time.time()
+        found = {str(status.ref): (status, now) for status in self.queries.status()}
+        with self._lock:
+            self.tasks = found
+            self.version += 1
+
+    def refresh(self, refs: set[Ref]) -> None:
+        """Judge again the tasks a file event touched; a task that is gone leaves the board."""
+        for ref in refs:
+            snapshot = self.queries.snapshot(ref)
+            with self._lock:
+                if snapshot.task_found:
+                    self.tasks[str(ref)] = (task_status(ref, snapshot), time.time())
+                else:
+                    self.tasks.pop(str(ref), None)
+        with self._lock:
+            self.version += 1
+
+    def summary(self) -> dict[str, Any]:
+        with self._lock:
+            tasks = [status for status, _ in self.tasks.values()]
+            version = self.version
+        claims = [t for t in tasks if t.claims_writer]
+        changes: dict[str, dict[str, Any]] = {}
+        for status in sorted(tasks, key=lambda t: (t.ref.change, t.ref.session, t.ref.task)):
+            change = changes.setdefault(
+                status.ref.change, {"change": status.ref.change, "counts": Counter(), "rounds": {}}
+            )
+            change["counts"][_bucket(status)] += 1
+            rounds = change["rounds"].setdefault(status.ref.session, {"round": status.ref.session, "counts": Counter()})
+            rounds["counts"][_bucket(status)] += 1
+        return {
+            "version": version,
+            "state_root": str(self.queries.roots.state_root),
+            "total": len(tasks),
+            "claims": [{"ref": str(t.ref), "claim": t.claim} for t in claims],
+            "free_writer_slots": max(0, self.writer_cap - len(claims)),
+            "changes": [
+                {
+                    **c,
+                    "counts": dict(c["counts"]),
+                    "rounds": [{**r, "counts": dict(r["counts"])} for r in c["rounds"].values()],
+                }
+                for c in changes.values()
+            ],
+        }
+
+    def page(self, change: str, offset: int, limit: int = PAGE) -> dict[str, Any]:
+        with self._lock:
+            rows = sorted((j for j in self.tasks.values() if j[0].ref.change == change), key=lambda j: str(j[0].ref))
+        now = time.time()
+        return {
+            "change": change,
+            "offset": offset,
+            "total": len(rows),
+            "tasks": [_row(t, now) for t in rows[offset : offset + limit]],
+        }
+
+    def detail(self, ref: Ref) -> dict[str, Any]:
+        """The task's TASK text and its REPORT, focused handoff first: all of it plain text."""
+        task, stored = self.queries.read_task(ref)
+        detail: dict[str, Any] = {
+            "ref": str(ref),
+            "kind": task.kind,
+            "task_text": stored.text,
+            "task_sha256": stored.sha256,
+        }
+        try:
+            view = report_view.read_handoff(self.queries, ref)
+        except HandoffError:
+            return detail | {"report": None}
+        return detail | {
+            "report": {
+                "header": view.header,
+                "focused": view.focused,
+                "sections": view.sections,
+                "flags": list(view.flags),
+                "task_changed": view.pinned_task_matches is False,
+            }
+        }
+
+
+def _bucket(status: TaskStatus) -> str:
+    return status.state if status.state != "returned" else f"returned:{status.report_status or '?'}"

@@ -1,0 +1,189 @@
+"""The board: one-time login, live updates, untrusted text shown inert; Debian's Chromium via Playwright."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+import uvicorn
+from mcp import Client
+
+from handoff_core.services.store import Store
+from server.app import build_server
+from server.board import BoardAccess, standalone
+from server.board_model import BoardModel
+from tests.conftest import implementation, review
+from tests.server.test_tools import call
+
+pytestmark = pytest.mark.anyio
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@dataclass
+class Board:
+    base: str
+    access: BoardAccess
+
+    def login_url(self) -> str:
+        return f"{self.base}/board?token={self.access.login_token()}"
+
+
+@pytest.fixture
+async def board(store: Store) -> AsyncIterator[Board]:
+    model = BoardModel(store.queries, 3)
+    model.load()
+    access = BoardAccess()
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    server = uvicorn.Server(uvicorn.Config(standalone(model, access), log_level="warning", access_log=False))
+    async with anyio.create_task_group() as group:
+        group.start_soon(server.serve, [listener])
+        with anyio.fail_after(10):  # a bounded wait for uvicorn's start-up
+            while not server.started:
+                await anyio.sleep(0.005)
+        yield Board(f"http://127.0.0.1:{listener.getsockname()[1]}", access)
+        server.should_exit = True
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Debian's chromium is needed (scripts/test installs it with apt-get)")
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+async def test_the_login_link_works_once_and_nothing_else_opens_the_board(board: Board) -> None:
+    url = board.login_url()
+    async with httpx2.AsyncClient() as http:
+        assert (await http.get(f"{board.base}/board")).status_code == 401
+        assert (await http.get(f"{board.base}/board?token=guess")).status_code == 401
+        assert (await http.get(f"{board.base}/board/api/summary")).status_code == 401
+        first = await http.get(url)
+        assert first.status_code == 303
+        assert "handoff_board" in first.headers["set-cookie"]
+        assert "HttpOnly" in first.headers["set-cookie"]
+        page = await http.get(f"{board.base}/board")  # the client kept the session cookie
+        assert page.status_code == 200
+        assert "script-src 'self'" in page.headers["content-security-policy"]
+    async with httpx2.AsyncClient() as stranger:
+        assert (await stranger.get(url)).status_code == 401  # spent
+
+
+async def test_the_page_loads_with_the_token_and_is_refused_without(board: Board, browser: Any, store: Store) -> None:
+    store.create_task(implementation())
+    page = await browser.new_page()
+    await page.goto(board.login_url())
+    await page.wait_for_selector("body[data-ready='1']", timeout=5000)
+    assert "2026-11-30-demo" in await page.inner_text("#changes")
+    assert "dispatched" in await page.inner_text("#totals")
+    assert "current: src/a1/**" in await page.inner_text("#claims")
+    other = await browser.new_context()
+    refused = await other.new_page()
+    answer = await refused.goto(f"{board.base}/board")
+    assert answer is not None
+    assert answer.status == 401
+
+
+async def test_a_report_published_through_the_executor_tools_appears_within_two_seconds(
+    board: Board, browser: Any, store: Store, settings_for: Any
+) -> None:
+    async with Client(build_server(settings_for("lead"))) as lead:
+        created = await call(lead, "create_task", **task_args_review())
+    page = await browser.new_page()
+    await page.goto(board.login_url())
+    await page.wait_for_selector("body[data-ready='1']", timeout=5000)
+    await page.click("details.change > summary")
+    await page.wait_for_selector(f"tr[data-ref='{created['ref']}']", timeout=5000)
+    async with Client(build_server(settings_for("executor"))) as executor:
+        await call(executor, "write_report", **report_for(created))
+    with anyio.fail_after(5):
+        await page.wait_for_selector(
+            f"tr[data-ref='{created['ref']}'] .state.completed", timeout=2000
+        )  # within 2 s of the publish
+
+
+async def test_a_report_with_script_and_bidi_controls_renders_inert_and_visible(
+    board: Board, browser: Any, settings_for: Any
+) -> None:
+    async with Client(build_server(settings_for("lead"))) as lead:
+        created = await call(lead, "create_task", **task_args_review())
+    hostile = "Done <script>window.__pwned = 1</script>. Kept \u202eevil\u202c the API. Stopped. Next: merge."
+    async with Client(build_server(settings_for("executor"))) as executor:
+        await call(executor, "write_report", **report_for(created, focused=hostile))
+    page = await browser.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: dialogs.append(dialog.message))
+    await page.goto(board.login_url())
+    await page.wait_for_selector("body[data-ready='1']", timeout=5000)
+    await page.click("details.change > summary")
+    await page.click(f"tr[data-ref='{created['ref']}']")
+    await page.wait_for_selector("#detail:not([hidden]) pre", timeout=5000)
+    shown = await page.inner_text("#detail-body")
+    assert "<script>window.__pwned = 1</script>" in shown
+    assert "⟦U+202E⟧" in shown
+    assert "\u202e" not in shown
+    assert await page.evaluate("window.__pwned === undefined")
+    assert await page.locator("#detail script").count() == 0
+    assert dialogs == []
+
+
+def task_args_review() -> dict[str, Any]:
+    return {
+        "change": "2026-11-30-demo",
+        "topic": "review-board",
+        "kind": "review",
+        "goal": "Review the board.",
+        "inputs": "the diff",
+        "acceptance": "findings listed",
+    }
+
+
+def report_for(
+    created: dict[str, Any], focused: str = "Read it. Found nothing. Stopped. Next: merge."
+) -> dict[str, Any]:
+    return {
+        "ref": created["ref"],
+        "token": created["report_token"],
+        "task_sha256": created["task_sha256"],
+        "status": "completed",
+        "focused": focused,
+        "artifacts": "none",
+        "verification": "read only",
+    }
+
+
+def test_a_file_event_re_judges_only_the_task_it_touched(store: Store) -> None:
+    first = store.create_task(review("review-a")).ref
+    second = store.create_task(review("review-b")).ref
+    model = BoardModel(store.queries, 3)
+    model.load()
+    before = model.tasks[str(second)]
+    (store.roots.task_dir(first) / "RELEASE.md").write_text("x")  # a stray file: the task turns invalid
+    model.refresh({first})
+    assert model.tasks[str(second)] is before
+    assert model.tasks[str(first)][0].state == "invalid"
