@@ -5,13 +5,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.server.auth.provider import TokenVerifier
-from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
-from mcp.server.subscriptions import SubscriptionBus
 from mcp.types import CallToolResult, InputRequiredResult
 
 from handoff_core.contract.ids import Ref, check_ref, parse_ref
@@ -20,6 +17,11 @@ from handoff_core.layout import READABLE_FILES
 from server import history_tools, lead_tools, shared_tools
 from server.config import LEAD_TOOLS, ROLE_TOOLS, Role, Settings
 from server.services import TASK_SCOPE, Services
+
+if TYPE_CHECKING:  # only the team server builds these: stdio start-up stays light
+    from mcp.server.auth.provider import TokenVerifier
+    from mcp.server.auth.settings import AuthSettings
+    from mcp.server.subscriptions import SubscriptionBus
 
 __all__ = ["INSTRUCTIONS", "HandoffServer", "HttpOptions", "build_server"]
 
