@@ -273,3 +273,16 @@ async def test_a_report_written_by_hand_into_the_tree_is_announced_too(team: Tea
         with anyio.fail_after(10):
             event = await subscription.__anext__()
     assert event == ResourceUpdated(uri=uri)
+
+
+async def test_the_board_on_the_team_server_opens_with_the_lead_token_only(team: Team) -> None:
+    await dispatch(team)
+    board = f"{team.endpoint.base}/board"
+    async with httpx2.AsyncClient() as http:
+        assert (await http.get(board)).status_code == 401
+        assert (await http.get(f"{board}?token=not-the-lead-token")).status_code == 401
+        opened = await http.get(f"{board}?token={team.lead_token}")
+        assert opened.status_code == 303
+        summary = await http.get(f"{board}/api/summary")
+    assert summary.status_code == 200
+    assert summary.json()["total"] == 1
