@@ -1,6 +1,7 @@
 """`python -m bench [--quick] [--json PATH] [--only SECTIONS]`: every figure in one run, printed and saved.
 
-Sections: startup, latency, validator, scaling, contention, history, http, board (schema size comes with startup).
+Sections: startup, latency, validator, scaling, contention, history, http, board, exchange
+(schema size comes with startup).
 Temporary directories only; fixed inputs; no network.
 """
 
@@ -16,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench import board, contention, history, http, latency, scaling, startup, validator
+from bench import board, contention, exchange, history, http, latency, scaling, startup, validator
 from bench.trees import CHANGE, make_change
 from handoff_core.services.store import Store
 
@@ -31,6 +32,7 @@ FULL = {
     "log_mb": 50,
     "http_calls": 200,
     "board_sizes": [100, 1000, 10000],
+    "exchange": (5000, 20000),
 }
 QUICK = {
     "startup_runs": 3,
@@ -43,8 +45,9 @@ QUICK = {
     "log_mb": 5,
     "http_calls": 20,
     "board_sizes": [100],
+    "exchange": (500, 2000),
 }
-SECTIONS = ("startup", "latency", "validator", "scaling", "contention", "history", "http", "board")
+SECTIONS = ("startup", "latency", "validator", "scaling", "contention", "history", "http", "board", "exchange")
 
 
 def machine() -> dict[str, object]:
@@ -112,6 +115,9 @@ def collect(sections: list[str], sizes: dict[str, Any], work: Path) -> dict[str,
         results["contention"] = contention.run(work, sizes["processes"], sizes["per_process"])
     if "history" in sections:
         results["history"] = history.run(work, sizes["log_mb"], sizes["repeats"])
+    if "exchange" in sections:
+        files, entries = sizes["exchange"]
+        results["exchange"] = exchange.run(work, files, entries, max(2, sizes["repeats"]))
     if "board" in sections:
         results["board"] = board.run(work, sizes["board_sizes"], max(3, sizes["repeats"]))
     if "http" in sections:

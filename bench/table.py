@@ -131,6 +131,20 @@ def _board(s: dict[str, Any]) -> list[str]:
     return rows
 
 
+def _exchange(s: dict[str, Any]) -> list[str]:
+    def cell(name: str) -> str:
+        return f"{s[name]['seconds_min']} s, peak {s[name]['peak_rss_mb']} MB"
+
+    return [
+        _row(f"package {s['files']} small files", f"{cell('package')} (floor, reading them: {cell('read-floor')})"),
+        _row(
+            f"check a {s['entries']}-entry return ({s['archive_mb']} MB)",
+            f"{cell('check')} (floor, zipfile listing: {cell('list-floor')})",
+            "reads no entry beyond 512 B",
+        ),
+    ]
+
+
 def render(results: dict[str, Any]) -> str:
     m = results["machine"]
     lines = [f"handoff-mcp bench · Python {m['python']} ({m['executable']}) · {m['cpus']} CPUs", ""]
@@ -143,6 +157,7 @@ def render(results: dict[str, Any]) -> str:
         ("history", _history),
         ("http", _http),
         ("board", _board),
+        ("exchange", _exchange),
     ):
         if key in results:
             lines += [f"[{key}]", *fn(results[key]), ""]

@@ -21,7 +21,7 @@ from server.config import Settings, TeamOptions, settings_from
 
 __all__ = ["main"]
 
-COMMANDS = ("serve", "validate", "status", "token", "doctor", "config", "board")
+COMMANDS = ("serve", "validate", "status", "token", "doctor", "config", "board", "package", "receive")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,6 +36,8 @@ def _parser() -> argparse.ArgumentParser:
         ("doctor", "list leftover temp files and empty rounds; --fix removes those older than a minute"),
         ("config", "print a client's MCP configuration for this project (claude-code, codex, workers)"),
         ("board", "serve the live board page on the loopback; prints a one-time login URL"),
+        ("package", "seal a task as an outbound ZIP for an external web channel"),
+        ("receive", "persist, check and (only if safe) extract an external return"),
     ):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("--role", choices=("lead", "executor"), help="default: $HANDOFF_ROLE")
@@ -59,6 +61,8 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--token", help="with --url: the bearer token (a task's report token, or the Lead's)")
         if name == "board":
             sub.add_argument("--port", type=int, default=8766, help="default 8766")
+        if name in ("package", "receive"):
+            _exchange_arguments(sub, name)
         if name == "doctor":
             sub.add_argument("--fix", action="store_true", help="remove them (under the state-root lock)")
     commands.add_parser("validate", help="validate one handoff (same as handoff-validate)", add_help=False)
@@ -73,6 +77,21 @@ def _http_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--tls-key", help="with --http: key file")
     sub.add_argument("--behind-proxy", action="store_true", help="with --http: a TLS proxy in front (see README)")
     sub.add_argument("--public-url", help="with --behind-proxy: the URL clients use")
+
+
+def _exchange_arguments(sub: argparse.ArgumentParser, name: str) -> None:
+    sub.add_argument("--scope", required=True, help="scope id ([A-Za-z0-9._-])")
+    sub.add_argument("--dispatch", required=True, help="dispatch id; a new one for every new package")
+    if name == "package":
+        sub.add_argument("ref", help="change/session/task")
+        sub.add_argument("files", nargs="*", help="project-relative files or folders to send")
+        sub.add_argument("--allowed-domain", action="append", default=[], dest="domains")
+        return
+    sub.add_argument("--task", required=True, help="the task id the dispatch was packaged for")
+    sub.add_argument("--attempt", required=True, help="attempt id; a new one for every return")
+    given = sub.add_mutually_exclusive_group(required=True)
+    given.add_argument("--file", help="the downloaded ZIP")
+    given.add_argument("--text-file", help="a text-only answer, saved verbatim")
 
 
 def _settings(args: argparse.Namespace, *, role_required: bool) -> Settings:
@@ -175,6 +194,32 @@ def config(settings: Settings, client: Client, command: str | None, url: str | N
     return 0
 
 
+def exchange(settings: Settings, args: argparse.Namespace) -> int:
+    from handoff_core.contract.exchange import Channel
+    from handoff_core.services.exchange import package_dispatch, receive_return
+    from server.exchange_tools import read_download
+
+    store = Store(settings.state_root, settings.project_root)
+    if args.command == "package":
+        task, _ = store.queries.read_task(parse_ref(args.ref))
+        channel = Channel(tuple(args.domains))
+        sealed = package_dispatch(
+            settings.project_root, task, args.scope, args.dispatch, args.files, channel, store.clock()
+        )
+        print(f"{sealed.locator}  {sealed.size} bytes  sha256 {sealed.sha256}")
+        for item in sealed.excluded:
+            print(visible(f"  excluded {item['path']}: {item['reason']}"))
+        return 0
+    raw = read_download(args.file or args.text_file)
+    got = receive_return(
+        settings.project_root, args.scope, args.task, args.dispatch, args.attempt, raw, is_text=bool(args.text_file)
+    )
+    print(
+        f"raw {got.raw_locator} (sha256 {got.raw_sha256}); return {got.return_locator}; {got.extracted_files} file(s)"
+    )
+    return 0
+
+
 def board(settings: Settings, port: int) -> int:
     from server.board import run_board
     from server.board_model import BoardModel
@@ -202,6 +247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return status(settings, args.change, args.session)
         if args.command == "doctor":
             return doctor(settings, args.fix)
+        if args.command in ("package", "receive"):
+            return exchange(settings, args)
         if args.command == "board":
             return board(settings, args.port)
         if args.command == "config":

@@ -42,6 +42,8 @@ LEAD_TOOLS = (
     "capture_report",
     "release_writer",
     "find_session_log",
+    "package_dispatch",
+    "receive_return",
 )
 ROLE_TOOLS: dict[Role, tuple[str, ...]] = {"lead": SHARED_TOOLS + LEAD_TOOLS, "executor": SHARED_TOOLS}
 

@@ -14,7 +14,9 @@ __all__ = [
     "Handoff",
     "History",
     "LogCandidates",
+    "Packaged",
     "ReportWritten",
+    "ReturnReceived",
     "Status",
     "TaskState",
     "TaskView",
@@ -88,6 +90,7 @@ class Status(Wire):
     tasks: list[TaskState]
     free_writer_slots: int
     state_root: str
+    external: list[str] = []  # external-web dispatches (the Lead's view)
 
 
 class Waited(Wire):
@@ -125,6 +128,21 @@ class Coordination(Wire):
     choice: dict[str, Any] = Field(description="empty when blocked")
     source: str
     reasons: list[str] = []
+
+
+class Packaged(Wire):
+    locator: str
+    size: int
+    sha256: str
+    included: int
+    excluded: list[str] = Field(default=[], description="path: reason")
+
+
+class ReturnReceived(Wire):
+    raw: str
+    raw_sha256: str
+    standard: str = Field(description="the standard return ZIP")
+    extracted: int
 
 
 class Document(Wire):

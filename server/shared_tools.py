@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver.tools import Tool
@@ -10,6 +11,7 @@ from pydantic import Field
 from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.report import Report, first_sentence, focused_problem, summary_line
 from handoff_core.layout import REPORT_FILE
+from handoff_core.services.exchange import external_dispatches
 from server.models import ReportWritten, Status, TaskState, TaskView, Validation
 from server.params import RefArg
 from server.registration import READ_ONLY, WRITE_ONCE, tool
@@ -25,7 +27,7 @@ def tools(services: Services) -> list[Tool]:
         ref: RefArg,
         token: str,
         status: Literal["completed", "blocked", "failed", "cancelled"],
-        focused: Annotated[str, Field(description="3-5 sentences: done, decisions, where it stopped, next step")],
+        focused: Annotated[str, Field(description="3-5 sentences: done, decided, stop point, next")],
         artifacts: Annotated[str, Field(description="files, commits, dirty state")],
         verification: Annotated[str, Field(description="commands, exit codes, observations")],
         unverified: str = "",
@@ -73,8 +75,8 @@ def tools(services: Services) -> list[Tool]:
         )
 
     def handoff_status(
-        change: Annotated[str, Field(description="one change (default: all active)")] = "",
-        session: Annotated[str, Field(description="one round of that change")] = "",
+        change: Annotated[str, Field(description="default: all active")] = "",
+        session: Annotated[str, Field(description="a round of it")] = "",
     ) -> Status:
         """Every task's derived state and writer claim, and the free writer slots."""
         if (scope := TASK_SCOPE.get()) is not None:  # a task's session sees its own task only
@@ -97,6 +99,7 @@ def tools(services: Services) -> list[Tool]:
             ],
             free_writer_slots=max(0, services.settings.writer_cap - len(claims)),
             state_root=str(services.settings.state_root),
+            external=[] if TASK_SCOPE.get() else external_dispatches(Path(services.settings.project_root)),
         )
 
     return [

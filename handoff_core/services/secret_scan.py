@@ -14,7 +14,7 @@ from pathlib import Path
 
 from handoff_core.contract.markdown import normalise_newlines
 
-__all__ = ["REDACTED", "Finding", "redact", "scan"]
+__all__ = ["REDACTED", "Finding", "redact", "scan", "scan_all"]
 
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN [A-Z ]*PRIVATE KEY( BLOCK)?-----.*?(-----END [A-Z ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.S
@@ -48,19 +48,25 @@ def _config() -> dict[str, object]:
 
 def scan(field: str, text: str) -> list[Finding]:
     """Every secret the detectors find in ``text``, located by field and line (after newline normalisation)."""
+    return scan_all([(field, text)])
+
+
+def scan_all(items: list[tuple[str, str]]) -> list[Finding]:
+    """``scan`` for many texts at once: the detectors are set up once, not once per text."""
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.core.scan import _process_line_based_plugins
     from detect_secrets.settings import get_plugins, transient_settings
 
-    lines = list(enumerate(normalise_newlines(text).split("\n"), start=1))
     found: set[Finding] = set()
     with transient_settings(_config()):
         # The plugin map is cached before our file-based plugins are configured: rebuild it with them.
         get_mapping_from_secret_type_to_class.cache_clear()
         get_plugins.cache_clear()
-        for secret in _process_line_based_plugins(lines=lines, filename=_AS_FILE):
-            found.add(Finding(field, secret.line_number, secret.type, secret.secret_value))
-    return sorted(found, key=lambda f: (f.line, f.kind))
+        for field, text in items:
+            lines = list(enumerate(normalise_newlines(text).split("\n"), start=1))
+            for secret in _process_line_based_plugins(lines=lines, filename=_AS_FILE):
+                found.add(Finding(field, secret.line_number, secret.type, secret.secret_value))
+    return sorted(found, key=lambda f: (f.field, f.line, f.kind))
 
 
 def redact(text: str, findings: list[Finding]) -> str:

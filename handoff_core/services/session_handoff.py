@@ -9,7 +9,7 @@ from handoff_core.contract.markdown import check_fragment
 from handoff_core.contract.report import focused_problem
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import HANDOFF_DOCS, REPORT_FOCUSED
-from handoff_core.services.secret_scan import Finding, redact, scan
+from handoff_core.services.secret_scan import Finding, redact, scan_all
 from handoff_core.services.store import Store, StoredDocument
 
 __all__ = ["HandoffDoc", "publish"]
@@ -55,7 +55,7 @@ def _fields(doc: HandoffDoc) -> dict[str, str]:
 
 
 def secrets_in(doc: HandoffDoc) -> list[Finding]:
-    return [finding for name, text in _fields(doc).items() if text.strip() for finding in scan(name, text)]
+    return scan_all([(name, text) for name, text in _fields(doc).items() if text.strip()])
 
 
 def cleaned(doc: HandoffDoc, redact_secrets: bool) -> HandoffDoc:

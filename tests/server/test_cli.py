@@ -11,6 +11,7 @@ import pytest
 from handoff_core.services.store import Store
 from server.cli import main
 from tests.conftest import implementation, review
+from tests.core.files.test_archives import zip_of
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -86,3 +87,29 @@ def test_the_lead_token_is_printed_for_the_lead_only(
     code, out, err = run(capsys, "token", "--lead", "--role", "executor", "--project-root", str(project))
     assert (code, out) == (2, "")
     assert "Lead" in err
+
+
+def test_package_and_receive_from_the_command_line(
+    store: Store, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = store.create_task(review()).ref
+    (project / "src").mkdir()
+    (project / "src" / "a.py").write_text("x = 1\n")
+    (project / ".env").write_text("TOKEN=1\n")
+    code, out, _ = run(
+        capsys, "package", str(ref), "src", ".env", "--scope", "s1", "--dispatch", "d1", "--project-root", str(project)
+    )
+    assert code == 0
+    assert "d1.outbound.zip" in out
+    assert "excluded .env: secrets file" in out
+    download = tmp_path / "download.zip"
+    download.write_bytes(zip_of(("RETURN.md", b"# Return\n")))
+    args = ["--scope", "s1", "--task", ref.task, "--dispatch", "d1", "--attempt", "a1", "--project-root", str(project)]
+    code, out, _ = run(capsys, "receive", "--file", str(download), *args)
+    assert code == 0
+    assert "1 file(s)" in out
+    hostile = tmp_path / "hostile.zip"
+    hostile.write_bytes(zip_of(("../escape", b"x")))
+    code, out, err = run(capsys, "receive", "--file", str(hostile), *[a if a != "a1" else "a2" for a in args])
+    assert code == 2
+    assert "'..'" in err

@@ -16,6 +16,8 @@ LEAD_ONLY = {
     "release_writer",
     "wait_for_reports",
     "find_session_log",
+    "package_dispatch",
+    "receive_return",
 }
 SHARED = {
     "write_report",

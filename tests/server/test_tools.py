@@ -11,6 +11,7 @@ from mcp import Client
 
 from handoff_core.files.reader import read_snapshot
 from tests.conftest import CHANGE, make_change
+from tests.core.files.test_archives import zip_of
 
 pytestmark = pytest.mark.anyio
 FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
@@ -202,3 +203,25 @@ async def test_the_resource_template_serves_handoff_files(lead: Client) -> None:
     assert [t.uri_template for t in templates.resource_templates] == ["handoff://{change}/{session}/{task}/{name}"]
     result = await lead.read_resource(f"handoff://{created['ref']}/TASK.md")
     assert Path(created["task_path"]).read_text() == result.contents[0].text  # type: ignore[union-attr]
+
+
+async def test_the_lead_packages_a_dispatch_and_receives_its_return(
+    lead: Client, project: Path, tmp_path: Path
+) -> None:
+    created = await call(lead, "create_task", **task_args(kind="review", workspace="", writable=[], shared=[]))
+    (project / "docs").mkdir()
+    (project / "docs" / "a.md").write_text("# A\n")
+    task = created["ref"].split("/")[2]
+    sealed = await call(lead, "package_dispatch", ref=created["ref"], scope_id="s1", dispatch_id="d1", files=["docs"])
+    assert sealed["included"] == 1
+    assert sealed["locator"].endswith("d1.outbound.zip")
+    download = tmp_path / "answer.zip"
+    download.write_bytes(zip_of(("RETURN.md", b"# Return\n")))
+    got = await call(
+        lead, "receive_return", scope_id="s1", task_id=task, dispatch_id="d1", attempt_id="a1", raw_file=str(download)
+    )
+    assert got["extracted"] == 1
+    status = await call(lead, "handoff_status")
+    assert status["external"] == [f"temp/task-delivery/s1/{task}/d1: sealed; return attempts: a1"]
+    both = {"scope_id": "s1", "task_id": task, "dispatch_id": "d1", "attempt_id": "a2"}
+    assert await refused(lead, "receive_return", **both) == "invalid_content"
