@@ -59,7 +59,8 @@ def parse_args(argv: Sequence[str]) -> dict[str, str]:
 
 def state_root(values: dict[str, str]) -> Path:
     given = values.get("state_root")
-    return Path(given).absolute() if given else Path(values["repo"]).absolute() / Path(DEFAULT_STATE_ROOT)
+    repo = Path(values["repo"]).absolute()
+    return repo / given if given else repo / Path(DEFAULT_STATE_ROOT)  # a relative root is the repo's, as in the seed
 
 
 def validate(values: dict[str, str]) -> Verdict:

@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from typing import cast
 
 from handoff_core.contract.markdown import split_lines
+from handoff_core.contract.values import JS_ANY, JS_SPACE
 from handoff_core.layout import OUTCOMES, Location, Outcome
 
 __all__ = ["MONTH_RE", "ChangeFacts", "read_outcome"]
 
 MONTH_RE = re.compile(r"^[0-9]{4}-[0-9]{2}\Z")  # older installs archive under specdev/archive/YYYY-MM/
-_OUTCOME = re.compile(r"^Outcome:\s*(.*?)\s*$")
+_OUTCOME = re.compile(f"^Outcome:[{JS_SPACE}]*({JS_ANY}*?)[{JS_SPACE}]*\\Z")
 
 
 @dataclass(frozen=True)
@@ -25,5 +26,6 @@ class ChangeFacts:
 
 def read_outcome(readme: str) -> Outcome | None:
     """The one ``Outcome:`` value, or None when it is missing, repeated or unknown."""
-    values = [m.group(1) for line in split_lines(readme) if (m := _OUTCOME.match(line))]
+    # One leading BOM is the file's encoding mark, as the seed's reader takes it.
+    values = [m.group(1) for line in split_lines(readme.removeprefix("\ufeff")) if (m := _OUTCOME.match(line))]
     return cast(Outcome, values[0]) if len(values) == 1 and values[0] in OUTCOMES else None

@@ -36,6 +36,31 @@ def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
 
+# YAML 1.2 core schema, as the seed's js-yaml reads plain scalars: ``yes``, ``on``, ``1:20``,
+# ``1_000`` and ``2026-11-30`` stay strings (PyYAML's YAML 1.1 would make booleans, numbers, dates).
+_StrictLoader.yaml_implicit_resolvers = {}
+for _tag, _pattern, _first in (
+    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    (
+        "float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        "-+0123456789.",
+    ),
+    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+):
+    _StrictLoader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_pattern), list(_first))
+
+
+def _core_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    text = str(loader.construct_scalar(node))
+    sign, digits = (-1, text[1:]) if text.startswith("-") else (1, text.removeprefix("+"))
+    base = 8 if digits.startswith("0o") else 16 if digits.startswith("0x") else 10
+    return sign * int(digits[2:] if base != 10 else digits, base)  # "010" is ten here, as in YAML 1.2
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _core_int)
+
 
 _PLAIN_LINE = re.compile(r'^([a-z_]+): (?:"([ !#-\[\]-~]*)"|(0|[1-9][0-9]{0,8})|(\[[ !#-\[\]-~"]*\]))$')
 
@@ -112,7 +137,7 @@ def quote(value: object) -> str:
 @small_text_cache  # validation, status and parsing read the same TASK in a row
 def split_frontmatter(text: str) -> tuple[Mapping[str, Any], str]:
     """``(fields, body)`` of a document that opens with a ``---`` block; the fields are read-only."""
-    lines = split_lines(text.removeprefix("\ufeff"))
+    lines = split_lines(text)  # the caller has taken off one encoding BOM, as the seed's reader does
     if not lines or lines[0] != "---":
         raise InvalidContent("TASK must open with a '---' YAML frontmatter line")
     try:

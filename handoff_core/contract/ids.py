@@ -66,7 +66,20 @@ def is_round_id(value: object) -> bool:
     if not _real_utc(*(int(part) for part in match.groups()[:6])):
         return False
     suffix = match.group(7)
-    return suffix is None or (0 < int(suffix) <= _MAX_SAFE_INTEGER and f"{int(suffix):02d}" == suffix)
+    return suffix is None or (int(suffix) > 0 and _js_number_text(suffix).rjust(2, "0") == suffix)
+
+
+def _js_number_text(digits: str) -> str:
+    """``String(Number(digits))`` in JavaScript: the shortest digits of the nearest double, written
+    out in full below 1e21 (so a suffix beyond 2**53 is canonical exactly when the double is)."""
+    value = float(int(digits))
+    if value >= 1e21:
+        return repr(value)  # exponent form: never equal to a run of digits
+    mantissa, _, exponent = repr(value).partition("e")
+    if not exponent:
+        return mantissa.removesuffix(".0")
+    shown = mantissa.replace(".", "")
+    return shown + "0" * (int(exponent) + 1 - len(shown))
 
 
 def task_number(value: object) -> int | None:

@@ -39,6 +39,8 @@ def parse_locator(data: bytes) -> tuple[object, list[str]]:
         value = json.loads(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         return None, [f"session-locator.json is not valid UTF-8 JSON: {exc}"]
+    except RecursionError:
+        return None, ["session-locator.json is nested too deeply to read"]
     return value, locator_problems(value)
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache, wraps
 from typing import TypeVar
 
+from handoff_core.contract.values import JS_SPACE, js_trim
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import MAX_FILE_BYTES
 
@@ -27,7 +28,7 @@ __all__ = [
 RESERVED_INFO = "handoff-scope"
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _SECTION_END = re.compile(r"^#{1,2} ")
-_ANY_HEADING = re.compile(r"^#+\s")
+_ANY_HEADING = re.compile(f"^#+[{JS_SPACE}]")
 # Any line that could be read as opening the scope block, at any depth of nesting.
 _RESERVED_LINE = re.compile(rf"^\s*(?:`{{3,}}|~{{3,}})\s*{RESERVED_INFO}", re.IGNORECASE)
 
@@ -47,7 +48,7 @@ def _closes(line: str, fence: str) -> bool:
     if len(line) - len(stripped) > 3:
         return False
     run = len(stripped) - len(stripped.lstrip(fence[0]))
-    return run >= len(fence) and stripped[run:].strip() == ""
+    return run >= len(fence) and js_trim(stripped[run:]) == ""
 
 
 def _opens(line: str) -> str | None:
@@ -114,7 +115,7 @@ def _has_content(lines: tuple[Line, ...]) -> bool:
     for _, line in lines:
         if _SECTION_END.match(line):
             return False
-        if line.strip() and not _ANY_HEADING.match(line):
+        if js_trim(line) and not _ANY_HEADING.match(line):
             return True
     return False
 

@@ -14,7 +14,7 @@ from handoff_core.contract.markdown import (
     required_sections,
     split_lines,
 )
-from handoff_core.contract.values import visible
+from handoff_core.contract.values import JS_ANY, JS_SPACE, visible
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import (
     FOCUSED_SENTENCES,
@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 _FIELDS = (("artifacts", "修改或成果"), ("verification", "验证"), ("unverified", "未完成或未验证"))
-_HEADER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):\s*(.*?)\s*$")
+_HEADER = re.compile(f"^([A-Za-z][A-Za-z0-9-]*):[{JS_SPACE}]*({JS_ANY}*?)[{JS_SPACE}]*\\Z")
 _SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
 _SENTENCE_END = re.compile(r"(?<=[。！？])|(?<=[.!?])(?=\s|$)")
 CAPTURE_FOCUS = (

@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PLACEHOLDER_SEGMENT", "is_real", "visible"]
+__all__ = ["JS_ANY", "JS_SPACE", "PLACEHOLDER_SEGMENT", "is_real", "js_trim", "visible"]
 
-_PLACEHOLDER_WORD = re.compile(r"^(?:unknown|unassigned|pending|todo|tbd|\.\.\.)\Z", re.IGNORECASE)
+# The seed is JavaScript: its ``\s`` and ``trim()`` know U+FEFF but not U+0085 or U+001C-U+001F,
+# unlike Python's ``str.strip``; and its ``/i`` (no ``u`` flag) never folds a non-ASCII letter
+# into an ASCII one (Kelvin sign, long s, dotless i), unlike ``re.IGNORECASE``: hence ``re.ASCII``.
+JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+JS_ANY = "[^\\n\\r\\u2028\\u2029]"  # JavaScript's ``.``: not a line terminator
+_JS_EDGES = re.compile(f"^[{JS_SPACE}]+|[{JS_SPACE}]+\\Z")
+_PLACEHOLDER_WORD = re.compile(r"^(?:unknown|unassigned|pending|todo|tbd|\.\.\.)\Z", re.IGNORECASE | re.ASCII)
 _PLACEHOLDER_MARK = re.compile(r"[<>\x00-\x1f]|\{[^}]*\}")
-PLACEHOLDER_SEGMENT = re.compile(r"(?:^|[\\/])(?:\.\.\.|unknown|todo|tbd)(?:[\\/]|$)", re.IGNORECASE)
+PLACEHOLDER_SEGMENT = re.compile(r"(?:^|[\\/])(?:\.\.\.|unknown|todo|tbd)(?:[\\/]|\Z)", re.IGNORECASE | re.ASCII)
+
+
+def js_trim(text: str) -> str:
+    """JavaScript's ``String.prototype.trim``."""
+    return _JS_EDGES.sub("", text)
 
 
 def visible(text: str) -> str:
@@ -23,7 +34,7 @@ def is_real(value: object) -> bool:
     return (
         isinstance(value, str)
         and value != ""
-        and value.strip() == value
+        and js_trim(value) == value
         and _PLACEHOLDER_WORD.match(value) is None
         and _PLACEHOLDER_MARK.search(value) is None
     )

@@ -34,7 +34,7 @@ class Queries:
     @translated
     def read_task(self, ref: Ref) -> tuple[Task, StoredFile]:
         data = self.read_file(ref, TASK_FILE)
-        text = data.decode("utf-8", "replace")
+        text = data.decode("utf-8", "replace").removeprefix("\ufeff")
         return parse_task(text), StoredFile(ref, self.roots.task_dir(ref) / TASK_FILE, sha256(data), False, text)
 
     @translated

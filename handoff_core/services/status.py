@@ -80,7 +80,7 @@ def _state(snapshot: TaskSnapshot, problems: tuple[str, ...]) -> tuple[TaskState
 def task_kind_and_scope(data: bytes | None) -> tuple[Kind | None, Scope | None]:
     """Just what ownership needs from a TASK: its kind and its handoff-scope block."""
     try:
-        text = (data or b"").decode("utf-8")
+        text = (data or b"").decode("utf-8").removeprefix("\ufeff")
         kind = split_frontmatter(text)[0].get("kind")
     except (HandoffError, UnicodeDecodeError):
         return None, None
