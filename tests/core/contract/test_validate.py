@@ -446,7 +446,7 @@ CASES = [
     Case(
         "round suffix beyond 2^53, canonical",
         "dispatch",
-        "task directory",
+        "not found in the change",  # a valid id: only the directory is missing
         ids={"session": "20261130T044500Z-100000000000000000000"},
     ),
     Case(
