@@ -33,8 +33,9 @@ def tools(services: Services) -> list[Tool]:
         unverified: str = "",
         problems: str = "",
         task_sha256: str = "",
+        accept_warnings: bool = False,
     ) -> ReportWritten:
-        """Publish the task's REPORT.md once (token from the dispatch message)."""
+        """Publish the task's REPORT.md once (token from your dispatch)."""
         parsed = services.in_scope(parse_ref(ref))
         services.check_report_token(parsed, token)
         # "无" (none) when left out; a schema default in Chinese costs every agent six bytes a character.
@@ -45,7 +46,7 @@ def tools(services: Services) -> list[Tool]:
         location = store.roots.shown(store.roots.task_dir(parsed) / REPORT_FILE)
         reply_line = summary_line(parsed.session, parsed.task, status, location, first_sentence(focused))
         warnings = [problem] if (problem := focused_problem(focused)) is not None else []
-        stored = store.write_report(report, parsed.change, task_sha256 or None)
+        stored = store.write_report(report, parsed.change, task_sha256 or None, accept_warnings)
         return ReportWritten(
             path=str(stored.path),
             sha256=stored.sha256,
@@ -78,7 +79,7 @@ def tools(services: Services) -> list[Tool]:
         change: Annotated[str, Field(description="default: all active")] = "",
         session: Annotated[str, Field(description="a round of it")] = "",
     ) -> Status:
-        """Every task's derived state and writer claim, and the free writer slots."""
+        """Each task's state and claim, and free writer slots."""
         if (scope := TASK_SCOPE.get()) is not None:  # a task's session sees its own task only
             tasks = [t for t in queries.status(scope.change, scope.session) if t.ref == scope]
         else:

@@ -155,31 +155,62 @@ def normalise_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
 
 
+_INDENTED_FENCE = re.compile(r"^(?: {4,}|[ ]{0,3}\t[ \t]*)(`{3,}|~{3,})")
+_PLACEHOLDER_SECTION = re.compile(
+    r"^(?:unknown|unassigned|pending|todo|tbd|\.\.\.|…|<[^<>]*>|\{[^{}]*\})\Z", re.I | re.A
+)
+
+
+def _ambiguous(line: str, fence: str | None) -> str | None:
+    """Why the seed and CommonMark would read this line differently, or None."""
+    if _INDENTED_FENCE.match(line):
+        return "an indented or tab-led code fence"
+    stripped = line.lstrip(" ")
+    if fence is None and len(line) - len(stripped) <= 3 and stripped.startswith("```"):
+        run = len(stripped) - len(stripped.lstrip("`"))
+        if "`" in stripped[run:]:
+            return "a backtick fence whose info string holds a backtick"
+    if fence is not None and stripped[:1] == fence[0] and len(line) - len(stripped) <= 3:
+        run = len(stripped) - len(stripped.lstrip(fence[0]))
+        if run >= len(fence) and js_trim(stripped[run:]):
+            return "a closing fence followed by text"
+    return None
+
+
 def check_fragment(text: str, field: str) -> str:
-    """Normalise a caller's Markdown and refuse what would break the document around it."""
+    """Normalise a caller's Markdown and refuse what would break the document around it, or read
+    differently in the seed's validator and in a Markdown renderer."""
     if len(text) > MAX_FILE_BYTES:  # refused before any copy is made: the whole file has this limit
         raise InvalidContent(f"{field} is {len(text)} characters, over the {MAX_FILE_BYTES}-byte file limit")
     text = normalise_newlines(text)
-    if not text.strip():
+    if not js_trim(text):
         raise InvalidContent(f"{field} is empty: write the facts this section needs")
     if "\x00" in text:
         raise InvalidContent(f"{field} contains a NUL character: remove it")
+    if _PLACEHOLDER_SECTION.match(js_trim(text)):
+        raise InvalidContent(f"{field} is a placeholder ({js_trim(text)!r}): write the real content")
     fence: str | None = None
     for number, line in enumerate(split_lines(text), start=1):
-        if _RESERVED_LINE.match(line):  # even inside another fence: the claim reader must see one block only
-            raise InvalidContent(
-                f"{field} line {number} opens a '{RESERVED_INFO}' code block, which is reserved for the scope "
-                "the server renders; give workspace and globs in their own fields"
-            )
+        _check_line(line, number, field, fence)
         if fence is not None:
             fence = None if _closes(line, fence) else fence
         elif (opened := _opens(line)) is not None:
             fence = opened
-        elif _SECTION_END.match(line):
-            raise InvalidContent(
-                f"{field} has a top-level heading line {line!r}: headings '# ' and '## ' belong to the "
-                "document; use '### ' or plain text inside a section"
-            )
     if fence is not None:
         raise InvalidContent(f"{field} opens a code fence {fence!r} that is never closed: close it")
     return text
+
+
+def _check_line(line: str, number: int, field: str, fence: str | None) -> None:
+    if _RESERVED_LINE.match(line):  # even inside another fence: the claim reader must see one block only
+        raise InvalidContent(
+            f"{field} line {number} opens a '{RESERVED_INFO}' code block, which is reserved for the scope "
+            "the server renders; give workspace and globs in their own fields"
+        )
+    if (reason := _ambiguous(line, fence)) is not None:
+        raise InvalidContent(f"{field} line {number} is {reason}, which Markdown readers disagree on: rewrite it")
+    if fence is None and _opens(line) is None and _SECTION_END.match(line):
+        raise InvalidContent(
+            f"{field} has a top-level heading line {line!r}: headings '# ' and '## ' belong to the "
+            "document; use '### ' or plain text inside a section"
+        )

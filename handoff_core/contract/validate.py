@@ -36,7 +36,15 @@ from handoff_core.layout import (
     is_temp,
 )
 
-__all__ = ["CAVEAT", "Verdict", "check_handoff", "closes_claim", "identity_problems"]
+__all__ = [
+    "CAVEAT",
+    "Verdict",
+    "check_handoff",
+    "closes_claim",
+    "identity_problems",
+    "report_problems",
+    "task_problems",
+]
 
 CAVEAT = (
     "Read-only structure checks do not authenticate tool identity, transcript content, authorization or "
@@ -92,7 +100,7 @@ def _meta_problems(meta: Mapping[str, Any], change: str, session: str, task: str
     return [message for passed, message in checks if not passed]
 
 
-def _task_problems(text: str, change: str, session: str, task: str) -> list[str]:
+def task_problems(text: str, change: str, session: str, task: str) -> list[str]:
     try:
         meta, body = split_frontmatter(text)
     except HandoffError as exc:
@@ -100,7 +108,7 @@ def _task_problems(text: str, change: str, session: str, task: str) -> list[str]
     return _meta_problems(meta, change, session, task) + section_problems(body, TASK_SECTIONS)
 
 
-def _report_problems(text: str, session: str, task: str, task_sha: str | None) -> tuple[list[str], list[str]]:
+def report_problems(text: str, session: str, task: str, task_sha: str | None) -> tuple[list[str], list[str]]:
     fields, duplicates = header_fields(text)
     errors = [f"REPORT: duplicate {key}" for key in dict.fromkeys(duplicates) if key in ("Session", "Task", "Status")]
     if fields.get("Session") != session or fields.get("Task") != task:
@@ -128,7 +136,7 @@ def closes_claim(entry: Entry, name: str, session: str, task: str) -> bool:
         return False
     if name == RELEASE_FILE:
         return not release_problems(text, session, task)
-    return not _report_problems(text, session, task, None)[0]
+    return not report_problems(text, session, task, None)[0]
 
 
 def _occupancy(snapshot: TaskSnapshot) -> list[str]:
@@ -168,13 +176,13 @@ def _check_files(
     task_text = _text(task_entry, TASK_FILE, errors)
     task_sha = hashlib.sha256(task_entry.data).hexdigest() if task_text is not None and task_entry.data else None
     if task_text is not None:
-        errors += _task_problems(task_text, change, session, task)
+        errors += task_problems(task_text, change, session, task)
     report = snapshot.file(REPORT_FILE)
     if stage == "dispatch":
         if report.kind != "missing":
             errors.append("already delivered; create a new task instead of redispatch")
     elif (report_text := _text(report, REPORT_FILE, errors)) is not None:
-        more_errors, more_warnings = _report_problems(report_text, session, task, task_sha)
+        more_errors, more_warnings = report_problems(report_text, session, task, task_sha)
         errors += more_errors
         warnings += more_warnings
     locator = snapshot.file(LOCATOR_FILE)

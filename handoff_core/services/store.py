@@ -21,7 +21,7 @@ from handoff_core.contract.locator import parse_locator, render_locator
 from handoff_core.contract.release import Release, render_release
 from handoff_core.contract.report import Report, capture, normalise_report, render_report
 from handoff_core.contract.task import Task, TaskBody, check_body, render_checked, task_of
-from handoff_core.contract.validate import closes_claim
+from handoff_core.contract.validate import closes_claim, report_problems, task_problems
 from handoff_core.errors import (
     AlreadyReported,
     ChangeNotActive,
@@ -87,6 +87,17 @@ def bounded(data: bytes, name: str) -> bytes:
             "shorten it and reference large material by path"
         )
     return data
+
+
+def _returnable(text: str, ref: Ref, task_sha: str, accept_warnings: bool) -> None:
+    errors, warnings = report_problems(text, ref.session, ref.task, task_sha)
+    if errors:
+        raise InvalidContent(f"the REPORT would not pass the return stage ({'; '.join(errors)}): fix it")
+    if warnings and not accept_warnings:
+        raise InvalidContent(
+            f"the REPORT would warn ({'; '.join(warnings)}); it is written once: fix it, or call again with "
+            "accept_warnings=true to publish it as it is"
+        )
 
 
 def utc_now() -> datetime:
@@ -157,7 +168,10 @@ class Store:
         try:
             task_id = next_task(request.topic, os.listdir(round_fd))
             ref = Ref(request.change, session, task_id)
-            data = bounded(render_checked(self._task_of(request, body, ref)).encode(), TASK_FILE)
+            text = render_checked(self._task_of(request, body, ref))
+            if problems := task_problems(text, ref.change, ref.session, ref.task):  # never publish a frozen refusal
+                raise InvalidContent(f"the TASK would not pass validation ({'; '.join(problems)}): rewrite that text")
+            data = bounded(text.encode(), TASK_FILE)
             task_fd = open_dir(round_fd, task_id, create=True)  # refuses case/Unicode collisions
             try:
                 publish(task_fd, TASK_FILE, data)
@@ -192,8 +206,11 @@ class Store:
     # -- REPORT, locator, RELEASE --------------------------------------------------------------
 
     @translated
-    def write_report(self, report: Report, change: str, task_sha256: str | None = None) -> StoredFile:
-        """Publish the executor's REPORT once, pinned to the TASK it answers."""
+    def write_report(
+        self, report: Report, change: str, task_sha256: str | None = None, accept_warnings: bool = False
+    ) -> StoredFile:
+        """Publish the executor's REPORT once, pinned to the TASK it answers, only if it would pass the
+        return stage; a warning refuses it too, unless accepted (it can never be rewritten)."""
         ref = check_ref(change, report.session, report.task)
         with open_task_dir(self.roots.state_root, ref) as task_dir:
             current = sha256(task_dir.read(TASK_FILE))
@@ -202,13 +219,15 @@ class Store:
                     f"TASK.md of {ref} is not the one you were given (sha256 {current}); read_task again and "
                     "ask the Lead before reporting"
                 )
-            data = bounded(render_report(replace(normalise_report(report), task_sha256=current)).encode(), REPORT_FILE)
+            text = render_report(replace(normalise_report(report), task_sha256=current))
+            _returnable(text, ref, current, accept_warnings)
+            data = bounded(text.encode(), REPORT_FILE)
             published = task_dir.publish(REPORT_FILE, data)
         return StoredFile(ref, self.roots.task_dir(ref) / REPORT_FILE, sha256(data), published.created, data.decode())
 
     def capture_report(self, ref: Ref, status: ReportStatus, locator: str, text: str) -> StoredFile:
         report = capture(ref.session, ref.task, status, locator, text, None)
-        return self.write_report(report, ref.change)
+        return self.write_report(report, ref.change, accept_warnings=True)  # verbatim: nothing to rewrite
 
     @translated
     def record_session_locator(self, ref: Ref, path: str, verify: bool = True) -> StoredFile:

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from handoff_core.contract.task import Scope, SharedPath, Task, normalise_task, parse_task, render_task
-from handoff_core.contract.validate import _task_problems
+from handoff_core.contract.validate import task_problems
 from handoff_core.errors import HandoffError, InvalidContent, OwnershipConflict
 from tests.core.strategies import long_markdown, markdown
 
@@ -62,7 +62,7 @@ def test_render_parse_render_is_the_identity(
     text = render_task(task)
     assert parse_task(text) == normalise_task(task)
     assert render_task(parse_task(text)) == text
-    assert _task_problems(text, "2026-11-30-demo", task.session, task.task) == []
+    assert task_problems(text, "2026-11-30-demo", task.session, task.task) == []
 
 
 @given(st.text(max_size=200))

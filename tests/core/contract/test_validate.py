@@ -23,6 +23,7 @@ import pytest
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import Report
 from handoff_core.contract.validate import check_handoff
+from handoff_core.errors import InvalidContent
 from handoff_core.files.publishing import temp_name
 from handoff_core.services.store import Store
 from handoff_core.validator import arguments
@@ -614,7 +615,12 @@ def test_a_focused_handoff_outside_three_to_five_sentences_is_a_warning(
     store: Store, focused: str, warned: bool
 ) -> None:
     ref = store.create_task(implementation()).ref
-    store.write_report(Report(ref.session, ref.task, "completed", focused, "x", "y"), ref.change)
+    report = Report(ref.session, ref.task, "completed", focused, "x", "y")
+    if warned:  # a REPORT is written once: a warning refuses it unless the executor accepts it
+        with pytest.raises(InvalidContent) as caught:
+            store.write_report(report, ref.change)
+        assert "accept_warnings" in caught.value.message
+    store.write_report(report, ref.change, accept_warnings=True)
     verdict = store.queries.validate(ref, "return")
     assert verdict.ok
     assert any("sentence" in w for w in verdict.warnings) == warned

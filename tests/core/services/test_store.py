@@ -328,3 +328,54 @@ def test_new_round_and_task_directories_are_made_durable(store: Store, monkeypat
     task_dir = store.roots.task_dir(ref)
     for directory in (task_dir.parent.parent, task_dir.parent, task_dir):  # sessions/, the round, the task
         assert directory.stat().st_ino in synced
+
+
+@pytest.mark.parametrize(
+    ("field", "text"),
+    [
+        ("goal", "```\nonly code\n```"),
+        ("goal", "### a subheading only"),
+        ("inputs", "#\ttab heading"),
+        ("acceptance", "~~~\n## Inputs\n~~~"),
+    ],
+)
+def test_a_section_the_validator_would_call_empty_is_never_published(store: Store, field: str, text: str) -> None:
+    with pytest.raises(InvalidContent) as caught:
+        store.create_task(implementation(**{field: text}))
+    assert "would not pass validation" in caught.value.message
+    assert store.queries.status() == []
+
+
+@pytest.mark.parametrize("text", ["TBD", "todo", "<fill in>", "…", "...", " Pending "])
+def test_a_placeholder_section_is_refused(store: Store, text: str) -> None:
+    with pytest.raises(InvalidContent) as caught:
+        store.create_task(implementation(goal=text))
+    assert "placeholder" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("Do it.\n    ```\n    code\n    ```", "indented"),
+        ("Do it.\n\t```\n\tcode\n\t```", "indented"),
+        ("Do it.\n```py`x\ncode\n```", "info string"),
+        ("Do it.\n```\ncode\n``` trailing text\n```", "closing fence followed by text"),
+    ],
+)
+def test_lines_the_seed_and_commonmark_read_differently_are_refused_with_the_line(
+    store: Store, text: str, rule: str
+) -> None:
+    with pytest.raises(InvalidContent) as caught:
+        store.create_task(implementation(goal=text))
+    assert rule in caught.value.message
+    assert "line " in caught.value.message
+
+
+def test_a_report_that_would_fail_the_return_stage_is_never_published(store: Store) -> None:
+    ref = store.create_task(implementation()).ref
+    hidden = "```\nonly code\n```"
+    with pytest.raises(InvalidContent):
+        store.write_report(
+            Report(ref.session, ref.task, "completed", FOCUS, "src/a1/x.py", "ok", problems=hidden), ref.change
+        )
+    assert not (store.roots.task_dir(ref) / "REPORT.md").exists()
