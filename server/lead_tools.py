@@ -49,6 +49,7 @@ def tools(services: Services) -> list[Tool]:
         ticket: str = "",
         session: Annotated[str, Field(description="round to add to; omit to open one")] = "",
         force_new: Annotated[bool, Field(description="never return an identical earlier task")] = False,
+        writer_limit: Annotated[int, Field(description="the plan's parallel writers; none declared: 1")] = 0,
     ) -> CreatedTask:
         """Publish a frozen TASK.md; returns the executor's dispatch message and report token."""
         scope = Scope(
@@ -60,7 +61,9 @@ def tools(services: Services) -> list[Tool]:
             scope_notes,
         )
         body = TaskBody(kind, goal, inputs, scope, acceptance, return_notes, ticket or None)
-        request = TaskRequest(change, topic, body, session or None, force_new, services.token_check)
+        request = TaskRequest(
+            change, topic, body, session or None, force_new, services.token_check, writer_limit or None
+        )
         services.secret()  # a refused secret must stop the dispatch before TASK.md (and its claim) exists
         stored = store.create_task(request)
         token = services.token(stored.ref)

@@ -34,7 +34,8 @@ def implementation(topic: str = "implement-a1", **overrides: object) -> TaskRequ
         "acceptance": "`pytest tests/a1 -q` exits 0.",
     }
     fields.update(overrides)
-    request = {key: fields.pop(key) for key in ("change", "topic", "session", "force_new") if key in fields}
+    keys = ("change", "topic", "session", "force_new", "writer_limit", "retry_of")
+    request = {key: fields.pop(key) for key in keys if key in fields}
     return TaskRequest(body=TaskBody(**fields), **request)  # type: ignore[arg-type]
 
 

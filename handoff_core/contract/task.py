@@ -56,6 +56,7 @@ class Scope:
     shared: tuple[SharedPath, ...] = ()
     artifacts: tuple[str, ...] = ()
     notes: str = ""
+    resources: tuple[str, ...] = ()  # named, exclusive among writers: port:5432, db:test, git-index
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,11 @@ def check_scope(kind: Kind, scope: Scope) -> Scope:
     check_globs(tuple(shared.path for shared in scope.shared), "shared")
     for name in ("read_only", "artifacts"):
         check_glob_count(getattr(scope, name), name)
+    for resource in scope.resources:
+        if not RESOURCE_RE.match(resource):
+            raise InvalidContent(
+                f"resource {resource!r} is not a name like port:5432, db:test, git-index or integration:main"
+            )
     for shared in scope.shared:
         _check_glob(shared.path, "shared")
         if not is_real(shared.owner):
@@ -211,6 +217,7 @@ def _scope_lines(scope: Scope) -> list[str]:
         f"read_only: {quote(list(scope.read_only))}",
         f"shared: {quote([{'path': s.path, 'owner': s.owner} for s in scope.shared])}",
         f"artifacts: {quote(list(scope.artifacts))}",
+        *([f"resources: {quote(list(scope.resources))}"] if scope.resources else []),
         "```",
     ]
     readable = [
@@ -219,6 +226,7 @@ def _scope_lines(scope: Scope) -> list[str]:
         f"- Read-only: {_globs(scope.read_only)}",
         f"- Shared: {shared}",
         f"- Artifacts: {_globs(scope.artifacts)}",
+        *([f"- Resources: {_globs(scope.resources)}"] if scope.resources else []),
         "",
     ]
     return ([scope.notes, ""] if scope.notes else []) + readable + block
@@ -293,7 +301,8 @@ def _parse_scope(section: str) -> Scope:
     return _scope_from(load_yaml("\n".join(lines[start + 1 : end]), "handoff-scope block"), notes)
 
 
-_SCOPE_KEYS = frozenset({"workspace", "writable", "read_only", "shared", "artifacts"})
+_SCOPE_KEYS = frozenset({"workspace", "writable", "read_only", "shared", "artifacts", "resources"})
+RESOURCE_RE = re.compile(r"^[a-z][a-z0-9-]*(?::[A-Za-z0-9._/@-]+)?\Z")
 
 
 def _strings(data: dict[object, object], key: str) -> tuple[str, ...]:
@@ -316,7 +325,9 @@ def _shared_paths(data: dict[object, object]) -> tuple[SharedPath, ...]:
 def _scope_from(data: object, notes: str) -> Scope:
     """A scope block's values, every one of the type the renderer writes (a hand edit can hold anything)."""
     if not isinstance(data, dict) or not set(data) <= _SCOPE_KEYS:
-        raise InvalidContent("handoff-scope must map workspace, writable, read_only, shared and artifacts only")
+        raise InvalidContent(
+            "handoff-scope must map workspace, writable, read_only, shared, artifacts and resources only"
+        )
     workspace = data.get("workspace")
     if workspace is not None and not isinstance(workspace, str):
         raise InvalidContent("handoff-scope workspace must be current or required")
@@ -327,6 +338,7 @@ def _scope_from(data: object, notes: str) -> Scope:
         shared=_shared_paths(data),
         artifacts=_strings(data, "artifacts"),
         notes=notes,
+        resources=_strings(data, "resources"),
     )
 
 

@@ -66,7 +66,8 @@ def _judge(task_fd: int, ref: Ref, names: list[str]) -> _Seen | None:
     if kind is None or scope is None or scope.workspace is None:
         claim = Claim(ref, "current", WHOLE_WORKSPACE, (), 0.0, unreadable=True)
     else:
-        claim = Claim(ref, scope.workspace, scope.writable, tuple((s.path, s.owner) for s in scope.shared), 0.0)
+        shared = tuple((s.path, s.owner) for s in scope.shared)
+        claim = Claim(ref, scope.workspace, scope.writable, shared, 0.0, resources=scope.resources)
     return _Seen(TASK_FILE, entry.stamp, claim, entry.mtime)
 
 

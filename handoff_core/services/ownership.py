@@ -28,6 +28,7 @@ class Claim:
     shared: tuple[tuple[str, str], ...]  # (path, owner)
     age_seconds: float
     unreadable: bool = False  # its TASK could not be read: it holds the whole workspace
+    resources: tuple[str, ...] = ()  # named, exclusive: port:5432, db:test, git-index, integration:main
 
     def describe(self) -> str:
         if self.unreadable:
@@ -61,9 +62,23 @@ def check_dispatch(kind: Kind, scope: Scope, claims: list[Claim], cap: int) -> N
     for claim in claims:
         if (hit := _first_overlap(scope.writable, claim.writable, budget)) is not None:
             raise _refuse(f"writable {hit[0]!r} overlaps {hit[1]!r} (both cover {hit[2]!r})", [claim])
-        for path, owner in ((s.path, s.owner) for s in scope.shared):
-            clash = [(p, o) for p, o in claim.shared if o != owner and overlap(path, p, budget) is not None]
-            if clash:
-                raise _refuse(f"shared path {path!r} is owned by {clash[0][1]!r}, not {owner!r}", [claim])
+        if taken := sorted(set(scope.resources) & set(claim.resources)):
+            raise _refuse(f"resource {taken[0]!r} is held by another writer", [claim])
+        _check_shared(scope, claim, budget)
     if len(claims) >= cap:
         raise _refuse(f"{len(claims)} implementation writers are outstanding (the cap is {cap})", claims)
+
+
+def _check_shared(scope: Scope, claim: Claim, budget: Budget) -> None:
+    """A shared path has one owner across every claim: another's shared path is not ours to write,
+    and a path we declare shared is not written by another."""
+    mine = {(s.path, s.owner) for s in scope.shared}
+    for path, owner in mine:
+        clash = [(p, o) for p, o in claim.shared if o != owner and overlap(path, p, budget) is not None]
+        if clash:
+            raise _refuse(f"shared path {path!r} is owned by {clash[0][1]!r}, not {owner!r}", [claim])
+        if (hit := _first_overlap([path], claim.writable, budget)) is not None:
+            raise _refuse(f"shared path {path!r} is written by another task ({hit[1]!r} covers {hit[2]!r})", [claim])
+    theirs = [p for p, o in claim.shared if (p, o) not in mine]
+    if (hit := _first_overlap(scope.writable, theirs, budget)) is not None:
+        raise _refuse(f"writable {hit[0]!r} reaches {hit[1]!r}, a shared path another task owns", [claim])

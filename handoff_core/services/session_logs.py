@@ -35,6 +35,11 @@ _CODEX_NAME = re.compile(
     r"^rollout-.+-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl(?:\.zst)?\Z"
 )
 _SESSION_ID = re.compile(rb'"sessionId"\s*:\s*"([^"\\]*)"')
+# A Claude Code native subagent's log: <project>/<session>/subagents/agent-<id>.jsonl, records with agentId.
+_AGENT_NAME = re.compile(r"^agent-([A-Za-z0-9][A-Za-z0-9_-]{5,127})\.jsonl(?:\.zst)?\Z")
+_AGENT_ID = re.compile(rb'"agentId"\s*:\s*"([^"\\]*)"')
+# create_task's answer carries the executor's token under this key: a log holding it is the Lead's.
+_LEAD_MARK = b"report_token"  # bare: inside a tool result the key's quotes are escaped
 _SKIP_KEYS = frozenset(
     {
         "id",
@@ -90,6 +95,8 @@ class SearchResult:
 def tool_of(name: str) -> tuple[str | None, str | None]:
     if (match := _CODEX_NAME.match(name)) is not None:
         return "codex", match.group(1)
+    if (match := _AGENT_NAME.match(name)) is not None:  # before the plain form, which it also fits
+        return "claude-code-subagent", match.group(1)
     if (match := _CLAUDE_NAME.match(name)) is not None:
         return "claude-code", match.group(1)
     return None, None
@@ -137,10 +144,12 @@ def inspect(path: str, needles: list[str] | None = None, max_records: int = 200)
     record_id: str | None = None
     mismatch: set[str] = set()
     mentioned = False
-    checked = 0
+    checked, leads = 0, False
     with open_log(path) as stream:
         for _, line in lines(stream):
-            mentioned = mentioned or any(n in line for n in found_needles)
+            here = any(n in line for n in found_needles)
+            mentioned = mentioned or here
+            leads = leads or (here and _LEAD_MARK in line)
             if checked < max_records:
                 ids = _record_ids(tool, line)
                 checked += bool(ids)
@@ -149,12 +158,16 @@ def inspect(path: str, needles: list[str] | None = None, max_records: int = 200)
             if mentioned and checked >= max_records:
                 break
     problems = _problems(tool, name_id, record_id, mismatch, None if needles is None else mentioned)
+    if leads:
+        problems += ("it holds create_task's answer for this task (the report token): it is the Lead's own log",)
     return LogFacts(path, tool, name_id, record_id, None if needles is None else mentioned, problems)
 
 
 def _record_ids(tool: str | None, line: bytes) -> list[str]:
     if tool == "claude-code":
         return [m.decode("utf-8", "replace") for m in _SESSION_ID.findall(line)[:1]]
+    if tool == "claude-code-subagent":
+        return [m.decode("utf-8", "replace") for m in _AGENT_ID.findall(line)[:1]]
     if tool == "codex" and b'"session_meta"' in line:
         try:
             record = json.loads(line)
@@ -170,9 +183,13 @@ def _problems(
 ) -> tuple[str, ...]:
     problems = []
     if tool is None:
-        problems.append("the file name is neither <session-id>.jsonl (Claude Code) nor rollout-…-<id>.jsonl (Codex)")
+        problems.append(
+            "the file name is none of <session-id>.jsonl, agent-<id>.jsonl (Claude Code) "
+            "and rollout-…-<id>.jsonl (Codex)"
+        )
     elif record_id is None:
-        problems.append(f"no record carries a session id ({'sessionId' if tool == 'claude-code' else 'session_meta'})")
+        key = {"claude-code": "sessionId", "claude-code-subagent": "agentId"}.get(tool, "session_meta")
+        problems.append(f"no record carries a session id ({key})")
     elif mismatch:
         problems.append(f"records carry session id {sorted(mismatch)[0]!r}, not {name_id!r} from the file name")
     if mentioned is False:
@@ -197,7 +214,16 @@ def candidates(tool: str, session_id: str, home: Path, env: dict[str, str]) -> l
         base = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home / ".claude"
         projects = base / "projects"
         names = (f"{session_id}.jsonl", f"{session_id}.jsonl.zst")
-        return sorted(str(p / n) for p in _subdirs(projects) for n in names if (p / n).is_file())
+        found = [str(p / n) for p in _subdirs(projects) for n in names if (p / n).is_file()]
+        agents = (f"agent-{session_id}.jsonl", f"agent-{session_id}.jsonl.zst")  # a native subagent's log
+        found += [
+            str(s / "subagents" / n)
+            for p in _subdirs(projects)
+            for s in _subdirs(p)
+            for n in agents
+            if (s / "subagents" / n).is_file()
+        ]
+        return sorted(found)
     base = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
     suffixes = (f"-{session_id}.jsonl", f"-{session_id}.jsonl.zst")
     found = []

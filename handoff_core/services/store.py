@@ -66,6 +66,8 @@ class TaskRequest:
     session: str | None = None  # None opens a new round
     force_new: bool = False  # True: never answer with an identical task created just before
     token_check: Callable[[Ref], str] | None = None  # the hash of the task's report token, once its ref is known
+    writer_limit: int | None = None  # the plan's declared limit of parallel writers; none declared: one
+    retry_of: Ref | None = None  # the earlier task this one fixes or retries
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ class StoredDocument:
     sha256: str
 
 
+PLATFORM_WRITERS = 8  # what one machine's coordination can hold: the outer bound on any plan
 LEFTOVER_MIN_AGE = 60.0  # a publish finishes in milliseconds; a minute-old temp file is nobody's
 
 
@@ -162,7 +165,7 @@ class Store:
     def _create_in(self, sessions_fd: int, request: TaskRequest, body: TaskBody) -> StoredFile:
         if not request.force_new and (earlier := self._find_retry(sessions_fd, request, body)) is not None:
             return earlier
-        check_dispatch(body.kind, body.scope, self.queries.claims(), self.writer_cap)
+        check_dispatch(body.kind, body.scope, self.queries.claims(), self.cap_for(request))
         session, round_fd, new_round = open_round(sessions_fd, request.session, self.clock())
         task_id = ""
         try:
@@ -183,6 +186,11 @@ class Store:
             raise
         finally:
             os.close(round_fd)
+
+    def cap_for(self, request: TaskRequest) -> int:
+        """Parallel implementation writers: the smallest of the plan's declared limit, this project's
+        configured maximum and the platform's; a plan that declares none gets one writer."""
+        return min(request.writer_limit or 1, self.writer_cap, PLATFORM_WRITERS)
 
     def _find_retry(self, sessions_fd: int, request: TaskRequest, body: TaskBody) -> StoredFile | None:
         """The task an identical earlier request created (a caller that never saw the answer)."""

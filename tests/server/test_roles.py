@@ -75,7 +75,9 @@ async def test_another_tasks_token_is_refused_in_both_roles(lead: Client, execut
     first = await call(lead, "create_task", **task_args())
     session = first["ref"].split("/")[1]
     second = await call(
-        lead, "create_task", **task_args(topic="other", workspace="required", writable=["src/b/**"], session=session)
+        lead,
+        "create_task",
+        **task_args(topic="other", workspace="required", writable=["src/b/**"], session=session, writer_limit=2),
     )
     for client in (lead, executor):
         args = report_args(second, token=first["report_token"])

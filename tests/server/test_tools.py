@@ -126,7 +126,9 @@ async def test_locator_capture_and_release_tools_publish_their_files(lead: Clien
     )
     assert Path(captured["path"]).name == "REPORT.md"
     third = await call(
-        lead, "create_task", **task_args(topic="fix-a1", session=session, workspace="required", writable=["src/b/**"])
+        lead,
+        "create_task",
+        **task_args(topic="fix-a1", session=session, workspace="required", writable=["src/b/**"], writer_limit=2),
     )
     released = await call(lead, "release_writer", ref=third["ref"], kind="none", evidence="executor never started")
     assert Path(released["path"]).name == "RELEASE.md"

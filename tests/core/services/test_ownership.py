@@ -11,13 +11,14 @@ import pytest
 
 from handoff_core.contract.report import Report
 from handoff_core.contract.task import Scope, SharedPath
-from handoff_core.errors import HandoffError, OwnershipConflict
+from handoff_core.errors import HandoffError, InvalidContent, OwnershipConflict
 from handoff_core.services.store import Store
 from tests.conftest import implementation, review
 
 
 def required(topic: str, *globs: str, **overrides: object) -> object:
-    return implementation(topic, scope=Scope("required", globs), **overrides)
+    """A writer in a separate worktree, of a plan that declares three parallel writers."""
+    return implementation(topic, **{"scope": Scope("required", globs), "writer_limit": 3, **overrides})
 
 
 def conflict(store: Store, request: object) -> OwnershipConflict:
@@ -42,7 +43,7 @@ def test_overlapping_required_globs_are_refused(store: Store) -> None:
 
 
 def test_disjoint_required_writers_run_in_parallel_beside_a_current_one(store: Store) -> None:
-    store.create_task(implementation())  # current, src/a1/**
+    store.create_task(implementation(writer_limit=3))  # current, src/a1/**
     store.create_task(required("b", "src/b/**"))
     store.create_task(required("c", "docs/**"))
     assert len(store.queries.claims()) == 3
@@ -62,15 +63,13 @@ def test_the_writer_cap_is_configurable(state_root: Path, project: Path) -> None
 
 
 def test_a_shared_path_has_exactly_one_owner(store: Store) -> None:
-    store.create_task(
-        implementation("a", scope=Scope("required", ("src/a/**",), (), (SharedPath("pyproject.toml", "lead"),)))
-    )
-    conflict(
-        store, implementation("b", scope=Scope("required", ("src/b/**",), (), (SharedPath("pyproject.toml", "b"),)))
-    )
-    store.create_task(
-        implementation("c", scope=Scope("required", ("src/c/**",), (), (SharedPath("pyproject.toml", "lead"),)))
-    )
+    def shared(topic: str, owner: str) -> object:
+        scope = Scope("required", (f"src/{topic}/**",), (), (SharedPath("pyproject.toml", owner),))
+        return implementation(topic, scope=scope, writer_limit=3)
+
+    store.create_task(shared("a", "lead"))
+    conflict(store, shared("b", "b"))
+    store.create_task(shared("c", "lead"))
 
 
 def test_read_only_tasks_never_block_and_are_never_blocked(store: Store) -> None:
@@ -147,7 +146,7 @@ def test_a_different_request_is_not_a_retry(store: Store) -> None:
 
 def _dispatch(state_root: str, topic: str, workspace: str, globs: tuple[str, ...], barrier: object) -> str:
     store = Store(Path(state_root))
-    request = implementation(topic, goal=f"Work on {topic}.", scope=Scope(workspace, globs))
+    request = implementation(topic, goal=f"Work on {topic}.", scope=Scope(workspace, globs), writer_limit=8)
     barrier.wait(timeout=60)  # type: ignore[attr-defined]
     try:
         return str(store.create_task(request).ref)
@@ -199,3 +198,42 @@ def test_a_claim_remembered_by_a_long_lived_server_ends_with_the_report(store: S
     store.write_report(Report(holder.ref.session, holder.ref.task, "completed", focused, "x", "y"), holder.ref.change)
     assert store.queries.claims() == []
     store.create_task(implementation("next", goal="Next work."))
+
+
+def test_a_plan_that_declares_no_limit_gets_one_writer(store: Store) -> None:
+    store.create_task(implementation("a", scope=Scope("required", ("src/a/**",))))
+    error = conflict(store, implementation("b", scope=Scope("required", ("src/b/**",))))
+    assert "cap is 1" in error.message
+
+
+def test_the_cap_is_the_smallest_of_plan_project_and_platform(state_root: Path, project: Path) -> None:
+    store = Store(state_root, project, writer_cap=2)
+    store.create_task(required("a", "src/a/**", writer_limit=5))
+    store.create_task(required("b", "src/b/**", writer_limit=5))
+    assert "cap is 2" in conflict(store, required("c", "src/c/**", writer_limit=5)).message
+
+
+def test_a_named_resource_is_exclusive_among_writers(store: Store) -> None:
+    store.create_task(required("a", "src/a/**", scope=Scope("required", ("src/a/**",), resources=("port:5432",))))
+    error = conflict(store, required("b", "src/b/**", scope=Scope("required", ("src/b/**",), resources=("port:5432",))))
+    assert "port:5432" in error.message
+    store.create_task(required("c", "src/c/**", scope=Scope("required", ("src/c/**",), resources=("db:test",))))
+
+
+@pytest.mark.parametrize("name", ["Port:1", "port 5432", "-x", "db:"])
+def test_a_resource_that_is_not_a_plain_name_is_refused(store: Store, name: str) -> None:
+    with pytest.raises(InvalidContent):
+        store.create_task(required("a", "src/a/**", scope=Scope("required", ("src/a/**",), resources=(name,))))
+
+
+def test_a_writer_may_not_reach_a_path_another_task_owns_as_shared(store: Store) -> None:
+    owner = Scope("required", ("src/a/**",), (), (SharedPath("pyproject.toml", "lead"),))
+    store.create_task(required("a", "src/a/**", scope=owner))
+    error = conflict(store, required("b", "src/b/**", scope=Scope("required", ("src/b/**", "*.toml"))))
+    assert "pyproject.toml" in error.message
+
+
+def test_a_path_another_task_writes_cannot_be_declared_shared(store: Store) -> None:
+    store.create_task(required("a", "src/a/**"))
+    shared = Scope("required", ("src/b/**",), (), (SharedPath("src/a/x.py", "lead"),))
+    assert "written by another task" in conflict(store, required("b", "src/b/**", scope=shared)).message

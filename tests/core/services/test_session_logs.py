@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -176,3 +177,34 @@ def test_a_search_stops_when_its_time_is_up(tmp_path: Path, monkeypatch: pytest.
     result = sessionlog.search(str(log), "needle")
     assert result.stopped_early
     assert result.lines_read == 1024
+
+
+def test_the_leads_own_log_is_refused_although_it_mentions_the_task(store: Store, ref: Ref, tmp_path: Path) -> None:
+    records = claude_records(CLAUDE_ID, "2026-11-30-demo")
+    answer = {"ref": str(ref), "report_token": "x" * 24, "dispatch_message": f"You are the executor of {ref}"}
+    records.append(
+        {
+            **records[0],
+            "type": "user",
+            "uuid": "u-9",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t-9", "content": json.dumps(answer)}],
+            },
+        }
+    )
+    log = write_jsonl(tmp_path / "home" / ".claude" / "projects" / "-p" / f"{CLAUDE_ID}.jsonl", records)
+    with pytest.raises(InvalidLocator) as caught:
+        store.record_session_locator(ref, str(log))
+    assert "Lead's own log" in caught.value.message
+
+
+def test_a_native_subagents_log_is_found_and_confirmed(store: Store, ref: Ref, tmp_path: Path) -> None:
+    agent = "a1b2c3d4e5f6"
+    records = [{**record, "isSidechain": True, "agentId": agent} for record in claude_records(CLAUDE_ID, str(ref))]
+    home = tmp_path / "home"
+    log = write_jsonl(home / ".claude" / "projects" / "-p" / CLAUDE_ID / "subagents" / f"agent-{agent}.jsonl", records)
+    assert sessionlog.candidates("claude-code", agent, home, {}) == [str(log)]
+    facts = sessionlog.inspect(str(log), store.queries.log_needles(ref))
+    assert (facts.tool, facts.name_id, facts.record_id, facts.ok) == ("claude-code-subagent", agent, agent, True)
+    assert store.record_session_locator(ref, str(log)).created
