@@ -14,7 +14,7 @@ from mcp.types import CallToolResult, InputRequiredResult
 from handoff_core.contract.ids import Ref, check_ref, parse_ref
 from handoff_core.errors import HandoffError, NotFound
 from handoff_core.layout import READABLE_FILES
-from server import exchange_tools, history_tools, lead_tools, shared_tools
+from server import exchange_tools, history_tools, lead_tools, shared_tools, writer_tools
 from server.config import LEAD_TOOLS, ROLE_TOOLS, Role, Settings
 from server.services import TASK_SCOPE, Services
 
@@ -97,6 +97,7 @@ def build_server(settings: Settings, http: HttpOptions | None = None) -> MCPServ
     tools = shared_tools.tools(services) + history_tools.shared(services)
     if settings.role == "lead":
         tools += lead_tools.tools(services) + history_tools.lead(services) + exchange_tools.tools(services)
+        tools += writer_tools.tools(services)
     extra: dict[str, Any] = {}
     if http is not None:
         extra = {"auth": http.auth, "token_verifier": http.token_verifier, "subscriptions": http.bus}

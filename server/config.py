@@ -44,6 +44,7 @@ LEAD_TOOLS = (
     "find_session_log",
     "package_dispatch",
     "receive_return",
+    "claim_writer",
 )
 ROLE_TOOLS: dict[Role, tuple[str, ...]] = {"lead": SHARED_TOOLS + LEAD_TOOLS, "executor": SHARED_TOOLS}
 

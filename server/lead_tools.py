@@ -50,6 +50,8 @@ def tools(services: Services) -> list[Tool]:
         session: Annotated[str, Field(description="round to add to; omit to open one")] = "",
         force_new: Annotated[bool, Field(description="never return an identical earlier task")] = False,
         writer_limit: Annotated[int, Field(description="the plan's parallel writers; none declared: 1")] = 0,
+        resources: Annotated[list[str], Field(description="exclusive names: port:5432, db:test")] = [],  # noqa: B006
+        retry_of: Annotated[str, Field(description="ref this task fixes or retries")] = "",
     ) -> CreatedTask:
         """Publish a frozen TASK.md; returns the executor's dispatch message and report token."""
         scope = Scope(
@@ -59,10 +61,12 @@ def tools(services: Services) -> list[Tool]:
             shared_paths(shared),
             tuple(artifacts),
             scope_notes,
+            tuple(resources),
         )
         body = TaskBody(kind, goal, inputs, scope, acceptance, return_notes, ticket or None)
+        earlier = parse_ref(retry_of) if retry_of else None
         request = TaskRequest(
-            change, topic, body, session or None, force_new, services.token_check, writer_limit or None
+            change, topic, body, session or None, force_new, services.token_check, writer_limit or None, earlier
         )
         services.secret()  # a refused secret must stop the dispatch before TASK.md (and its claim) exists
         stored = store.create_task(request)
@@ -79,6 +83,7 @@ def tools(services: Services) -> list[Tool]:
             report_token=token,
             dispatch_message=dispatch_message(stored, token, task_rel, report_rel),
             executor_config=executor_config(services.settings, services.executor_url, token),
+            warnings=list(stored.warnings),
         )
 
     async def wait_for_reports(

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 __all__ = [
+    "Claimed",
     "Coordination",
     "CreatedTask",
     "Document",
@@ -49,6 +50,7 @@ class CreatedTask(Wire):
     report_token: str
     dispatch_message: str
     executor_config: ExecutorConfig
+    warnings: list[str] = []
 
 
 class TaskView(Wire):
@@ -128,6 +130,11 @@ class Coordination(Wire):
     choice: dict[str, Any] = Field(description="empty when blocked")
     source: str
     reasons: list[str] = []
+
+
+class Claimed(Wire):
+    ref: str = Field(description="release it with release_writer")
+    task_path: str
 
 
 class Packaged(Wire):

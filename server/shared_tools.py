@@ -94,7 +94,7 @@ def tools(services: Services) -> list[Tool]:
                     age_seconds=t.age_seconds,
                     claim=t.claim,
                     has_locator=t.has_locator,
-                    problems=[*t.problems, *(f"leftover temp file {n}" for n in t.temp_files)],
+                    problems=[*t.problems, *t.notes, *(f"leftover temp file {n}" for n in t.temp_files)],
                 )
                 for t in tasks
             ],

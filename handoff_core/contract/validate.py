@@ -38,6 +38,7 @@ from handoff_core.layout import (
 
 __all__ = [
     "CAVEAT",
+    "LATE_REPORT",
     "Verdict",
     "check_handoff",
     "closes_claim",
@@ -46,6 +47,7 @@ __all__ = [
     "task_problems",
 ]
 
+LATE_REPORT = "REPORT.md came after RELEASE.md: the writer had not stopped when it was released"
 CAVEAT = (
     "Read-only structure checks do not authenticate tool identity, transcript content, authorization or "
     "completion; external histories are never opened."
@@ -185,6 +187,8 @@ def _check_files(
         more_errors, more_warnings = report_problems(report_text, session, task, task_sha)
         errors += more_errors
         warnings += more_warnings
+    if report.kind == "file" and snapshot.file(RELEASE_FILE).kind == "file":
+        warnings.append(f"{LATE_REPORT}; check the writers dispatched since")
     locator = snapshot.file(LOCATOR_FILE)
     if locator.kind != "missing":
         if locator.oversize:

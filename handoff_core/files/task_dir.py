@@ -76,6 +76,7 @@ class StoredFile:
     sha256: str
     created: bool
     text: str
+    warnings: tuple[str, ...] = ()
 
 
 class TaskDir:

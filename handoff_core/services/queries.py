@@ -21,7 +21,7 @@ from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256
 from handoff_core.layout import CHANGES, CLOSING_FILES, TASK_FILE
 from handoff_core.services.claims import ClaimIndex
 from handoff_core.services.ownership import Claim
-from handoff_core.services.status import TaskStatus, task_status
+from handoff_core.services.status import TaskStatus, task_status, with_writers_since
 
 __all__ = ["Queries"]
 
@@ -104,7 +104,7 @@ class Queries:
         for name in [check_change(change)] if change else self.changes():
             for round_id, task, snapshot in read_change_snapshots(self.roots.state_root, name, session):
                 found.append(task_status(Ref(name, round_id, task), snapshot, now))
-        return found
+        return with_writers_since(found)
 
     def claims(self) -> list[Claim]:
         """Writer claims of every outstanding implementation task under the state root."""

@@ -10,9 +10,10 @@ from handoff_core.contract.ids import Ref
 from handoff_core.contract.locator import parse_locator
 from handoff_core.contract.markdown import sections
 from handoff_core.contract.report import header_fields
+from handoff_core.contract.validate import LATE_REPORT
 from handoff_core.errors import HandoffError, NotFound, TaskNotFound
 from handoff_core.files.task_dir import sha256
-from handoff_core.layout import LOCATOR_FILE, REPORT_FILE, REPORT_FOCUSED, REPORT_SECTIONS, TASK_FILE
+from handoff_core.layout import LOCATOR_FILE, RELEASE_FILE, REPORT_FILE, REPORT_FOCUSED, REPORT_SECTIONS, TASK_FILE
 from handoff_core.services.queries import Queries
 
 __all__ = ["MAX_TEXT", "HandoffView", "Provenance", "log_path", "read_handoff", "suspicious"]
@@ -86,6 +87,8 @@ def read_handoff(queries: Queries, ref: Ref) -> HandoffView:
     texts = {name: cut(found.get(name, "")) for name in REPORT_SECTIONS}
     flags = [flag for name, (value, _) in texts.items() for flag in suspicious(value, name)]
     flags += [flag for key, value in header.items() for flag in suspicious(value, f"header {key}")]
+    if queries.read_optional(ref, RELEASE_FILE) is not None:
+        flags.insert(0, LATE_REPORT)
     task_sha = sha256(task_bytes)
     pinned = header.get("Task-SHA256")
     return HandoffView(

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import cast
 
 from handoff_core.contract.frontmatter import split_frontmatter
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import header_fields
-from handoff_core.contract.snapshot import TaskSnapshot
+from handoff_core.contract.snapshot import Entry, TaskSnapshot
 from handoff_core.contract.task import Scope, read_scope
-from handoff_core.contract.validate import check_handoff, closes_claim
+from handoff_core.contract.validate import LATE_REPORT, check_handoff, closes_claim
 from handoff_core.errors import HandoffError
 from handoff_core.layout import (
     CLOSING_FILES,
@@ -25,7 +25,7 @@ from handoff_core.layout import (
     is_temp,
 )
 
-__all__ = ["TaskStatus", "task_kind_and_scope", "task_status"]
+__all__ = ["TaskStatus", "task_kind_and_scope", "task_status", "with_writers_since"]
 
 _INACTIVE = "dispatch requires an active change"
 
@@ -43,6 +43,9 @@ class TaskStatus:
     problems: tuple[str, ...]
     outstanding: bool  # TASK present, no REPORT, no RELEASE
     closed_age_seconds: float | None = None  # since the REPORT (or RELEASE) was written
+    notes: tuple[str, ...] = ()  # flags that are not validation problems (e.g. a REPORT after a RELEASE)
+    dispatched_at: float = 0.0  # TASK.md's mtime
+    released_at: float | None = None  # RELEASE.md's mtime
 
     @property
     def claims_writer(self) -> bool:
@@ -75,6 +78,14 @@ def _state(snapshot: TaskSnapshot, problems: tuple[str, ...]) -> tuple[TaskState
         fields, _ = header_fields(report.data.decode("utf-8", "replace"))
         return "returned", fields.get("Status")
     return ("released" if snapshot.file(RELEASE_FILE).kind == "file" else "dispatched"), None
+
+
+def _late(snapshot: TaskSnapshot) -> bool:
+    return all(snapshot.file(name).kind == "file" for name in CLOSING_FILES)
+
+
+def _mtime(entry: Entry) -> float | None:
+    return entry.mtime if entry.kind == "file" else None
 
 
 def task_kind_and_scope(data: bytes | None) -> tuple[Kind | None, Scope | None]:
@@ -114,6 +125,24 @@ def task_status(ref: Ref, snapshot: TaskSnapshot, now: float | None = None) -> T
         temp_files=tuple(name for name in snapshot.task_entries if is_temp(name)),
         problems=problems,
         closed_age_seconds=round(max(0.0, moment - closing.mtime), 1) if closing is not None else None,
+        notes=(LATE_REPORT,) if _late(snapshot) else (),
+        dispatched_at=task_entry.mtime,
+        released_at=_mtime(snapshot.file(RELEASE_FILE)),
         outstanding=task_entry.kind != "missing"
         and not any(closes_claim(snapshot.file(n), n, ref.session, ref.task) for n in CLOSING_FILES),
     )
+
+
+def with_writers_since(tasks: list[TaskStatus]) -> list[TaskStatus]:
+    """A late REPORT's note names the writers dispatched after its RELEASE: they may have overlapped."""
+    return [_named_since(status, tasks) for status in tasks]
+
+
+def _named_since(status: TaskStatus, tasks: list[TaskStatus]) -> TaskStatus:
+    released = status.released_at
+    if not status.notes or released is None:
+        return status
+    since = [
+        str(t.ref) for t in tasks if t.kind == "implementation" and t.ref != status.ref and t.dispatched_at > released
+    ]
+    return replace(status, notes=(f"{LATE_REPORT}; writers dispatched since: {', '.join(since) or 'none'}",))

@@ -26,8 +26,10 @@ from handoff_core.errors import (
     AlreadyReported,
     ChangeNotActive,
     ChangeNotFound,
+    HandoffError,
     InvalidContent,
     LocatorConflict,
+    StateRefused,
     TaskChanged,
     TaskNotFound,
     WriteConflict,
@@ -39,6 +41,7 @@ from handoff_core.files.publishing import publish
 from handoff_core.files.reader import locate_change
 from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256, translated
 from handoff_core.layout import (
+    CLOSING_FILES,
     DEFAULT_WRITER_CAP,
     LOCATOR_FILE,
     MAX_FILE_BYTES,
@@ -92,6 +95,13 @@ def bounded(data: bytes, name: str) -> bytes:
     return data
 
 
+def _ticket(store: Store, ref: Ref) -> str | None:
+    try:
+        return store.queries.read_task(ref)[0].ticket
+    except HandoffError:
+        return None
+
+
 def _returnable(text: str, ref: Ref, task_sha: str, accept_warnings: bool) -> None:
     errors, warnings = report_problems(text, ref.session, ref.task, task_sha)
     if errors:
@@ -138,6 +148,8 @@ class Store:
             check_round(request.session)
         check_topic(request.topic)
         body = check_body(request.body)  # the one check of the Lead's text, before anything is made
+        if request.retry_of is not None:
+            body = self._citing(request.retry_of, body)
         with self._locked(), locate_change(self.roots.state_root, request.change) as (facts, change_fd):
             _require_active(facts)
             sessions_fd = open_dir(change_fd, SESSIONS, create=True)
@@ -180,12 +192,39 @@ class Store:
                 publish(task_fd, TASK_FILE, data)
             finally:
                 os.close(task_fd)
-            return StoredFile(ref, self.roots.task_dir(ref) / TASK_FILE, sha256(data), True, data.decode())
+            warnings = self._attempt_warnings(request, body) if request.retry_of is not None else ()
+            return StoredFile(ref, self.roots.task_dir(ref) / TASK_FILE, sha256(data), True, data.decode(), warnings)
         except BaseException:
             undo(sessions_fd, round_fd, session if new_round else None, task_id)
             raise
         finally:
             os.close(round_fd)
+
+    def _citing(self, earlier: Ref, body: TaskBody) -> TaskBody:
+        """The new task cites the earlier one's REPORT (or RELEASE); refused while it may still be writing."""
+        snapshot = self.queries.snapshot(earlier)
+        if not snapshot.task_found or snapshot.file(TASK_FILE).kind == "missing":
+            raise TaskNotFound(f"retry_of {earlier}: no such task; give the ref of the task this one retries")
+        ended = [n for n in CLOSING_FILES if closes_claim(snapshot.file(n), n, earlier.session, earlier.task)]
+        if not ended:
+            raise StateRefused(
+                f"{earlier} has neither a REPORT nor a RELEASE: its executor may still be writing. Wait for its "
+                "REPORT (wait_for_reports), or release it with evidence (release_writer), then retry"
+            )
+        data = snapshot.file(ended[0]).data or b""
+        where = self.roots.shown(self.roots.task_dir(earlier) / ended[0])
+        cite = f"- Retry of `{earlier}`: read its {ended[0]} first, `{where}` (sha256 {sha256(data)})."
+        return replace(body, inputs=f"{body.inputs}\n{cite}")
+
+    def _attempt_warnings(self, request: TaskRequest, body: TaskBody) -> tuple[str, ...]:
+        """After three blocked or failed attempts on one topic or ticket, the Lead is told before a fourth."""
+        ended = [t for t in self.queries.status(request.change) if t.report_status in ("blocked", "failed")]
+        by_topic = [t for t in ended if t.ref.task.split("-", 1)[-1] == request.topic]
+        by_ticket = [t for t in ended if body.ticket is not None and _ticket(self, t.ref) == body.ticket]
+        count = max(len(by_topic), len(by_ticket))
+        if count < 3:
+            return ()
+        return (f"{count} earlier attempts on this topic or ticket ended blocked or failed: reconsider the plan",)
 
     def cap_for(self, request: TaskRequest) -> int:
         """Parallel implementation writers: the smallest of the plan's declared limit, this project's

@@ -18,6 +18,7 @@ LEAD_ONLY = {
     "find_session_log",
     "package_dispatch",
     "receive_return",
+    "claim_writer",
 }
 SHARED = {
     "write_report",

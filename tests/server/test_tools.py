@@ -227,3 +227,19 @@ async def test_the_lead_packages_a_dispatch_and_receives_its_return(
     assert status["external"] == [f"temp/task-delivery/s1/{task}/d1: sealed; return attempts: a1"]
     both = {"scope_id": "s1", "task_id": task, "dispatch_id": "d1", "attempt_id": "a2"}
     assert await refused(lead, "receive_return", **both) == "invalid_content"
+
+
+async def test_a_lead_claim_blocks_a_conflicting_dispatch_until_released(lead: Client) -> None:
+    claimed = await call(
+        lead,
+        "claim_writer",
+        change=CHANGE,
+        topic="lead-edits",
+        who="lead",
+        workspace="current",
+        writable=["src/a1/**"],
+        why="the Lead fixes the parser itself",
+    )
+    assert await refused(lead, "create_task", **task_args()) == "ownership_conflict"
+    await call(lead, "release_writer", ref=claimed["ref"], kind="stopped", evidence="the Lead finished its edit")
+    assert (await call(lead, "create_task", **task_args()))["created"]

@@ -237,3 +237,46 @@ def test_a_path_another_task_writes_cannot_be_declared_shared(store: Store) -> N
     store.create_task(required("a", "src/a/**"))
     shared = Scope("required", ("src/b/**",), (), (SharedPath("src/a/x.py", "lead"),))
     assert "written by another task" in conflict(store, required("b", "src/b/**", scope=shared)).message
+
+
+def test_a_retry_cites_the_earlier_report_and_waits_for_it(store: Store) -> None:
+    first = store.create_task(implementation()).ref
+    with pytest.raises(HandoffError) as caught:
+        store.create_task(implementation("implement-a1-fix", retry_of=first))
+    assert caught.value.code == "state_refused"
+    focus = "Tried the parser. It failed on CRLF. Stopped there. Next: a fix."
+    store.write_report(
+        Report(first.session, first.task, "failed", focus, "src/a1/x.py", "pytest: exit 1"), first.change
+    )
+    retry = store.create_task(implementation("implement-a1-fix", retry_of=first))
+    text = (store.roots.task_dir(retry.ref) / "TASK.md").read_text()
+    assert f"Retry of `{first}`: read its REPORT.md first" in text
+    assert retry.warnings == ()
+
+
+def test_a_fourth_attempt_after_three_failures_warns(store: Store) -> None:
+    focus = "Tried it. It failed. Stopped there. Next: rethink."
+    earlier = None
+    for _ in range(3):
+        ref = store.create_task(implementation("port-parser", retry_of=earlier, force_new=True)).ref
+        store.write_report(Report(ref.session, ref.task, "failed", focus, "none", "pytest: exit 1"), ref.change)
+        earlier = ref
+    fourth = store.create_task(implementation("port-parser", retry_of=earlier, force_new=True))
+    assert fourth.warnings
+    assert "3 earlier attempts" in fourth.warnings[0]
+
+
+def test_a_report_after_a_release_is_evidence_but_flagged_everywhere(store: Store) -> None:
+    released = store.create_task(implementation()).ref
+    store.release_writer(released, "stopped", "pane 3 exited")
+    second = store.create_task(implementation("second-writer", goal="Another change.")).ref
+    focus = "Finished after all. Kept the API. Stopped after tests. Next: review."
+    store.write_report(Report(released.session, released.task, "completed", focus, "x", "y"), released.change)
+    status = {str(t.ref): t for t in store.queries.status()}
+    note = status[str(released)].notes[0]
+    assert "came after RELEASE.md" in note
+    assert str(second) in note
+    assert any("came after RELEASE.md" in w for w in store.queries.validate(released, "return").warnings)
+    from handoff_core.services.report_view import read_handoff
+
+    assert "came after RELEASE.md" in read_handoff(store.queries, released).flags[0]

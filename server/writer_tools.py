@@ -1,0 +1,47 @@
+"""The Lead, or its native subagent team, as a writer: claim_writer records the claim as a task of
+its own, so a dispatch that conflicts with it is refused exactly as one conflicting with an
+executor; release_writer ends it, with evidence, like any other claim."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver.tools import Tool
+from pydantic import Field
+
+from handoff_core.contract.task import Scope, TaskBody, workspace_of
+from handoff_core.services.store import TaskRequest
+from server.models import Claimed
+from server.params import Globs
+from server.registration import CREATE, tool
+from server.services import Services
+
+__all__ = ["tools"]
+
+
+def tools(services: Services) -> list[Tool]:
+    store = services.store
+
+    def claim_writer(
+        change: str,
+        topic: str,
+        who: Literal["lead", "team"],
+        workspace: Literal["current", "required"],
+        writable: Globs,
+        why: Annotated[str, Field(description="what is written, by whom")],
+        resources: list[str] = [],  # noqa: B006 - never mutated
+        writer_limit: int = 0,
+    ) -> Claimed:
+        """Claim a workspace for the Lead itself or its native team; end it with release_writer."""
+        writer = "The Lead" if who == "lead" else "The Lead's native subagent team"
+        body = TaskBody(
+            "implementation",
+            f"{writer} writes here itself: {why}",
+            "None: this task records a writer that is not an executor, so that no dispatch overlaps it.",
+            Scope(workspace_of(workspace), tuple(writable), resources=tuple(resources)),
+            "The Lead ends this claim with release_writer (evidence: its own stop) when the writing is done.",
+        )
+        stored = store.create_task(TaskRequest(change, topic, body, writer_limit=writer_limit or None))
+        return Claimed(ref=str(stored.ref), task_path=str(stored.path))
+
+    return [tool(claim_writer, CREATE)]
