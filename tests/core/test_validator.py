@@ -79,3 +79,15 @@ def test_a_missing_state_root_is_a_validation_error_not_a_crash(tmp_path: Path, 
     result = run(*flags(project, store, "dispatch", repo=str(tmp_path / "nowhere")))
     assert result.returncode == 1
     assert json.loads(result.stdout)["errors"]
+
+
+def test_a_relative_state_root_is_taken_against_the_repo_from_any_directory(
+    project: Path, store: Store, tmp_path: Path
+) -> None:
+    args = [*flags(project, store, "dispatch"), "--state-root", "speculo/.speculo"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = subprocess.run(
+        [str(SCRIPT), *args], capture_output=True, text=True, timeout=60, check=False, cwd=elsewhere
+    )
+    assert result.returncode == 0, result.stdout
