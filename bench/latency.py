@@ -14,7 +14,8 @@ from bench.stats import summary
 from bench.trees import make_change
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import Report
-from handoff_core.contract.task import Scope, TaskBody
+from handoff_core.contract.scope import Scope
+from handoff_core.contract.task import TaskBody
 from handoff_core.services.store import Store, TaskRequest
 from server.app import build_server
 from server.config import Settings

@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 from handoff_core.contract.report import Report, render_report
-from handoff_core.contract.task import Scope, Task, render_task
+from handoff_core.contract.scope import Scope
+from handoff_core.contract.task import Task, render_task
 from handoff_core.services.store import sha256
 
 CHANGE = "2026-11-30-bench"

@@ -8,7 +8,8 @@ from mcp.server.mcpserver.tools import Tool
 from pydantic import Field
 
 from handoff_core.contract.ids import parse_ref
-from handoff_core.contract.task import Scope, SharedPath, TaskBody, workspace_of
+from handoff_core.contract.scope import Scope, SharedPath, workspace_of
+from handoff_core.contract.task import TaskBody
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import REPORT_FILE
 from handoff_core.services import waiting

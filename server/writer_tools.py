@@ -9,7 +9,8 @@ from typing import Annotated, Literal
 from mcp.server.mcpserver.tools import Tool
 from pydantic import Field
 
-from handoff_core.contract.task import Scope, TaskBody, workspace_of
+from handoff_core.contract.scope import Scope, workspace_of
+from handoff_core.contract.task import TaskBody
 from handoff_core.services.store import TaskRequest
 from server.models import Claimed
 from server.params import Globs

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from handoff_core.contract.task import Scope, TaskBody
+from handoff_core.contract.scope import Scope
+from handoff_core.contract.task import TaskBody
 from handoff_core.services.store import Store, TaskRequest
 
 CHANGE = "2026-11-30-demo"

@@ -10,6 +10,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from handoff_core.contract.report import fence_for
 from handoff_core.contract.task import Task
 from handoff_core.errors import InvalidIdentifier
 
@@ -220,7 +221,7 @@ def render_session(locator: str, size: int, sha: str, manifest: Manifest) -> str
 
 def render_return(dispatch_id: str, attempt_id: str, raw_locator: str, text: str) -> str:
     """RETURN.md for a text-only answer: the text verbatim; every field the Lead adds is marked."""
-    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    fence = fence_for(text)
     return "\n".join(
         [
             "# Return",

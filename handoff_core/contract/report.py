@@ -31,6 +31,7 @@ __all__ = [
     "capture",
     "captured_text",
     "count_sentences",
+    "fence_for",
     "first_sentence",
     "focused_problem",
     "header_fields",

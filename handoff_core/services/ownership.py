@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from handoff_core.contract.globs import Budget, overlap
 from handoff_core.contract.ids import Ref
-from handoff_core.contract.task import Scope
+from handoff_core.contract.scope import Scope
 from handoff_core.errors import OwnershipConflict
 from handoff_core.layout import Kind, Workspace
 

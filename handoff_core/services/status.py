@@ -9,8 +9,8 @@ from typing import cast
 from handoff_core.contract.frontmatter import split_frontmatter
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import header_fields
+from handoff_core.contract.scope import Scope, read_scope
 from handoff_core.contract.snapshot import Entry, TaskSnapshot
-from handoff_core.contract.task import Scope, read_scope
 from handoff_core.contract.validate import LATE_REPORT, check_handoff, closes_claim
 from handoff_core.errors import HandoffError
 from handoff_core.layout import (

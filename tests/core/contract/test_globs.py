@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from wcmatch import glob as wc
 
 from handoff_core.contract.globs import MAX_GLOB_LENGTH, MAX_GLOBS, Budget, glob_regex, overlap
-from handoff_core.contract.task import Scope
+from handoff_core.contract.scope import Scope
 from handoff_core.errors import InvalidContent
 from handoff_core.services.store import Store
 from tests.conftest import implementation

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from handoff_core.contract.task import Scope, SharedPath, Task, normalise_task, parse_task, render_task
+from handoff_core.contract.scope import Scope, SharedPath
+from handoff_core.contract.task import Task, normalise_task, parse_task, render_task
 from handoff_core.contract.validate import task_problems
 from handoff_core.errors import HandoffError, InvalidContent, OwnershipConflict
 from tests.core.strategies import long_markdown, markdown

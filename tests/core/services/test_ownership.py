@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from handoff_core.contract.report import Report
-from handoff_core.contract.task import Scope, SharedPath
+from handoff_core.contract.scope import Scope, SharedPath
 from handoff_core.errors import HandoffError, InvalidContent, OwnershipConflict
 from handoff_core.services.store import Store
 from tests.conftest import implementation, review

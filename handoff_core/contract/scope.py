@@ -1,0 +1,188 @@
+"""The ``handoff-scope`` block of a TASK: who may write what, rendered for people and for the
+claim reader, and read back (used for ownership)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from handoff_core.contract.frontmatter import load_yaml, quote
+from handoff_core.contract.globs import check_glob_count, check_globs
+from handoff_core.contract.values import is_real
+from handoff_core.errors import InvalidContent, OwnershipConflict
+from handoff_core.layout import WORKSPACES, Kind, Workspace
+
+__all__ = [
+    "LIST_START",
+    "RESOURCE_RE",
+    "SCOPE_FENCE",
+    "Scope",
+    "SharedPath",
+    "check_scope",
+    "read_scope",
+    "scope_from",
+    "scope_lines",
+    "workspace_of",
+]
+
+SCOPE_FENCE = "```handoff-scope"
+LIST_START = "- Workspace: "
+_BAD_GLOB = re.compile(r"(^|/)\.\.(/|$)|^/|^[A-Za-z]:|[\\`\x00-\x1f]")
+
+
+@dataclass(frozen=True)
+class SharedPath:
+    path: str
+    owner: str
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Who may write what; parsed back from the ``handoff-scope`` block for ownership."""
+
+    workspace: Workspace | None = None
+    writable: tuple[str, ...] = ()
+    read_only: tuple[str, ...] = ()
+    shared: tuple[SharedPath, ...] = ()
+    artifacts: tuple[str, ...] = ()
+    notes: str = ""
+    resources: tuple[str, ...] = ()  # named, exclusive among writers: port:5432, db:test, git-index
+
+
+def _check_glob(glob: str, where: str) -> str:
+    if not glob or glob.strip() != glob or _BAD_GLOB.search(glob):
+        raise InvalidContent(
+            f"{where} glob {glob!r} is not a project-relative pattern: no leading '/', drive, '..', "
+            "backslash, backtick or control character (e.g. src/a1/**)"
+        )
+    return glob
+
+
+def workspace_of(value: str) -> Workspace | None:
+    """The workspace a caller named; empty means none (a read-only task)."""
+    if not value:
+        return None
+    for workspace in WORKSPACES:
+        if value == workspace:
+            return workspace
+    raise InvalidContent(f"workspace {value!r} is not one of {', '.join(WORKSPACES)}; omit it for a read-only task")
+
+
+def check_scope(kind: Kind, scope: Scope) -> Scope:
+    """The scope rules that do not need the other tasks (those are ownership's)."""
+    for name in ("writable", "read_only", "artifacts"):
+        for glob in getattr(scope, name):
+            _check_glob(glob, name)
+    # What ownership intersects must parse as a glob it decides; every list is bounded.
+    check_globs(scope.writable, "writable")
+    check_globs(tuple(shared.path for shared in scope.shared), "shared")
+    for name in ("read_only", "artifacts"):
+        check_glob_count(getattr(scope, name), name)
+    for resource in scope.resources:
+        if not RESOURCE_RE.match(resource):
+            raise InvalidContent(
+                f"resource {resource!r} is not a name like port:5432, db:test, git-index or integration:main"
+            )
+    for shared in scope.shared:
+        _check_glob(shared.path, "shared")
+        if not is_real(shared.owner):
+            raise InvalidContent(f"shared path {shared.path!r} needs a real owner (e.g. lead), not {shared.owner!r}")
+    if kind == "implementation":
+        if scope.workspace not in WORKSPACES:
+            raise InvalidContent("an implementation task needs workspace 'current' or 'required'")
+        if not scope.writable:
+            raise InvalidContent("an implementation task needs at least one writable glob (e.g. src/a1/**)")
+    elif scope.writable or scope.workspace is not None:
+        raise OwnershipConflict(
+            f"a {kind} task is read-only for project files: drop workspace and writable globs, "
+            "and list the test outputs it may write under artifacts"
+        )
+    return scope
+
+
+def _globs(values: tuple[str, ...]) -> str:
+    return ", ".join(f"`{value}`" for value in values) or "none"
+
+
+def scope_lines(scope: Scope) -> list[str]:
+    shared = ", ".join(f"`{s.path}` (owner: {s.owner})" for s in scope.shared) or "none"
+    workspace = scope.workspace or "none (read-only task)"
+    block = [SCOPE_FENCE]
+    if scope.workspace is not None:
+        block.append(f"workspace: {quote(scope.workspace)}")
+    block += [
+        f"writable: {quote(list(scope.writable))}",
+        f"read_only: {quote(list(scope.read_only))}",
+        f"shared: {quote([{'path': s.path, 'owner': s.owner} for s in scope.shared])}",
+        f"artifacts: {quote(list(scope.artifacts))}",
+        *([f"resources: {quote(list(scope.resources))}"] if scope.resources else []),
+        "```",
+    ]
+    readable = [
+        f"{LIST_START}{workspace}",
+        f"- Writable: {_globs(scope.writable)}",
+        f"- Read-only: {_globs(scope.read_only)}",
+        f"- Shared: {shared}",
+        f"- Artifacts: {_globs(scope.artifacts)}",
+        *([f"- Resources: {_globs(scope.resources)}"] if scope.resources else []),
+        "",
+    ]
+    return ([scope.notes, ""] if scope.notes else []) + readable + block
+
+
+_SCOPE_KEYS = frozenset({"workspace", "writable", "read_only", "shared", "artifacts", "resources"})
+RESOURCE_RE = re.compile(r"^[a-z][a-z0-9-]*(?::[A-Za-z0-9._/@-]+)?\Z")
+
+
+def _strings(data: dict[object, object], key: str) -> tuple[str, ...]:
+    value = data.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise InvalidContent(f"handoff-scope {key} must be a list of glob strings; render the TASK again")
+    return tuple(value)
+
+
+def _shared_paths(data: dict[object, object]) -> tuple[SharedPath, ...]:
+    value = data.get("shared") or []
+    if not isinstance(value, list) or not all(
+        isinstance(item, dict) and isinstance(item.get("path"), str) and isinstance(item.get("owner"), str)
+        for item in value
+    ):
+        raise InvalidContent("handoff-scope shared must list {path, owner} strings; render the TASK again")
+    return tuple(SharedPath(item["path"], item["owner"]) for item in value)
+
+
+def scope_from(data: object, notes: str) -> Scope:
+    """A scope block's values, every one of the type the renderer writes (a hand edit can hold anything)."""
+    if not isinstance(data, dict) or not set(data) <= _SCOPE_KEYS:
+        raise InvalidContent(
+            "handoff-scope must map workspace, writable, read_only, shared, artifacts and resources only"
+        )
+    workspace = data.get("workspace")
+    if workspace is not None and not isinstance(workspace, str):
+        raise InvalidContent("handoff-scope workspace must be current or required")
+    return Scope(
+        workspace=workspace_of(workspace or ""),
+        writable=_strings(data, "writable"),
+        read_only=_strings(data, "read_only"),
+        shared=_shared_paths(data),
+        artifacts=_strings(data, "artifacts"),
+        notes=notes,
+        resources=_strings(data, "resources"),
+    )
+
+
+def read_scope(text: str) -> Scope | None:
+    """Only the ``handoff-scope`` block of a TASK, without parsing the rest (used for claims).
+
+    The renderer writes exactly one such block and refuses text that could open another, so a
+    file with none or several is not ours as rendered: its scope is unreadable (None).
+    """
+    opener = f"\n{SCOPE_FENCE}\n"
+    start = text.find(opener)
+    end = text.find("\n```", start + 1) if start >= 0 else -1
+    if end < 0 or text.count(opener) != 1:
+        return None
+    try:
+        return scope_from(load_yaml(text[start + len(SCOPE_FENCE) + 2 : end], "handoff-scope block"), "")
+    except InvalidContent:
+        return None
