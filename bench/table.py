@@ -10,7 +10,7 @@ TARGETS = {
     "create_task p50": "<= 5 ms",
     "status 10k": "<= 1 s, linear",
     "handoff-validate": "<= 80 ms",
-    "tools/list bytes": "lead <= 12288, executor <= 6144",
+    "tools/list bytes": "lead <= 16384, executor <= 6144",
     "search_history 50 MB": "<= 1 s, bounded memory",
     "http p50": "HTTP p50 <= 2x stdio",
     "board paint": "<= 1 s at 10,000 tasks",
