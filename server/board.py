@@ -145,11 +145,10 @@ def board_app(model: BoardModel, access: BoardAccess, changes: Changes, prefix: 
         async def stream() -> AsyncIterator[str]:
             yield f"data: {json.dumps({'version': model.version})}\n\n"
             while not await request.is_disconnected():
-                with anyio.move_on_after(15):  # a comment line keeps proxies from closing a quiet stream
+                with anyio.move_on_after(15) as quiet:  # never yield inside the scope: an async generator
                     await changes.wait()
-                    yield f"data: {json.dumps({'version': model.version})}\n\n"
-                    continue
-                yield ": idle\n\n"
+                # A comment line on a quiet stream keeps proxies from closing it.
+                yield ": idle\n\n" if quiet.cancelled_caught else f"data: {json.dumps({'version': model.version})}\n\n"
 
         return StreamingResponse(stream(), media_type="text/event-stream")
 
