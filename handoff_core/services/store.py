@@ -187,12 +187,13 @@ class Store:
             if problems := task_problems(text, ref.change, ref.session, ref.task):  # never publish a frozen refusal
                 raise InvalidContent(f"the TASK would not pass validation ({'; '.join(problems)}): rewrite that text")
             data = bounded(text.encode(), TASK_FILE)
+            # Everything that can fail runs before the publish: nothing after it may.
+            warnings = self._attempt_warnings(request, body) if request.retry_of is not None else ()
             task_fd = open_dir(round_fd, task_id, create=True)  # refuses case/Unicode collisions
             try:
                 publish(task_fd, TASK_FILE, data)
             finally:
                 os.close(task_fd)
-            warnings = self._attempt_warnings(request, body) if request.retry_of is not None else ()
             return StoredFile(ref, self.roots.task_dir(ref) / TASK_FILE, sha256(data), True, data.decode(), warnings)
         except BaseException:
             undo(sessions_fd, round_fd, session if new_round else None, task_id)
