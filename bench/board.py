@@ -7,7 +7,6 @@ with its counts on screen, at each tree size beside an empty tree (the floor), a
 from __future__ import annotations
 
 import shutil
-import socket
 import statistics
 import sys
 import time
@@ -17,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import uvicorn
 
 from bench.trees import generate, make_change
 from handoff_core.services.store import Store
 from server.board import BoardAccess, standalone
 from server.board_model import BoardModel
+from server.loopback import loopback_listener, served
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
@@ -37,17 +36,8 @@ async def _served(state_root: Path) -> AsyncIterator[tuple[str, BoardAccess, flo
     model.load()
     judged = time.perf_counter() - start
     access = BoardAccess()
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    server = uvicorn.Server(uvicorn.Config(standalone(model, access), log_level="warning", access_log=False))
-    async with anyio.create_task_group() as group:
-        group.start_soon(server.serve, [listener])
-        with anyio.fail_after(30):
-            while not server.started:
-                await anyio.sleep(0.005)
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}", access, judged
-        server.should_exit = True
+    async with served(standalone(model, access), loopback_listener(), start_timeout=30) as base:
+        yield base, access, judged
 
 
 async def _paint(browser: Any, base: str, access: BoardAccess) -> float:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,13 +11,13 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-import uvicorn
 from mcp import Client
 
 from handoff_core.services.store import Store
 from server.app import build_server
 from server.board import BoardAccess, standalone
 from server.board_model import BoardModel
+from server.loopback import loopback_listener, served
 from tests.conftest import implementation, review
 from tests.server.test_tools import call
 
@@ -50,17 +49,8 @@ async def board(store: Store) -> AsyncIterator[Board]:
     model = BoardModel(store.queries, 3)
     model.load()
     access = BoardAccess()
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    server = uvicorn.Server(uvicorn.Config(standalone(model, access), log_level="warning", access_log=False))
-    async with anyio.create_task_group() as group:
-        group.start_soon(server.serve, [listener])
-        with anyio.fail_after(10):  # a bounded wait for uvicorn's start-up
-            while not server.started:
-                await anyio.sleep(0.005)
-        yield Board(f"http://127.0.0.1:{listener.getsockname()[1]}", access)
-        server.should_exit = True
+    async with served(standalone(model, access), loopback_listener()) as base:
+        yield Board(base, access)
 
 
 @pytest.fixture

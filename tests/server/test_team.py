@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,7 +14,6 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-import uvicorn
 from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -25,6 +23,7 @@ from mcp.shared.subscriptions import ResourceUpdated
 from handoff_core.errors import ConfigError
 from handoff_core.services.tokens import lead_token, load_secret
 from server.config import Settings, TeamOptions
+from server.loopback import loopback_listener, served
 from server.team import Endpoint, team_app
 from tests.conftest import CHANGE
 from tests.server.test_interop import CLIENTS
@@ -59,19 +58,11 @@ class Team:
 
 @pytest.fixture
 async def team(project: Path, state_root: Path, secret_file: Path) -> AsyncIterator[Team]:
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
+    listener = loopback_listener()
     endpoint = Endpoint("127.0.0.1", listener.getsockname()[1])
     app = team_app(Settings("lead", project, state_root, secret_file), endpoint)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
-    async with anyio.create_task_group() as group:
-        group.start_soon(server.serve, [listener])
-        with anyio.fail_after(10):  # a bounded wait for uvicorn's start-up
-            while not server.started:
-                await anyio.sleep(0.005)
+    async with served(app, listener):
         yield Team(endpoint, lead_token(load_secret(secret_file), state_root), state_root)
-        server.should_exit = True
 
 
 async def dispatch(team: Team, **overrides: Any) -> dict[str, Any]:
