@@ -57,10 +57,13 @@ def repair_links(dir_fd: int, name: str) -> bool:
     repaired = False
     for other in os.listdir(dir_fd):
         if other.startswith(f".{name}.") and is_temp(other):
-            info = os.stat(other, dir_fd=dir_fd, follow_symlinks=False)
-            if (info.st_ino, info.st_dev) == (final.st_ino, final.st_dev):
-                os.unlink(other, dir_fd=dir_fd)
-                repaired = True
+            try:
+                info = os.stat(other, dir_fd=dir_fd, follow_symlinks=False)
+                if (info.st_ino, info.st_dev) == (final.st_ino, final.st_dev):
+                    os.unlink(other, dir_fd=dir_fd)
+                    repaired = True
+            except FileNotFoundError:
+                continue  # its own writer unlinked it after our listing (a publish in flight): nothing to do
     if repaired:
         os.fsync(dir_fd)
     return repaired

@@ -6,6 +6,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,6 +77,41 @@ def test_a_dangling_symlink_at_the_name_is_a_conflict_and_is_not_followed(tmp_pa
     finally:
         os.close(fd)
     assert not (tmp_path / "elsewhere").exists()
+
+
+WINNERS_TEMP = ".REPORT.md.0123456789abcdef.tmp"
+
+
+class WinnerUnlinksAfterTheListing:
+    """The winner's unlink of its temp name lands between a loser's listing and its stat."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+    def listdir(self, fd: int) -> list[str]:
+        names = os.listdir(fd)
+        if WINNERS_TEMP in names:
+            os.unlink(WINNERS_TEMP, dir_fd=fd)
+        return names
+
+
+@pytest.mark.parametrize("data", [b"first", b"second"])
+def test_a_loser_whose_repair_races_the_winners_own_unlink_still_settles(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes
+) -> None:
+    (tmp_path / "REPORT.md").write_bytes(b"first")
+    os.link(tmp_path / "REPORT.md", tmp_path / WINNERS_TEMP)  # the winner, between its link and unlink
+    monkeypatch.setattr(publish_module, "os", WinnerUnlinksAfterTheListing())
+    fd = _dir_fd(tmp_path)
+    try:
+        if data == b"first":
+            assert not publish(fd, "REPORT.md", data).created
+        else:
+            with pytest.raises(WriteConflict):
+                publish(fd, "REPORT.md", data)
+    finally:
+        os.close(fd)
+    assert os.listdir(tmp_path) == ["REPORT.md"]
 
 
 def _race(state_root: str, ref: str, index: int, barrier: object) -> str:
