@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from anyio.abc import TaskStatus
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -162,16 +163,33 @@ def board_app(model: BoardModel, access: BoardAccess, changes: Changes, prefix: 
     ]
 
 
-async def watch_board(model: BoardModel, changes: Changes, stop: anyio.Event) -> None:
-    """Re-judge each task a file event touches, then tell the open pages."""
-    from watchfiles import awatch
+async def watch_board(
+    model: BoardModel, changes: Changes, stop: anyio.Event, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+) -> None:
+    """Re-judge each task a file event touches, then tell the open pages.
+
+    Start it with ``group.start``: it reports started once its watches are in place and the tree
+    has been judged again behind them, so nothing written after that is missed. A new directory
+    (a round, a task) re-judges the whole tree: files written into it before its own watch was
+    added raise no event. Held verdicts keep that cheap.
+    """
+    from watchfiles import Change, awatch
 
     root = model.queries.roots.state_root
-    async for batch in awatch(root, stop_event=stop, debounce=200, step=20, recursive=True):
-        refs = {ref for _, path in batch if (ref := ref_of_path(root, Path(path))) is not None}
-        if refs:
+    ready = False
+    # Yielding on a quiet timeout is how the first pass learns the watches are in place.
+    batches = awatch(root, stop_event=stop, debounce=200, step=20, yield_on_timeout=True, rust_timeout=100)
+    async for batch in batches:
+        if not ready or any(kind == Change.added and Path(path).is_dir() for kind, path in batch):
+            await anyio.to_thread.run_sync(model.load)
+        elif refs := {ref for _, path in batch if (ref := ref_of_path(root, Path(path))) is not None}:
             await anyio.to_thread.run_sync(model.refresh, refs)
-            changes.bump()
+        else:
+            continue
+        if not ready:
+            ready = True
+            task_status.started()
+        changes.bump()
 
 
 def standalone(model: BoardModel, access: BoardAccess) -> Starlette:
@@ -184,7 +202,7 @@ def standalone(model: BoardModel, access: BoardAccess) -> Starlette:
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         stop = anyio.Event()
         async with anyio.create_task_group() as group:
-            group.start_soon(watch_board, model, changes, stop)
+            await group.start(watch_board, model, changes, stop)
             try:
                 yield
             finally:

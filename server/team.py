@@ -134,10 +134,9 @@ def team_app(settings: Settings, endpoint: Endpoint) -> Starlette:
         async with AsyncExitStack() as stack:
             for server in servers:
                 await stack.enter_async_context(server.session_manager.run())
-            await anyio.to_thread.run_sync(board.load)
             async with anyio.create_task_group() as group:
                 group.start_soon(arrivals.watch, stop)
-                group.start_soon(watch_board, board, board_changes, stop)
+                await group.start(watch_board, board, board_changes, stop)
                 try:
                     yield
                 finally:

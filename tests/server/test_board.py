@@ -15,7 +15,7 @@ from mcp import Client
 
 from handoff_core.services.store import Store
 from server.app import build_server
-from server.board import BoardAccess, standalone
+from server.board import BoardAccess, Changes, standalone, watch_board
 from server.board_model import BoardModel
 from server.loopback import loopback_listener, served
 from tests.conftest import implementation, review
@@ -82,6 +82,32 @@ async def test_the_login_link_works_once_and_nothing_else_opens_the_board(board:
         assert "script-src 'self'" in page.headers["content-security-policy"]
     async with httpx2.AsyncClient() as stranger:
         assert (await stranger.get(url)).status_code == 401  # spent
+
+
+async def test_a_task_written_before_the_watcher_started_is_on_the_board_once_it_has(store: Store) -> None:
+    model = BoardModel(store.queries, 3)
+    model.load()
+    store.create_task(implementation())  # after the first judgement, before any watch: no event
+    stop = anyio.Event()
+    async with anyio.create_task_group() as group:
+        with anyio.fail_after(10):  # a bounded wait for the watches to be in place
+            await group.start(watch_board, model, Changes(), stop)
+        stop.set()
+    assert model.summary()["total"] == 1
+
+
+async def test_a_task_in_a_new_round_written_right_after_start_up_reaches_the_board(board: Board, store: Store) -> None:
+    async with httpx2.AsyncClient() as http:
+        await http.get(board.login_url())
+        with anyio.fail_after(20):  # a bounded wait for the watcher's batch
+            async with http.stream("GET", f"{board.base}/board/events") as events:
+                lines = events.aiter_lines()
+                await anext(lines)  # the version now: the stream is open before the files appear
+                store.create_task(implementation())
+                while (await http.get(f"{board.base}/board/api/summary")).json()["total"] != 1:
+                    await anext(lines)
+        (change,) = (await http.get(f"{board.base}/board/api/summary")).json()["changes"]
+    assert change["counts"] == {"dispatched": 1}
 
 
 async def test_the_page_loads_with_the_token_and_is_refused_without(board: Board, browser: Any, store: Store) -> None:
