@@ -43,16 +43,14 @@ def ref_of_path(state_root: Path, path: Path) -> Ref | None:
 
 
 def _row(judged: tuple[TaskStatus, float], now: float) -> dict[str, Any]:
-    status, at = judged
+    status = judged[0]
     scope = status.scope
     return {
         "ref": str(status.ref),
         "kind": status.kind or "?",
         "state": status.label,
-        "age_seconds": round(status.age_seconds + (now - at), 1),
-        "returned_seconds": None
-        if status.closed_age_seconds is None
-        else round(status.closed_age_seconds + now - at, 1),
+        "age_seconds": status.age(now),
+        "returned_seconds": status.closed_age(now),
         "workspace": (scope.workspace or "") if scope else "",
         "writable": list(scope.writable) if scope else [],
         "claim": status.claim,

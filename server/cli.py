@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 
 from handoff_core import validator as validate_cli
@@ -130,10 +131,11 @@ def status(settings: Settings, change: str | None, session: str | None) -> int:
 
     store = Store(settings.state_root, settings.project_root, writer_cap=settings.writer_cap)
     tasks = store.queries.status(change, session)
+    now = time.time()
     table = Table("ref", "kind", "state", "age", "claim", "locator", "problems", title="handoff status")
     for task in tasks:
         problems = "; ".join(task.problems + tuple(f"temp {n}" for n in task.temp_files))
-        cells = [str(task.ref), task.kind or "?", task.label, _age(task.age_seconds), task.claim]
+        cells = [str(task.ref), task.kind or "?", task.label, _age(task.age(now)), task.claim]
         # Names come from the tree: shown as plain text (no rich markup), control characters spelled out.
         table.add_row(*(Text(visible(cell)) for cell in [*cells, "yes" if task.has_locator else "", problems]))
     console = Console(width=200)

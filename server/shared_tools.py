@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -85,13 +86,14 @@ def tools(services: Services) -> list[Tool]:
         else:
             tasks = queries.status(change or None, session or None)
         claims = [str(t.ref) for t in tasks if t.claims_writer]
+        now = time.time()
         return Status(
             tasks=[
                 TaskState(
                     ref=str(t.ref),
                     kind=t.kind or "",
                     state=t.label,
-                    age_seconds=t.age_seconds,
+                    age_seconds=t.age(now),
                     claim=t.claim,
                     has_locator=t.has_locator,
                     problems=[*t.problems, *t.notes, *(f"leftover temp file {n}" for n in t.temp_files)],

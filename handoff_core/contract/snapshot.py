@@ -10,10 +10,13 @@ from dataclasses import dataclass, field
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.layout import EntryKind
 
-__all__ = ["MISSING", "Entry", "Stamp", "TaskSnapshot"]
+__all__ = ["MISSING", "Entry", "Probe", "Stamp", "TaskSnapshot"]
 
 
 Stamp = tuple[int, int, int, int]  # (device, inode, size, mtime_ns): what a cached judgement is keyed on
+# A task directory's entry names, and per handoff file present (device, inode, mode, links, size,
+# mtime_ns, ctime_ns) from lstat: what a cached verdict on the whole directory is keyed on.
+Probe = tuple[tuple[str, ...], tuple[tuple[int, ...], ...]]
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,8 @@ class TaskSnapshot:
     task_found: bool = False
     task_entries: tuple[str, ...] = ()
     files: dict[str, Entry] = field(default_factory=dict)
+    probe: Probe | None = None  # taken before the files were read, when the caller asked for one
+    reused: bool = False  # the caller already holds a verdict for ``probe``: ``files`` was not read
 
     def file(self, name: str) -> Entry:
         return self.files.get(name, MISSING)

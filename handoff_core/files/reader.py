@@ -9,13 +9,14 @@ import errno
 import os
 import stat
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
+from functools import partial
 from pathlib import Path
 
 from handoff_core.contract.change import MONTH_RE, ChangeFacts, read_outcome
-from handoff_core.contract.snapshot import MISSING, Entry, Stamp, TaskSnapshot
+from handoff_core.contract.snapshot import MISSING, Entry, Probe, Stamp, TaskSnapshot
 from handoff_core.errors import ChangeNotFound, HandoffError, UnsafePath
 from handoff_core.files.paths import check_name, entry_mode, open_dir, open_root, read_open
 from handoff_core.layout import ARCHIVE, CHANGES, HANDOFF_FILES, MAX_FILE_BYTES, SESSIONS, EntryKind, Location
@@ -23,6 +24,8 @@ from handoff_core.layout import ARCHIVE, CHANGES, HANDOFF_FILES, MAX_FILE_BYTES,
 __all__ = ["locate_change", "read_change_snapshots", "read_entry", "read_snapshot", "shown_name", "stamp_of"]
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+# Asked per task before its files are read: does the caller already hold a verdict for this probe?
+Reuse = Callable[[ChangeFacts, str, str, int, Probe], bool]
 
 
 def _kind(mode: int) -> EntryKind:
@@ -117,10 +120,23 @@ def number_counts(entries: list[str]) -> Counter[str]:
     return Counter(name.split("-", 1)[0] for name in entries)
 
 
+def _probe(fd: int, names: list[str], files: tuple[str, ...]) -> Probe:
+    infos = [os.stat(name, dir_fd=fd, follow_symlinks=False) for name in files if name in names]
+    stamps = tuple((i.st_dev, i.st_ino, i.st_mode, i.st_nlink, i.st_size, i.st_mtime_ns, i.st_ctime_ns) for i in infos)
+    return tuple(sorted(names)), stamps
+
+
 def _read_task_dir(
-    round_fd: int, task: str, files: tuple[str, ...] = HANDOFF_FILES, unless: tuple[str, ...] = ()
-) -> tuple[tuple[str, ...], dict[str, Entry]] | None:
-    """Entries and files of one task directory; None when it is not a directory or holds a name in ``unless``."""
+    round_fd: int,
+    task: str,
+    files: tuple[str, ...] = HANDOFF_FILES,
+    unless: tuple[str, ...] = (),
+    known: Callable[[Probe], bool] | None = None,
+) -> tuple[tuple[str, ...], dict[str, Entry], Probe | None, bool] | None:
+    """Entries and files of one task directory; None when it is not a directory or holds a name in ``unless``.
+
+    With ``known`` (a test on the probe), files are not read when it holds: the caller has their verdict.
+    """
     try:
         fd = open_dir(round_fd, task)
     except NotADirectoryError:
@@ -129,7 +145,12 @@ def _read_task_dir(
         names = os.listdir(fd)
         if unless and not set(unless).isdisjoint(names):
             return None
-        return tuple(sorted(names)), {name: read_entry(fd, name) for name in files if name in names}
+        probe = None
+        if known is not None:
+            probe = _probe(fd, names, files)
+            if known(probe):
+                return probe[0], {}, probe, True
+        return tuple(sorted(names)), {name: read_entry(fd, name) for name in files if name in names}, probe, False
     finally:
         os.close(fd)
 
@@ -141,8 +162,17 @@ def read_change_snapshots(
     *,
     files: tuple[str, ...] = HANDOFF_FILES,
     unless: tuple[str, ...] = (),
+    reuse: Reuse | None = None,
+    readers: int = 2,
 ) -> Iterator[tuple[str, str, TaskSnapshot]]:
-    """Every task of an active change (or of one round of it) in one walk: ``(session, task, tree)``."""
+    """Every task of an active change (or of one round of it) in one walk: ``(session, task, tree)``.
+
+    With ``reuse``, each task directory is probed first and its files are read only when the caller
+    holds no verdict for the probe (the snapshot then says ``reused``). Reading files is system calls
+    that free the GIL: ``readers`` threads run ahead while the caller judges. A walk that will mostly
+    stat cached inodes should pass 0: there threads only contend for the GIL (measured at 10,000
+    tasks: 0.29 s with two readers, 0.15 s inline; from a cold disk cache 2.3 s and 3.1 s).
+    """
     with locate_change(root, change) as (facts, change_fd), ExitStack() as stack:
         if facts.location != "active":
             return
@@ -154,17 +184,25 @@ def read_change_snapshots(
 
         def read_round(name: str) -> list[tuple[str, str, TaskSnapshot]]:
             # Names are shown escaped where they are not UTF-8; such ids fail validation by name anyway.
-            found = _read_round(sessions_fd, name, facts, files, unless)
+            found = _read_round(sessions_fd, name, facts, files, unless, reuse)
             return [(shown_name(name), shown_name(task), tree) for task, tree in found]
 
-        # Reading is system calls (the GIL is free): two readers run ahead while the caller judges.
-        with ThreadPoolExecutor(max_workers=2) as pool:
+        if not readers:
+            for name in rounds:
+                yield from read_round(name)
+            return
+        with ThreadPoolExecutor(max_workers=readers) as pool:
             for trees in pool.map(read_round, rounds):
                 yield from trees
 
 
 def _read_round(
-    sessions_fd: int, name: str, facts: ChangeFacts, files: tuple[str, ...], unless: tuple[str, ...]
+    sessions_fd: int,
+    name: str,
+    facts: ChangeFacts,
+    files: tuple[str, ...],
+    unless: tuple[str, ...],
+    reuse: Reuse | None,
 ) -> Iterator[tuple[str, TaskSnapshot]]:
     round_fd = open_dir(sessions_fd, name)
     try:
@@ -172,13 +210,14 @@ def _read_round(
         counts = number_counts(entries)
         for task in entries:
             same = counts[task.split("-", 1)[0]]
+            known = None if reuse is None else partial(reuse, facts, shown_name(name), shown_name(task), same)
             try:
-                read = _read_task_dir(round_fd, task, files, unless)
+                read = _read_task_dir(round_fd, task, files, unless, known)
             except UnsafePath as exc:
                 yield task, TaskSnapshot(facts, (exc.message,), same, True)
                 continue
             if read is not None:
-                yield task, TaskSnapshot(facts, (), same, True, read[0], read[1])
+                yield task, TaskSnapshot(facts, (), same, True, *read)
     finally:
         os.close(round_fd)
 
@@ -198,7 +237,7 @@ def read_snapshot(root: Path, change: str, session: str, task: str) -> TaskSnaps
                 read = _read_task_dir(round_fd, task) if _exists_dir(round_fd, task) else None
                 if read is None:
                     return TaskSnapshot(facts, (), same, task_found=False)
-                return TaskSnapshot(facts, (), same, True, read[0], read[1])
+                return TaskSnapshot(facts, (), same, True, *read)
     except HandoffError as exc:
         return TaskSnapshot(facts, (exc.message,))
     except OSError as exc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import time
+from functools import partial
 
 from handoff_core.contract.ids import Ref, check_change, check_round, is_change_id
 from handoff_core.contract.snapshot import TaskSnapshot
@@ -21,15 +22,17 @@ from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256
 from handoff_core.layout import CHANGES, CLOSING_FILES, TASK_FILE
 from handoff_core.services.claims import ClaimIndex
 from handoff_core.services.ownership import Claim
-from handoff_core.services.status import TaskStatus, task_status, with_writers_since
+from handoff_core.services.status import TaskStatus, with_writers_since
+from handoff_core.services.verdicts import Verdicts
 
 __all__ = ["Queries"]
 
 
 class Queries:
-    def __init__(self, roots: Roots) -> None:
+    def __init__(self, roots: Roots, verdicts: Verdicts | None = None) -> None:
         self.roots = roots
         self._claims = ClaimIndex()
+        self._verdicts = verdicts if verdicts is not None else Verdicts()
 
     @translated
     def read_task(self, ref: Ref) -> tuple[Task, StoredFile]:
@@ -99,11 +102,16 @@ class Queries:
         """Every task's derived state, for one change (and round) or all active changes."""
         if session is not None:
             check_round(session)
-        now = time.time()
+        began = time.time_ns()
         found: list[TaskStatus] = []
         for name in [check_change(change)] if change else self.changes():
-            for round_id, task, snapshot in read_change_snapshots(self.roots.state_root, name, session):
-                found.append(task_status(Ref(name, round_id, task), snapshot, now))
+            readers = 0 if self._verdicts else 2  # held verdicts: the walk is mostly stat calls
+            walk = read_change_snapshots(
+                self.roots.state_root, name, session, reuse=self._verdicts.holds, readers=readers
+            )
+            for round_id, task, snapshot in walk:
+                ref = Ref(name, round_id, task)
+                found.append(self._verdicts.judge(ref, snapshot, began, partial(self.snapshot, ref)))
         return with_writers_since(found)
 
     def claims(self) -> list[Claim]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, replace
 from typing import cast
 
@@ -36,16 +35,23 @@ class TaskStatus:
     kind: Kind | None
     state: TaskState
     report_status: str | None  # the REPORT's Status line when state is "returned"
-    age_seconds: float
     scope: Scope | None
     has_locator: bool
     temp_files: tuple[str, ...]
     problems: tuple[str, ...]
     outstanding: bool  # TASK present, no REPORT, no RELEASE
-    closed_age_seconds: float | None = None  # since the REPORT (or RELEASE) was written
     notes: tuple[str, ...] = ()  # flags that are not validation problems (e.g. a REPORT after a RELEASE)
     dispatched_at: float = 0.0  # TASK.md's mtime
     released_at: float | None = None  # RELEASE.md's mtime
+    closed_at: float | None = None  # the mtime of the REPORT (or RELEASE) that closed it
+
+    def age(self, now: float) -> float:
+        """Seconds since the TASK was dispatched (0 when there is no TASK file)."""
+        return round(max(0.0, now - self.dispatched_at), 1) if self.dispatched_at else 0.0
+
+    def closed_age(self, now: float) -> float | None:
+        """Seconds since the REPORT (or RELEASE) closed it; None while it is open."""
+        return None if self.closed_at is None else round(max(0.0, now - self.closed_at), 1)
 
     @property
     def claims_writer(self) -> bool:
@@ -98,7 +104,7 @@ def task_kind_and_scope(data: bytes | None) -> tuple[Kind | None, Scope | None]:
     return (cast(Kind, kind) if kind in KINDS else None), read_scope(text)
 
 
-def task_status(ref: Ref, snapshot: TaskSnapshot, now: float | None = None) -> TaskStatus:
+def task_status(ref: Ref, snapshot: TaskSnapshot) -> TaskStatus:
     task_entry = snapshot.file(TASK_FILE)
     stage = "return" if snapshot.file(REPORT_FILE).kind != "missing" else "dispatch"
     verdict = check_handoff(lambda: snapshot, stage, ref.change, ref.session, ref.task)
@@ -110,23 +116,20 @@ def task_status(ref: Ref, snapshot: TaskSnapshot, now: float | None = None) -> T
     release = snapshot.file(RELEASE_FILE)
     if release.kind != "missing" and not closes_claim(release, RELEASE_FILE, ref.session, ref.task):
         problems += ("RELEASE.md is not this task's release evidence: the writer claim stands",)
-    age = max(0.0, (now or time.time()) - task_entry.mtime) if task_entry.kind == "file" else 0.0
     state, report_status = _state(snapshot, problems)
     closing = next((snapshot.file(n) for n in CLOSING_FILES if snapshot.file(n).kind == "file"), None)
-    moment = now or time.time()
     return TaskStatus(
         ref=ref,
         kind=kind,
         state=state,
         report_status=report_status,
-        age_seconds=round(age, 1),
         scope=scope,
         has_locator=snapshot.file(LOCATOR_FILE).kind != "missing",
         temp_files=tuple(name for name in snapshot.task_entries if is_temp(name)),
         problems=problems,
-        closed_age_seconds=round(max(0.0, moment - closing.mtime), 1) if closing is not None else None,
+        closed_at=closing.mtime if closing is not None else None,
         notes=(LATE_REPORT,) if _late(snapshot) else (),
-        dispatched_at=task_entry.mtime,
+        dispatched_at=task_entry.mtime if task_entry.kind == "file" else 0.0,
         released_at=_mtime(snapshot.file(RELEASE_FILE)),
         outstanding=task_entry.kind != "missing"
         and not any(closes_claim(snapshot.file(n), n, ref.session, ref.task) for n in CLOSING_FILES),
