@@ -1,22 +1,57 @@
-"""How status and whole-tree validation grow with the tree: time and peak RSS, each in a fresh process."""
+"""How status and whole-tree validation grow with the tree: time and peak RSS, each in a fresh process.
+
+``status`` is a fresh process's first answer (cold); ``status_warm`` is a server that has answered
+once, alternated in one process with the floor: a bare walk (open, list, lstat) of the same tree.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import resource
 import statistics
 import sys
 import time
 from pathlib import Path
 
-from bench.stats import child_runs
+from bench.stats import child_runs, timed
 from bench.trees import CHANGE, generate
 from handoff_core.contract.ids import Ref
 from handoff_core.services.store import Store
+from handoff_core.services.verdicts import SETTLE_SECONDS
+
+
+def bare_walk(state_root: Path) -> int:
+    """The floor under a warm status: every task directory opened and listed, every entry lstat'ed."""
+    found = 0
+    for sessions in state_root.glob("specdev/changes/*/sessions"):
+        with os.scandir(sessions) as rounds:
+            for round_entry in rounds:
+                round_fd = os.open(round_entry.path, os.O_RDONLY | os.O_DIRECTORY)
+                for task in os.listdir(round_fd):
+                    fd = os.open(task, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=round_fd)
+                    found += sum(1 for name in os.listdir(fd) if os.stat(name, dir_fd=fd, follow_symlinks=False))
+                    os.close(fd)
+                os.close(round_fd)
+    return found
+
+
+def warm_child(state_root: Path, rounds: int = 7) -> None:
+    store = Store(state_root)
+    count = len(store.queries.status())
+    warm, floor = [], []
+    for _ in range(rounds):  # alternated, so drift on the shared disk touches both alike
+        floor.append(timed(lambda: bare_walk(state_root)))
+        warm.append(timed(store.queries.status))
+    figures = {"seconds": statistics.median(warm), "floor_seconds": statistics.median(floor), "count": count}
+    print(json.dumps({**figures, "held": store.queries.held_verdicts, "peak_rss_mb": round(peak_rss_kb() / 1024, 1)}))
 
 
 def child(state_root: str, what: str) -> None:
     """Run one measurement and print its figures (called as ``python -m bench.scaling``)."""
+    if what == "status_warm":
+        warm_child(Path(state_root))
+        return
     store = Store(Path(state_root))
     start = time.perf_counter()
     if what == "status":
@@ -43,11 +78,15 @@ def _stage(store: Store, ref: Ref) -> str:
 
 def measure(state_root: Path, what: str, repeats: int) -> dict[str, float]:
     runs = child_runs("bench.scaling", [str(state_root), what], repeats)
-    return {
+    figures = {
         "seconds_median": round(statistics.median(r["seconds"] for r in runs), 4),
         "seconds_min": round(min(r["seconds"] for r in runs), 4),
         "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
     }
+    if what == "status_warm":
+        figures["floor_seconds_median"] = round(statistics.median(r["floor_seconds"] for r in runs), 4)
+        figures["held_of_tasks"] = f"{min(r['held'] for r in runs)}/{runs[0]['count']}"
+    return figures
 
 
 def run(workdir: Path, sizes: list[int], repeats: int) -> dict[str, object]:
@@ -55,10 +94,14 @@ def run(workdir: Path, sizes: list[int], repeats: int) -> dict[str, object]:
     for size in sizes:
         state_root = workdir / f"tree-{size}"
         generate(state_root, size)
+        written = time.monotonic()
         result[str(size)] = {
             "status": measure(state_root, "status", repeats),
             "validate_all": measure(state_root, "validate", repeats),
         }
+        # A verdict is held once its files are older than the settle time: a server's usual case.
+        time.sleep(max(0.0, SETTLE_SECONDS + 0.1 - (time.monotonic() - written)))
+        result[str(size)]["status_warm"] = measure(state_root, "status_warm", repeats)
     for what in ("status", "validate_all"):
         first, last = (result[str(s)][what]["seconds_median"] for s in (sizes[0], sizes[-1]))  # type: ignore[index]
         result[f"growth_{what}_{sizes[0]}_to_{sizes[-1]}"] = round(last / first, 2)

@@ -9,6 +9,7 @@ TARGETS = {
     "mcp overhead p50": "<= 1 ms",
     "create_task p50": "<= 5 ms",
     "status 10k": "<= 1 s, linear",
+    "status warm 10k": "<= 100 ms (issue: warm)",
     "handoff-validate": "<= 80 ms",
     "tools/list bytes": "lead <= 16384, executor <= 6144",
     "search_history 50 MB": "<= 1 s, bounded memory",
@@ -72,10 +73,13 @@ def _scaling(s: dict[str, Any]) -> list[str]:
     for size, figures in s.items():
         if isinstance(figures, dict):
             for what, f in figures.items():
-                target = TARGETS["status 10k"] if (size, what) == ("10000", "status") else ""
-                rows.append(
-                    _row(f"{what} @ {size} tasks", f"{f['seconds_median']} s, peak {f['peak_rss_mb']} MB", target)
-                )
+                target = {"status": TARGETS["status 10k"], "status_warm": TARGETS["status warm 10k"]}
+                value = f"{f['seconds_median']} s, peak {f['peak_rss_mb']} MB"
+                if what == "status_warm":
+                    ratio = f["seconds_median"] / f["floor_seconds_median"]
+                    value = f"{f['seconds_median']} s, floor {f['floor_seconds_median']} s ({ratio:.1f}x)"
+                    value += f", held {f['held_of_tasks']}"
+                rows.append(_row(f"{what} @ {size} tasks", value, target.get(what, "") if size == "10000" else ""))
         else:
             rows.append(_row(size, str(figures)))
     return rows

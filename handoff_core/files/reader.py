@@ -41,7 +41,10 @@ def stamp_of(info: os.stat_result) -> Stamp:
 
 
 def shown_name(name: str) -> str:
-    """A directory name fit to show and serialise: bytes that are not UTF-8 are escaped."""
+    """A directory name fit to show and serialise: bytes that are not UTF-8 are escaped.
+
+    Such an id fails validation by name anyway; escaping keeps it printable in the meantime.
+    """
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
@@ -183,9 +186,8 @@ def read_change_snapshots(
         rounds = [name for name in rounds if _exists_dir(sessions_fd, name)]
 
         def read_round(name: str) -> list[tuple[str, str, TaskSnapshot]]:
-            # Names are shown escaped where they are not UTF-8; such ids fail validation by name anyway.
-            found = _read_round(sessions_fd, name, facts, files, unless, reuse)
-            return [(shown_name(name), shown_name(task), tree) for task, tree in found]
+            shown = shown_name(name)
+            return [(shown, task, tree) for task, tree in _read_round(sessions_fd, name, facts, files, unless, reuse)]
 
         if not readers:
             for name in rounds:
@@ -204,20 +206,22 @@ def _read_round(
     unless: tuple[str, ...],
     reuse: Reuse | None,
 ) -> Iterator[tuple[str, TaskSnapshot]]:
+    """``(task, tree)`` per task directory of one round, the task's name shown (see ``shown_name``)."""
     round_fd = open_dir(sessions_fd, name)
+    session = shown_name(name)
     try:
         entries = sorted(os.listdir(round_fd))
         counts = number_counts(entries)
         for task in entries:
-            same = counts[task.split("-", 1)[0]]
-            known = None if reuse is None else partial(reuse, facts, shown_name(name), shown_name(task), same)
+            same, shown = counts[task.split("-", 1)[0]], shown_name(task)
+            known = None if reuse is None else partial(reuse, facts, session, shown, same)
             try:
                 read = _read_task_dir(round_fd, task, files, unless, known)
             except UnsafePath as exc:
-                yield task, TaskSnapshot(facts, (exc.message,), same, True)
+                yield shown, TaskSnapshot(facts, (exc.message,), same, True)
                 continue
             if read is not None:
-                yield task, TaskSnapshot(facts, (), same, True, *read)
+                yield shown, TaskSnapshot(facts, (), same, True, *read)
     finally:
         os.close(round_fd)
 

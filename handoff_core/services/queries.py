@@ -34,6 +34,11 @@ class Queries:
         self._claims = ClaimIndex()
         self._verdicts = verdicts if verdicts is not None else Verdicts()
 
+    @property
+    def held_verdicts(self) -> int:
+        """How many task directories a warm status would not read again (for the benchmark)."""
+        return len(self._verdicts)
+
     @translated
     def read_task(self, ref: Ref) -> tuple[Task, StoredFile]:
         data = self.read_file(ref, TASK_FILE)

@@ -21,7 +21,9 @@ from handoff_core.contract.ids import Ref
 from handoff_core.contract.snapshot import Probe, TaskSnapshot
 from handoff_core.services.status import TaskStatus, task_status
 
-__all__ = ["Verdicts"]
+__all__ = ["SETTLE_SECONDS", "Verdicts"]
+
+SETTLE_SECONDS = 2.0  # above any file system's timestamp granularity (FAT: 2 s; ext4, xfs: one clock tick)
 
 _Place = tuple[str, str, str]
 _Key = tuple[ChangeFacts, int, Probe]
@@ -34,14 +36,14 @@ class _Held:
 
 
 class Verdicts:
-    def __init__(self, settle_seconds: float = 2.0) -> None:
+    def __init__(self, settle_seconds: float = SETTLE_SECONDS) -> None:
         self._settle_ns = int(settle_seconds * 1e9)
         self._held: dict[_Place, _Held] = {}
 
     def holds(self, facts: ChangeFacts, session: str, task: str, same: int, probe: Probe) -> bool:
         """Whether a verdict is held for exactly this probe (called by the reader, per task)."""
         held = self._held.get((facts.change, session, task))
-        return held is not None and held.key == (facts, same, probe)
+        return held is not None and held.key[1:] == (same, probe) and held.key[0] == facts
 
     def judge(self, ref: Ref, snapshot: TaskSnapshot, began_ns: int, reread: Callable[[], TaskSnapshot]) -> TaskStatus:
         """The task's status: the held verdict when the snapshot reused it, else judged (and kept if settled)."""
