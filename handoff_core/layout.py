@@ -27,6 +27,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "OUTCOMES",
     "READABLE_FILES",
+    "RECENT_ARRIVAL_SECONDS",
     "RELEASE_FILE",
     "RELEASE_KINDS",
     "REPORT_FILE",
@@ -37,6 +38,8 @@ __all__ = [
     "REPORT_WORK",
     "SESSIONS",
     "STAGES",
+    "STATUS_PAGE_BYTES",
+    "STATUS_VIEWS",
     "TASK_FILE",
     "TASK_SECTIONS",
     "WORKSPACES",
@@ -47,6 +50,7 @@ __all__ = [
     "ReleaseKind",
     "ReportStatus",
     "Stage",
+    "StatusView",
     "TaskState",
     "Workspace",
     "focused_length_ok",
@@ -113,6 +117,8 @@ Outcome = Literal["active", "completed", "cancelled"]
 Location = Literal["active", "archived"]
 EntryKind = Literal["file", "dir", "symlink", "other", "missing"]
 TaskState = Literal["incomplete", "dispatched", "returned", "released", "invalid"]
+# What a status reply lists: the tasks that need the Lead (the default), all, or those in one state.
+StatusView = Literal["needs_lead", "all", "incomplete", "dispatched", "returned", "released", "invalid"]
 
 KINDS: Final[tuple[Kind, ...]] = get_args(Kind)
 WORKSPACES: Final[tuple[Workspace, ...]] = get_args(Workspace)
@@ -120,9 +126,14 @@ REPORT_STATUSES: Final[tuple[ReportStatus, ...]] = get_args(ReportStatus)
 RELEASE_KINDS: Final[tuple[ReleaseKind, ...]] = get_args(ReleaseKind)
 STAGES: Final[tuple[Stage, ...]] = get_args(Stage)
 OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
+STATUS_VIEWS: Final[tuple[StatusView, ...]] = get_args(StatusView)
 LOCATIONS: Final[tuple[Location, ...]] = get_args(Location)
 
 DEFAULT_WRITER_CAP: Final = 3
+# A status page's tasks stop short of this many bytes of JSON, so the whole reply stays under 25 KB
+# (Claude Code cuts a tool result at 25,000 tokens by default).
+STATUS_PAGE_BYTES: Final = 20_000
+RECENT_ARRIVAL_SECONDS: Final = 24 * 3600  # a REPORT or RELEASE this recent still needs the Lead's eye
 
 # One size limit for every handoff file: refused on input, and the same bound on every read (a
 # larger file on disk is reported as too large, never judged by a prefix).

@@ -27,7 +27,7 @@ def shared(services: Services) -> list[Tool]:
     store, queries = services.store, services.queries
 
     def read_handoff(ref: RefArg) -> Handoff:
-        """A task's REPORT, focused handoff first; untrusted text with provenance."""
+        """A task's REPORT as untrusted text, focused handoff first."""
         view = report_view.read_handoff(queries, services.in_scope(parse_ref(ref)))
         rest = "\n\n".join(f"## {name}\n{text}" for name, text in view.sections.items())
         return Handoff(

@@ -89,7 +89,9 @@ class TaskState(Wire):
 
 
 class Status(Wire):
+    counts: dict[str, int]
     tasks: list[TaskState]
+    next_cursor: str = ""
     free_writer_slots: int
     state_root: str
     external: list[str] = []  # external-web dispatches (the Lead's view)

@@ -28,9 +28,11 @@ __all__ = ["CREATE", "READ_ONLY", "WRITE_ONCE", "HandoffTool", "tool", "tool_err
 
 # For a read-only tool the destructive and idempotent hints carry no meaning (MCP spec).
 # Hints at their spec default are left out: readOnlyHint false, idempotentHint false.
-READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-CREATE = ToolAnnotations(destructive_hint=False, open_world_hint=False)
-WRITE_ONCE = ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# open_world_hint stays unset: every byte of tools/list is paid in each agent's context, and the
+# executor's 6 KB buys a paged status instead. Unset reads as "may reach outside": the cautious side.
+READ_ONLY = ToolAnnotations(read_only_hint=True)
+CREATE = ToolAnnotations(destructive_hint=False)
+WRITE_ONCE = ToolAnnotations(destructive_hint=False, idempotent_hint=True)
 
 
 def _argument_problems(error: ValidationError) -> str:

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from typing import Annotated, Literal
 
+import pydantic_core
 from mcp.server.mcpserver.tools import Tool
 from pydantic import Field
 
@@ -13,6 +14,8 @@ from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.report import Report, first_sentence, focused_problem, summary_line
 from handoff_core.layout import REPORT_FILE
 from handoff_core.services.exchange import external_dispatches
+from handoff_core.services.status import TaskStatus
+from handoff_core.services.status_page import page_status
 from server.models import ReportWritten, Status, TaskState, TaskView, Validation
 from server.params import RefArg
 from server.registration import READ_ONLY, WRITE_ONCE, tool
@@ -67,7 +70,7 @@ def tools(services: Services) -> list[Tool]:
         )
 
     def validate_handoff(ref: RefArg, stage: Literal["dispatch", "return"]) -> Validation:
-        """Check a task's files for the dispatch or the return stage."""
+        """Validate a task's files at a stage."""
         verdict = queries.validate(services.in_scope(parse_ref(ref)), stage)
         return Validation(
             ok=verdict.ok,
@@ -79,27 +82,21 @@ def tools(services: Services) -> list[Tool]:
     def handoff_status(
         change: Annotated[str, Field(description="default: all active")] = "",
         session: Annotated[str, Field(description="a round of it")] = "",
+        view: Annotated[str, Field(description="needs_lead (default), all, a state or next_cursor")] = "",
     ) -> Status:
-        """Each task's state and claim, and free writer slots."""
+        """State counts, a page of tasks (default: needing the Lead), free writer slots."""
         if (scope := TASK_SCOPE.get()) is not None:  # a task's session sees its own task only
             tasks = [t for t in queries.status(scope.change, scope.session) if t.ref == scope]
+            view = "all"
         else:
             tasks = queries.status(change or None, session or None)
-        claims = [str(t.ref) for t in tasks if t.claims_writer]
         now = time.time()
+        page = page_status(tasks, view or "needs_lead", now=now, size=lambda t: _sent_bytes(_task_state(t, now)))
+        claims = [t for t in tasks if t.claims_writer]
         return Status(
-            tasks=[
-                TaskState(
-                    ref=str(t.ref),
-                    kind=t.kind or "",
-                    state=t.label,
-                    age_seconds=t.age(now),
-                    claim=t.claim,
-                    has_locator=t.has_locator,
-                    problems=[*t.problems, *t.notes, *(f"leftover temp file {n}" for n in t.temp_files)],
-                )
-                for t in tasks
-            ],
+            counts=page.counts,
+            tasks=[_task_state(t, now) for t in page.tasks],
+            next_cursor=page.next_cursor,
             free_writer_slots=max(0, services.settings.writer_cap - len(claims)),
             state_root=str(services.settings.state_root),
             external=[] if TASK_SCOPE.get() else external_dispatches(Path(services.settings.project_root)),
@@ -111,3 +108,21 @@ def tools(services: Services) -> list[Tool]:
         tool(validate_handoff, READ_ONLY),
         tool(handoff_status, READ_ONLY),
     ]
+
+
+def _task_state(t: TaskStatus, now: float) -> TaskState:
+    return TaskState(
+        ref=str(t.ref),
+        kind=t.kind or "",
+        state=t.label,
+        age_seconds=t.age(now),
+        claim=t.claim,
+        has_locator=t.has_locator,
+        problems=[*t.problems, *t.notes, *(f"leftover temp file {n}" for n in t.temp_files)],
+    )
+
+
+def _sent_bytes(row: TaskState) -> int:
+    """A row's bytes in the reply's text: the SDK prints it with indent 2, nested two levels deep."""
+    text = pydantic_core.to_json(row, indent=2)
+    return len(text) + 4 * (text.count(b"\n") + 1) + 2

@@ -45,7 +45,7 @@ async def test_an_executor_cannot_call_a_lead_tool(executor: Client) -> None:
 async def test_read_only_tools_say_so_and_nothing_is_destructive(lead: Client) -> None:
     for tool in (await lead.list_tools()).tools:
         assert tool.annotations is not None
-        assert tool.annotations.open_world_hint is False
+        assert tool.annotations.open_world_hint is None  # left to its cautious default (see registration)
         # destructiveHint only means something when readOnlyHint is false (MCP spec); writers never overwrite
         assert tool.annotations.read_only_hint or tool.annotations.destructive_hint is False
         assert bool(tool.annotations.read_only_hint) is (

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from bench.trees import generate
 from handoff_core.files.reader import read_snapshot
 from tests.conftest import CHANGE, make_change
 from tests.core.files.test_archives import zip_of
@@ -107,6 +108,26 @@ async def test_status_shows_writer_claims_and_free_slots(lead: Client) -> None:
     assert [t["claim"] for t in status["tasks"] if t["ref"] == created["ref"]] == ["current: src/a1/**"]
     assert status["free_writer_slots"] == 2
     assert status["tasks"][0]["state"] == "dispatched"
+
+
+async def test_status_at_two_thousand_tasks_fits_in_25_kb_and_pages_through_every_task_once(
+    lead: Client, state_root: Path
+) -> None:
+    generate(state_root, 2000)  # every third returned, the rest dispatched (outstanding)
+    status = await call(lead, "handoff_status")
+    assert status["counts"] == {"dispatched": 1333, "returned:completed": 667}
+    seen: list[str] = []
+    view = "all"
+    for _ in range(2000):  # bounded: a page holds at least one task
+        result = await lead.call_tool("handoff_status", {"view": view})
+        assert len(result.content[0].text.encode()) <= 25_000  # type: ignore[union-attr]
+        page = result.structured_content
+        assert page is not None
+        seen += [t["ref"] for t in page["tasks"]]
+        if not (view := page["next_cursor"]):
+            break
+    assert len(seen) == len(set(seen)) == 2000
+    assert await refused(lead, "handoff_status", view="all|forged") == "invalid_input"
 
 
 async def test_locator_capture_and_release_tools_publish_their_files(lead: Client) -> None:

@@ -1,0 +1,83 @@
+"""One page of a status reply: counts for the whole selection, then the tasks a view asks for, cut
+to a byte budget, with a cursor to the rest.
+
+A view is ``needs_lead`` (outstanding, with problems or notes, or closed within
+``RECENT_ARRIVAL_SECONDS``), ``all``, or one state. A cursor is ``<view>|<change/session/task>`` of
+the last task shown and is passed back in place of the view: the next page starts after that
+task, so paging a view returns each of its tasks exactly once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from handoff_core.contract.ids import parse_ref
+from handoff_core.errors import HandoffError, InvalidInput
+from handoff_core.layout import RECENT_ARRIVAL_SECONDS, STATUS_PAGE_BYTES, STATUS_VIEWS, StatusView
+from handoff_core.services.status import TaskStatus
+
+__all__ = ["StatusPage", "needs_lead", "page_status"]
+
+_Place = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class StatusPage:
+    tasks: list[TaskStatus]
+    counts: dict[str, int]  # by label (``returned:completed``), over every task asked about
+    next_cursor: str  # empty on the last page
+
+
+def needs_lead(status: TaskStatus, now: float) -> bool:
+    recent = status.closed_at is not None and now - status.closed_at < RECENT_ARRIVAL_SECONDS
+    return status.outstanding or recent or bool(status.problems or status.notes or status.temp_files)
+
+
+def _place(status: TaskStatus) -> _Place:
+    return status.ref.change, status.ref.session, status.ref.task
+
+
+def _read_view(view: str) -> tuple[StatusView, _Place | None]:
+    """A view name, or a cursor: the view it pages and the task it stopped after."""
+    named, bar, ref = view.partition("|")
+    if named not in STATUS_VIEWS:
+        raise InvalidInput(f"view {view!r} is unknown: pass one of {', '.join(STATUS_VIEWS)}, or a next_cursor")
+    if not bar:
+        return named, None
+    try:
+        after = parse_ref(ref)
+    except HandoffError:
+        raise InvalidInput(f"cursor {view!r} is not one handoff_status returned: start again from a view") from None
+    return named, (after.change, after.session, after.task)
+
+
+def _in_view(status: TaskStatus, view: StatusView, now: float) -> bool:
+    if view == "needs_lead":
+        return needs_lead(status, now)
+    return view in ("all", status.state)
+
+
+def page_status(
+    tasks: list[TaskStatus],
+    view: str,
+    *,
+    now: float,
+    size: Callable[[TaskStatus], int],
+    budget: int = STATUS_PAGE_BYTES,
+) -> StatusPage:
+    """The page of ``tasks`` that ``view`` (a view or a cursor) selects; ``size`` is a task's bytes as sent."""
+    named, after = _read_view(view)
+    rows = sorted((t for t in tasks if _in_view(t, named, now)), key=_place)
+    if after is not None:
+        rows = [t for t in rows if _place(t) > after]
+    shown: list[TaskStatus] = []
+    used = 0
+    for status in rows:
+        used += size(status)
+        if shown and used > budget:
+            break
+        shown.append(status)
+    more = len(shown) < len(rows)
+    return StatusPage(shown, dict(Counter(t.label for t in tasks)), f"{named}|{shown[-1].ref}" if more else "")
