@@ -24,21 +24,27 @@ def _once(command: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def _times(command: list[str], runs: int) -> dict[str, float]:
-    return summary([_once(command) for _ in range(runs)])
+def _alternated(commands: dict[str, list[str]], runs: int) -> dict[str, dict[str, float]]:
+    """Each command once per round, in turn, so drift on the shared machine touches all alike."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, command in commands.items():
+            times[name].append(_once(command))
+    return {name: summary(values) for name, values in times.items()}
 
 
 def run(project: Path, state_root: Path, ref: tuple[str, str, str], runs: int) -> dict[str, object]:
     change, session, task = ref
     args = arguments(str(project), change, session, task, "return", str(state_root))
     validate = Path(sys.executable).parent / "handoff-validate"
-    result: dict[str, object] = {
-        "interpreter": os.path.realpath(sys.executable),
-        "python_-c_pass": _times([sys.executable, "-c", "pass"], runs),
-        "handoff-validate": _times([str(validate), *args], runs),
+    commands = {
+        "python_-c_pass": [sys.executable, "-c", "pass"],
+        "python_-c_import_yaml": [sys.executable, "-c", "import yaml"],
+        "handoff-validate": [str(validate), *args],
     }
     seed = os.environ.get(SEED_ENV)
-    result["seed_validate-handoff.mjs"] = (
-        _times([*shlex.split(seed), *args], runs) if seed else f"not run: set {SEED_ENV}"
-    )
+    if seed:
+        commands["seed_validate-handoff.mjs"] = [*shlex.split(seed), *args]
+    result: dict[str, object] = {"interpreter": os.path.realpath(sys.executable), **_alternated(commands, runs)}
+    result.setdefault("seed_validate-handoff.mjs", f"not run: set {SEED_ENV}")
     return result

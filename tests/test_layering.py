@@ -104,3 +104,15 @@ def test_the_validator_cli_needs_no_third_party_package_but_pyyaml() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60, cwd=ROOT
     )
     assert result.stdout.strip() == "['yaml']"
+
+
+def test_the_validator_cli_loads_no_thread_pool_logging_or_asyncio() -> None:
+    """Each costs milliseconds at every start (concurrent.futures pulls in logging): the walkers load them late."""
+    code = (
+        "import sys, handoff_core.validator\n"
+        "print(sorted(m for m in ('concurrent.futures', 'logging', 'asyncio', 'threading') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60, cwd=ROOT
+    )
+    assert result.stdout.strip() == "[]"

@@ -10,7 +10,6 @@ import os
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from functools import partial
 from pathlib import Path
@@ -193,6 +192,8 @@ def read_change_snapshots(
             for name in rounds:
                 yield from read_round(name)
             return
+        from concurrent.futures import ThreadPoolExecutor  # here: handoff-validate never walks a change
+
         with ThreadPoolExecutor(max_workers=readers) as pool:
             for trees in pool.map(read_round, rounds):
                 yield from trees
