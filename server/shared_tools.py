@@ -91,11 +91,17 @@ def tools(services: Services) -> list[Tool]:
         else:
             tasks = queries.status(change or None, session or None)
         now = time.time()
-        page = page_status(tasks, view or "needs_lead", now=now, size=lambda t: _sent_bytes(_task_state(t, now)))
+        rows: dict[str, TaskState] = {}  # each row built once: sized while paging, then sent
+
+        def sent_bytes(status: TaskStatus) -> int:
+            rows[str(status.ref)] = row = _task_state(status, now)
+            return _sent_bytes(row)
+
+        page = page_status(tasks, view or "needs_lead", now=now, size=sent_bytes)
         claims = [t for t in tasks if t.claims_writer]
         return Status(
             counts=page.counts,
-            tasks=[_task_state(t, now) for t in page.tasks],
+            tasks=[rows[str(t.ref)] for t in page.tasks],
             next_cursor=page.next_cursor,
             free_writer_slots=max(0, services.settings.writer_cap - len(claims)),
             state_root=str(services.settings.state_root),

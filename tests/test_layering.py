@@ -83,15 +83,20 @@ def test_the_core_never_imports_the_mcp_layer_or_pydantic() -> None:
     assert not imported_modules("handoff_core") & {"mcp", "server", "pydantic"}
 
 
+def printed_by(code: str) -> str:
+    """What a fresh interpreter prints running ``code``: imports measured without this process's."""
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60, cwd=ROOT
+    )
+    return result.stdout.strip()
+
+
 def test_the_validator_cli_loads_neither_mcp_nor_pydantic() -> None:
     code = (
         "import sys, handoff_core.validator, handoff_core.services.store\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'pydantic', 'server')))"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60, cwd=ROOT
-    )
-    assert result.stdout.strip() == "[]"
+    assert printed_by(code) == "[]"
 
 
 def test_the_validator_cli_needs_no_third_party_package_but_pyyaml() -> None:
@@ -100,10 +105,7 @@ def test_the_validator_cli_needs_no_third_party_package_but_pyyaml() -> None:
         "names = {m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names)\n"
         "print(sorted(n for n in names if not n.startswith('_') and n not in ('handoff_core', 'cython_runtime')))"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60, cwd=ROOT
-    )
-    assert result.stdout.strip() == "['yaml']"
+    assert printed_by(code) == "['yaml']"
 
 
 def test_the_validator_cli_loads_no_thread_pool_logging_or_asyncio() -> None:
@@ -112,7 +114,4 @@ def test_the_validator_cli_loads_no_thread_pool_logging_or_asyncio() -> None:
         "import sys, handoff_core.validator\n"
         "print(sorted(m for m in ('concurrent.futures', 'logging', 'asyncio', 'threading') if m in sys.modules))"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60, cwd=ROOT
-    )
-    assert result.stdout.strip() == "[]"
+    assert printed_by(code) == "[]"

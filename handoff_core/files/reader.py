@@ -152,7 +152,8 @@ def _read_task_dir(
             probe = _probe(fd, names, files)
             if known(probe):
                 return probe[0], {}, probe, True
-        return tuple(sorted(names)), {name: read_entry(fd, name) for name in files if name in names}, probe, False
+        entries = probe[0] if probe is not None else tuple(sorted(names))
+        return entries, {name: read_entry(fd, name) for name in files if name in names}, probe, False
     finally:
         os.close(fd)
 
