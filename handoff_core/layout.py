@@ -42,6 +42,7 @@ __all__ = [
     "STATUS_VIEWS",
     "TASK_FILE",
     "TASK_SECTIONS",
+    "TASK_STATES",
     "WORKSPACES",
     "EntryKind",
     "Kind",
@@ -127,6 +128,7 @@ RELEASE_KINDS: Final[tuple[ReleaseKind, ...]] = get_args(ReleaseKind)
 STAGES: Final[tuple[Stage, ...]] = get_args(Stage)
 OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
 STATUS_VIEWS: Final[tuple[StatusView, ...]] = get_args(StatusView)
+TASK_STATES: Final[tuple[TaskState, ...]] = get_args(TaskState)
 LOCATIONS: Final[tuple[Location, ...]] = get_args(Location)
 
 DEFAULT_WRITER_CAP: Final = 3

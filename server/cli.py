@@ -15,10 +15,10 @@ from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.values import visible
 from handoff_core.errors import ConfigError, HandoffError
 from handoff_core.layout import CHANGES
-from handoff_core.services.store import Store
 from handoff_core.services.tokens import lead_token, load_secret, report_token
 from server.client_config import CLIENTS, Client, http_launch, launch_for, render
 from server.config import Settings, TeamOptions, settings_from
+from server.services import open_store
 
 __all__ = ["main"]
 
@@ -129,7 +129,7 @@ def status(settings: Settings, change: str | None, session: str | None) -> int:
     from rich.table import Table
     from rich.text import Text
 
-    store = Store(settings.state_root, settings.project_root, writer_cap=settings.writer_cap)
+    store = open_store(settings)
     tasks = store.queries.status(change, session)
     now = time.time()
     table = Table("ref", "kind", "state", "age", "claim", "locator", "problems", title="handoff status")
@@ -161,13 +161,13 @@ def token(settings: Settings, ref: str | None, lead: bool) -> int:
     if ref is None:
         raise ConfigError("name a task (token CHANGE/SESSION/TASK), or ask for the Lead's token with --lead")
     parsed = parse_ref(ref)
-    Store(settings.state_root, settings.project_root).queries.read_task(parsed)
+    open_store(settings).queries.read_task(parsed)
     print(report_token(secret, settings.state_root, parsed))
     return 0
 
 
 def doctor(settings: Settings, fix: bool) -> int:
-    store = Store(settings.state_root, settings.project_root)
+    store = open_store(settings)
     found = store.queries.leftovers()
     for item in found:
         print(visible(item.describe()))
@@ -201,7 +201,7 @@ def exchange(settings: Settings, args: argparse.Namespace) -> int:
     from handoff_core.services.exchange import package_dispatch, receive_return
     from server.exchange_tools import read_download
 
-    store = Store(settings.state_root, settings.project_root)
+    store = open_store(settings)
     if args.command == "package":
         task, _ = store.queries.read_task(parse_ref(args.ref))
         channel = Channel(tuple(args.domains))
@@ -226,7 +226,7 @@ def board(settings: Settings, port: int) -> int:
     from server.board import run_board
     from server.board_model import BoardModel
 
-    model = BoardModel(Store(settings.state_root, settings.project_root).queries, settings.writer_cap)
+    model = BoardModel(open_store(settings).queries, settings.writer_cap)
     model.load()
     run_board(model, port)
     return 0

@@ -9,6 +9,7 @@ from typing import Literal, get_args
 
 from handoff_core.errors import ConfigError
 from handoff_core.layout import DEFAULT_STATE_ROOT, DEFAULT_WRITER_CAP
+from handoff_core.services.disk_cache import default_cache_dir
 from handoff_core.services.tokens import default_secret_path
 from server.discovery import Found, find_project, lead_tree_of
 
@@ -57,6 +58,7 @@ class Settings:
     secret_file: Path
     writer_cap: int = DEFAULT_WRITER_CAP
     note: str | None = None  # how the project was found, when it is not simply the one named
+    cache_dir: Path | None = None  # where judged verdicts outlive the process; None: nowhere
 
     def serve_args(self, role: Role) -> list[str]:
         """Arguments that start a server like this one, in ``role``."""
@@ -127,7 +129,9 @@ def settings_from(
     state = state if state.is_absolute() else project / state
     secret = Path(secret_file or env.get("HANDOFF_SECRET_FILE") or default_secret_path())
     cap = _writer_cap(env.get("HANDOFF_WRITER_CAP"))
-    return Settings(role, project, state.absolute(), secret.absolute(), cap, found.note)
+    cache = env.get("HANDOFF_CACHE_DIR") or str(default_cache_dir())
+    cache_dir = None if cache == "off" else Path(cache).absolute()
+    return Settings(role, project, state.absolute(), secret.absolute(), cap, found.note, cache_dir)
 
 
 def _project(given: str | None, state: Path) -> Found:

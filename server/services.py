@@ -11,18 +11,25 @@ from handoff_core.services.store import Store
 from handoff_core.services.tokens import check_token, check_token_hash, load_secret, report_token, token_check
 from server.config import Settings
 
-__all__ = ["TASK_SCOPE", "Services"]
+__all__ = ["TASK_SCOPE", "Services", "open_store"]
 
 
 # The task an HTTP executor session's bearer token names; None everywhere else (stdio, the Lead).
 TASK_SCOPE: ContextVar[Ref | None] = ContextVar("handoff_task_scope", default=None)
 
 
+def open_store(settings: Settings) -> Store:
+    """The store of the configured state root, with its writer cap and disk cache."""
+    return Store(
+        settings.state_root, settings.project_root, writer_cap=settings.writer_cap, cache_dir=settings.cache_dir
+    )
+
+
 class Services:
     def __init__(self, settings: Settings, executor_url: str | None = None) -> None:
         self.settings = settings
         self.executor_url = executor_url  # set behind the HTTP team server: executors connect there
-        self.store = Store(settings.state_root, settings.project_root, writer_cap=settings.writer_cap)
+        self.store = open_store(settings)
         self.queries: Queries = self.store.queries
         self._secret: bytes | None = None
 

@@ -29,7 +29,6 @@ from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from handoff_core.services.store import Store
 from handoff_core.services.token_index import TokenIndex
 from handoff_core.services.tokens import lead_token, load_secret
 from server.app import HttpOptions, build_server
@@ -37,6 +36,7 @@ from server.arrivals import Arrivals
 from server.board import BoardAccess, Changes, board_app, watch_board
 from server.board_model import BoardModel
 from server.config import Role, Settings, TeamOptions
+from server.services import open_store
 
 __all__ = ["MAX_BODY", "Endpoint", "LeadVerifier", "TaskVerifier", "run_team", "team_app"]
 
@@ -102,7 +102,7 @@ def team_app(settings: Settings, endpoint: Endpoint) -> Starlette:
     """The Starlette app serving both endpoints, with the arrivals watcher in its lifespan."""
     secret = load_secret(settings.secret_file, settings.project_root)
     arrivals = Arrivals(settings.state_root)
-    board = BoardModel(Store(settings.state_root, settings.project_root).queries, settings.writer_cap)
+    board = BoardModel(open_store(settings).queries, settings.writer_cap)
     board_changes = Changes()
     verifiers: dict[Role, TokenVerifier] = {
         "lead": LeadVerifier(lead_token(secret, settings.state_root)),

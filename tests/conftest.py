@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,14 @@ CHANGE = "2026-11-30-demo"
 # a loaded CI machine must not turn a slow example into a failure.
 settings.register_profile("handoff", derandomize=True, database=None, deadline=None)
 settings.load_profile("handoff")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Servers started by the tests (subprocesses too) keep their disk cache here, not in ~/.cache."""
+    home = tmp_path_factory.mktemp("xdg-cache")
+    os.environ["XDG_CACHE_HOME"] = str(home)
+    return home
 
 
 def make_change(state_root: Path, change: str = CHANGE, outcome: str = "active") -> Path:

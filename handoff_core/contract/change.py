@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import cast
+from typing import NamedTuple, cast
 
 from handoff_core.contract.markdown import split_lines
 from handoff_core.contract.values import JS_ANY, JS_SPACE
@@ -16,8 +15,7 @@ MONTH_RE = re.compile(r"^[0-9]{4}-[0-9]{2}\Z")  # older installs archive under s
 _OUTCOME = re.compile(f"^Outcome:[{JS_SPACE}]*({JS_ANY}*?)[{JS_SPACE}]*\\Z")
 
 
-@dataclass(frozen=True)
-class ChangeFacts:
+class ChangeFacts(NamedTuple):  # a tuple: held verdicts compare it once per task, at C speed
     change: str
     location: Location
     parts: tuple[str, ...]  # directory components below the state root

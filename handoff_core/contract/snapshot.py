@@ -14,9 +14,10 @@ __all__ = ["MISSING", "Entry", "Probe", "Stamp", "TaskSnapshot"]
 
 
 Stamp = tuple[int, int, int, int]  # (device, inode, size, mtime_ns): what a cached judgement is keyed on
-# A task directory's entry names, and per handoff file present (device, inode, mode, links, size,
-# mtime_ns, ctime_ns) from lstat: what a cached verdict on the whole directory is keyed on.
-Probe = tuple[tuple[str, ...], tuple[tuple[int, ...], ...]]
+# What a held verdict on a whole task directory is keyed on: the directory's lstat (device, inode,
+# mode, links, mtime_ns, ctime_ns), its entry names, and per handoff file present its lstat (device,
+# inode, mode, links, size, mtime_ns, ctime_ns).
+Probe = tuple[tuple[int, ...], tuple[str, ...], tuple[tuple[int, ...], ...]]
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from functools import partial
 from pathlib import Path
+from typing import Protocol
 
 from handoff_core.contract.change import MONTH_RE, ChangeFacts, read_outcome
 from handoff_core.contract.snapshot import MISSING, Entry, Probe, Stamp, TaskSnapshot
@@ -23,8 +24,16 @@ from handoff_core.layout import ARCHIVE, CHANGES, HANDOFF_FILES, MAX_FILE_BYTES,
 __all__ = ["locate_change", "read_change_snapshots", "read_entry", "read_snapshot", "shown_name", "stamp_of"]
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-# Asked per task before its files are read: does the caller already hold a verdict for this probe?
-Reuse = Callable[[ChangeFacts, str, str, int, Probe], bool]
+
+
+class Reuse(Protocol):
+    """Asked per task before its files are read: does the caller already hold a verdict for it?"""
+
+    def names(self, change: str, session: str, task: str) -> tuple[str, ...] | None:
+        """The entry names of the directory as judged, when a verdict on it is held."""
+
+    def holds(self, facts: ChangeFacts, session: str, task: str, same: int, probe: Probe) -> bool:
+        """Whether the verdict held is for exactly this probe."""
 
 
 def _kind(mode: int) -> EntryKind:
@@ -122,10 +131,39 @@ def number_counts(entries: list[str]) -> Counter[str]:
     return Counter(name.split("-", 1)[0] for name in entries)
 
 
+def _dir_stamp(info: os.stat_result) -> tuple[int, ...]:
+    # A directory's mtime and ctime move whenever a name in it is made, removed or renamed.
+    return (info.st_dev, info.st_ino, info.st_mode, info.st_nlink, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _file_stamp(info: os.stat_result) -> tuple[int, ...]:
+    return (info.st_dev, info.st_ino, info.st_mode, info.st_nlink, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
 def _probe(fd: int, names: list[str], files: tuple[str, ...]) -> Probe:
     infos = [os.stat(name, dir_fd=fd, follow_symlinks=False) for name in files if name in names]
-    stamps = tuple((i.st_dev, i.st_ino, i.st_mode, i.st_nlink, i.st_size, i.st_mtime_ns, i.st_ctime_ns) for i in infos)
-    return tuple(sorted(names)), stamps
+    return _dir_stamp(os.fstat(fd)), tuple(sorted(names)), tuple(_file_stamp(info) for info in infos)
+
+
+def _quick_probe(round_fd: int, task: str, names: tuple[str, ...], files: tuple[str, ...]) -> Probe | None:
+    """The probe of a directory whose names are known, from stat calls alone (no open, no listing).
+
+    The directory's stamp says its names are still ``names``. Its files are then stat'ed through
+    its name: had the directory been swapped in between, reaching the very same inodes would have
+    taken a link, unlink or rename of each, and every one of those moves the inode's ctime.
+    """
+    try:
+        info = os.stat(task, dir_fd=round_fd, follow_symlinks=False)
+        if not stat.S_ISDIR(info.st_mode):
+            return None
+        stamps = [
+            _file_stamp(os.stat(f"{task}/{name}", dir_fd=round_fd, follow_symlinks=False))
+            for name in files
+            if name in names
+        ]
+    except OSError:
+        return None
+    return _dir_stamp(info), names, tuple(stamps)
 
 
 def _read_task_dir(
@@ -151,8 +189,8 @@ def _read_task_dir(
         if known is not None:
             probe = _probe(fd, names, files)
             if known(probe):
-                return probe[0], {}, probe, True
-        entries = probe[0] if probe is not None else tuple(sorted(names))
+                return probe[1], {}, probe, True
+        entries = probe[1] if probe is not None else tuple(sorted(names))
         return entries, {name: read_entry(fd, name) for name in files if name in names}, probe, False
     finally:
         os.close(fd)
@@ -216,7 +254,13 @@ def _read_round(
         counts = number_counts(entries)
         for task in entries:
             same, shown = counts[task.split("-", 1)[0]], shown_name(task)
-            known = None if reuse is None else partial(reuse, facts, session, shown, same)
+            at = (facts, session, shown, same)
+            if reuse is not None and (held := _held_probe(round_fd, task, at, reuse, files)):
+                if unless and not set(unless).isdisjoint(held[1]):
+                    continue
+                yield shown, TaskSnapshot(facts, (), same, True, held[1], {}, held, True)
+                continue
+            known = None if reuse is None else partial(reuse.holds, facts, session, shown, same)
             try:
                 read = _read_task_dir(round_fd, task, files, unless, known)
             except UnsafePath as exc:
@@ -226,6 +270,20 @@ def _read_round(
                 yield shown, TaskSnapshot(facts, (), same, True, *read)
     finally:
         os.close(round_fd)
+
+
+def _held_probe(
+    round_fd: int, task: str, at: tuple[ChangeFacts, str, str, int], reuse: Reuse, files: tuple[str, ...]
+) -> Probe | None:
+    """The quick probe of a directory the caller holds a verdict on, when the verdict is for it.
+
+    ``at`` is where the task is as the caller knows it: change facts, round, task name shown, and
+    how many entries of the round share its number.
+    """
+    facts, session, shown, same = at
+    names = reuse.names(facts.change, session, shown)
+    probe = None if names is None else _quick_probe(round_fd, task, names, files)
+    return probe if probe is not None and reuse.holds(facts, session, shown, same, probe) else None
 
 
 def read_snapshot(root: Path, change: str, session: str, task: str) -> TaskSnapshot:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import time
-from functools import partial
 
 from handoff_core.contract.ids import Ref, check_change, check_round, is_change_id
 from handoff_core.contract.snapshot import TaskSnapshot
@@ -21,6 +20,7 @@ from handoff_core.files.reader import read_change_snapshots, read_snapshot
 from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256, translated
 from handoff_core.layout import CHANGES, CLOSING_FILES, TASK_FILE
 from handoff_core.services.claims import ClaimIndex
+from handoff_core.services.disk_cache import DiskCache, Section
 from handoff_core.services.ownership import Claim
 from handoff_core.services.status import TaskStatus, with_writers_since
 from handoff_core.services.verdicts import Verdicts
@@ -28,11 +28,39 @@ from handoff_core.services.verdicts import Verdicts
 __all__ = ["Queries"]
 
 
+SAVE_EVERY = 64  # new verdicts that make a save of the disk cache worth its cost (and 1 in 64 of those held)
+
+
 class Queries:
-    def __init__(self, roots: Roots, verdicts: Verdicts | None = None) -> None:
+    def __init__(self, roots: Roots, verdicts: Verdicts | None = None, cache: DiskCache | None = None) -> None:
         self.roots = roots
         self._claims = ClaimIndex()
         self._verdicts = verdicts if verdicts is not None else Verdicts()
+        self._cache = cache
+        self._restored: set[Section] = set()
+
+    def _restore(self, section: Section) -> None:
+        """Start from what an earlier process kept on disk, once, before the first walk that needs it."""
+        if self._cache is not None and section not in self._restored:
+            self._restored.add(section)
+            (self._verdicts if section == "verdicts" else self._claims).restore(self._cache.load(section))
+
+    @property
+    def unsaved(self) -> int:
+        """Judgements made afresh (files read and judged) since the disk cache was last saved."""
+        return self._verdicts.fresh + self._claims.fresh
+
+    def save_cache(self, *, force: bool = False) -> bool:
+        """Write each section of the disk cache with enough new in it (or anything new, with ``force``)."""
+        if self._cache is None:
+            return False
+        saved = False
+        worth = max(SAVE_EVERY, len(self._verdicts) // 64)
+        if self._verdicts.fresh >= (1 if force else worth):
+            saved |= self._cache.save("verdicts", self._verdicts.rows())
+        if self._claims.fresh >= (1 if force else worth):
+            saved |= self._cache.save("claims", self._claims.rows(time.time_ns() - self._verdicts.settle_ns))
+        return saved
 
     @property
     def held_verdicts(self) -> int:
@@ -107,21 +135,22 @@ class Queries:
         """Every task's derived state, for one change (and round) or all active changes."""
         if session is not None:
             check_round(session)
+        self._restore("verdicts")
         began = time.time_ns()
         found: list[TaskStatus] = []
         for name in [check_change(change)] if change else self.changes():
-            readers = 0 if self._verdicts else 2  # held verdicts: the walk is mostly stat calls
-            walk = read_change_snapshots(
-                self.roots.state_root, name, session, reuse=self._verdicts.holds, readers=readers
-            )
-            for round_id, task, snapshot in walk:
-                ref = Ref(name, round_id, task)
-                found.append(self._verdicts.judge(ref, snapshot, began, partial(self.snapshot, ref)))
+            readers = 0 if self._verdicts.expects_reuse else 2  # held verdicts: the walk is mostly stat calls
+            walk = read_change_snapshots(self.roots.state_root, name, session, reuse=self._verdicts, readers=readers)
+            found += [self._verdicts.judge((name, r, t), snapshot, began, self.snapshot) for r, t, snapshot in walk]
+        self.save_cache()
         return with_writers_since(found)
 
     def claims(self) -> list[Claim]:
         """Writer claims of every outstanding implementation task under the state root."""
-        return self._claims.claims(self.roots.state_root, self.changes())
+        self._restore("claims")
+        found = self._claims.claims(self.roots.state_root, self.changes())
+        self.save_cache()
+        return found
 
     @translated
     def leftovers(self) -> list[Leftover]:

@@ -53,6 +53,7 @@ from handoff_core.layout import (
     ReportStatus,
 )
 from handoff_core.services import session_logs
+from handoff_core.services.disk_cache import DiskCache
 from handoff_core.services.ownership import check_dispatch
 from handoff_core.services.queries import Queries
 
@@ -132,10 +133,11 @@ class Store:
         project_root: Path | None = None,
         clock: Callable[[], datetime] = utc_now,
         writer_cap: int = DEFAULT_WRITER_CAP,
+        cache_dir: Path | None = None,
     ):
         state = Path(state_root).absolute()
         self.roots = Roots(state, Path(project_root).absolute() if project_root else state)
-        self.queries = Queries(self.roots)
+        self.queries = Queries(self.roots, cache=DiskCache(cache_dir, state) if cache_dir is not None else None)
         self.clock = clock
         self.writer_cap = writer_cap
 

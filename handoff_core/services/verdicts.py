@@ -1,24 +1,30 @@
 """Verdicts on task directories that have not changed since they were judged: a warm status
 probes every directory but reads and judges only what changed.
 
-Why a probe is enough. A probe is the directory's entry names and, per handoff file, its lstat
-(device, inode, mode, links, size, mtime_ns, ctime_ns). Handoff files are published by linking a
-finished temp file, so a new or replaced file has a new (device, inode); an edit in place, a chmod
-or a new hard link sets ctime, which nobody can set back; a temp file or a stray changes the names.
+Why a probe is enough. A probe is the directory's own lstat, its entry names and, per handoff
+file, its lstat (device, inode, mode, links, size, mtime_ns, ctime_ns). Handoff files are
+published by linking a finished temp file, so a new or replaced file has a new (device, inode); an
+edit in place, a chmod or a new hard link sets ctime, which nobody can set back; a temp file or a
+stray changes the names, and with them the directory's mtime and ctime, which is why a held
+directory is probed by stat calls alone (no open, no listing: ``reader``).
 What a probe cannot tell apart is a second same-size write inside one timestamp tick of the first:
 so a verdict is kept only when every ctime it saw is ``settle`` older than the walk (the way git
-treats a "racily clean" index entry). Nothing outlives the process, so nothing needs invalidating
-but this memory.
+treats a "racily clean" index entry). A fresh process may start from the verdicts an earlier one
+kept on disk (``disk_cache``): they are held on the same terms, each used only for its own probe.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.snapshot import Probe, TaskSnapshot
+from handoff_core.services.disk_cache import decode_body, decoded, encode_body
 from handoff_core.services.status import TaskStatus, task_status
 
 __all__ = ["SETTLE_SECONDS", "Verdicts"]
@@ -27,6 +33,12 @@ SETTLE_SECONDS = 2.0  # above any file system's timestamp granularity (FAT: 2 s;
 
 _Place = tuple[str, str, str]
 _Key = tuple[ChangeFacts, int, Probe]
+Reread = Callable[[Ref], TaskSnapshot]
+
+
+def key_digest(key: _Key) -> str:
+    """A probe as the disk cache keeps it: a 128-bit digest of everything the verdict is keyed on."""
+    return hashlib.blake2b(repr(key).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -35,31 +47,102 @@ class _Held:
     status: TaskStatus
 
 
+@dataclass(frozen=True)
+class _Kept:
+    """A verdict from the disk cache, not yet matched against a probe of this process."""
+
+    digest: str
+    names: tuple[str, ...]
+    body: int
+    times: list[Any]
+
+
 class Verdicts:
     def __init__(self, settle_seconds: float = SETTLE_SECONDS) -> None:
-        self._settle_ns = int(settle_seconds * 1e9)
+        self.settle_ns = int(settle_seconds * 1e9)
         self._held: dict[_Place, _Held] = {}
+        self._kept: dict[_Place, _Kept] = {}
+        self._bodies: list[Any] = []  # decoded bodies of ``_kept`` rows, shared by many tasks
+        self.fresh = 0  # verdicts held since the last ``rows()``: what a save of the cache would add
+
+    def names(self, change: str, session: str, task: str) -> tuple[str, ...] | None:
+        """The entry names of a task directory as judged, when a verdict on it is held or kept."""
+        place = (change, session, task)
+        held = self._held.get(place)
+        if held is not None:
+            return held.key[2][1]
+        kept = self._kept.get(place)
+        return None if kept is None else kept.names
 
     def holds(self, facts: ChangeFacts, session: str, task: str, same: int, probe: Probe) -> bool:
         """Whether a verdict is held for exactly this probe (called by the reader, per task)."""
-        held = self._held.get((facts.change, session, task))
+        place = (facts.change, session, task)
+        held = self._held.get(place)
+        if held is None and place in self._kept:
+            held = self._adopt(place, (facts, same, probe))
         return held is not None and held.key[1:] == (same, probe) and held.key[0] == facts
 
-    def judge(self, ref: Ref, snapshot: TaskSnapshot, began_ns: int, reread: Callable[[], TaskSnapshot]) -> TaskStatus:
-        """The task's status: the held verdict when the snapshot reused it, else judged (and kept if settled)."""
-        place = (ref.change, ref.session, ref.task)
+    def _adopt(self, place: _Place, key: _Key) -> _Held | None:
+        """Hold a verdict from the disk cache when its digest is this probe's, else drop it."""
+        kept = self._kept.pop(place)
+        if kept.digest != key_digest(key):
+            return None
+        status = TaskStatus(Ref(*place), *self._bodies[kept.body], *kept.times)
+        self._held[place] = held = _Held(key, status)
+        return held
+
+    def judge(
+        self, place: _Place, snapshot: TaskSnapshot, began_ns: int, reread: Callable[[Ref], TaskSnapshot]
+    ) -> TaskStatus:
+        """The status of the task at ``place`` (change, round, task): the held verdict when the snapshot
+        reused it, else judged (and held if settled)."""
         if snapshot.reused:
             held = self._held.get(place)
             if held is not None and held.key == (snapshot.change, snapshot.same_number, snapshot.probe):
                 return held.status
-            snapshot = reread()  # another walk replaced the verdict after this one's probe: read afresh
-        status = task_status(ref, snapshot)
+            snapshot = reread(Ref(*place))  # another walk replaced the verdict after this one's probe
+        status = task_status(Ref(*place), snapshot)
         if snapshot.probe is not None and snapshot.change is not None and self._settled(snapshot.probe, began_ns):
             self._held[place] = _Held((snapshot.change, snapshot.same_number, snapshot.probe), status)
+            self._kept.pop(place, None)
+            self.fresh += 1
         return status
 
     def _settled(self, probe: Probe, began_ns: int) -> bool:
-        return all(stamp[-1] < began_ns - self._settle_ns for stamp in probe[1])
+        last = began_ns - self.settle_ns
+        return probe[0][-1] < last and all(stamp[-1] < last for stamp in probe[2])
 
     def __len__(self) -> int:
         return len(self._held)
+
+    @property
+    def expects_reuse(self) -> bool:
+        """Whether a walk will mostly find verdicts to reuse (held, or kept from the disk cache)."""
+        return bool(self._held or self._kept)
+
+    def rows(self) -> dict[str, list[Any]]:
+        """The held verdicts as plain rows for the disk cache: shared bodies, then a row per task."""
+        self.fresh = 0
+        bodies: dict[str, int] = {}
+        rows = []
+        for place, held in self._held.items():
+            status = held.status
+            body = bodies.setdefault(json.dumps(encode_body(status)), len(bodies))
+            times = [status.dispatched_at, status.released_at, status.closed_at]
+            rows.append([*place, key_digest(held.key), "/".join(held.key[2][1]), body, *times])
+        return {"bodies": [json.loads(text) for text in bodies], "rows": rows}
+
+    def restore(self, kept: object) -> None:
+        """Keep an earlier process's verdicts; each is held once a probe of this process matches it."""
+        bodies = decoded(kept.get("bodies", []) if isinstance(kept, dict) else [], decode_body)
+        self._bodies = bodies
+        for place, entry in decoded(kept.get("rows", []) if isinstance(kept, dict) else [], _decode_row):
+            if entry.body < len(bodies) and place not in self._held:
+                self._kept[place] = entry
+
+
+def _decode_row(row: list[Any]) -> tuple[_Place, _Kept]:
+    change, session, task, digest, names, body, dispatched, released, closed = row
+    times = [float(dispatched), *(None if t is None else float(t) for t in (released, closed))]
+    listed = tuple(str(names).split("/")) if names else ()  # "/" never occurs in a name
+    return (str(change), str(session), str(task)), _Kept(str(digest), listed, int(body), times)

@@ -18,9 +18,9 @@ def secret_file(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def settings_for(project: Path, state_root: Path, secret_file: Path) -> Callable[[str], Settings]:
+def settings_for(project: Path, state_root: Path, secret_file: Path, tmp_path: Path) -> Callable[[str], Settings]:
     def make(role: str) -> Settings:
-        return Settings(role, project, state_root, secret_file)
+        return Settings(role, project, state_root, secret_file, cache_dir=tmp_path / "cache")
 
     return make
 

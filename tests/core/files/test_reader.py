@@ -25,16 +25,44 @@ def test_a_probed_task_the_caller_knows_is_not_read(store: Store) -> None:
     known, fresh = (store.create_task(request).ref for request in (review(), implementation()))
     asked: list[tuple[str, int, Probe]] = []
 
-    def reuse(facts: ChangeFacts, session: str, task: str, same: int, probe: Probe) -> bool:
-        asked.append((task, same, probe))
-        return task == known.task
+    class Reuse:
+        def names(self, change: str, session: str, task: str) -> tuple[str, ...] | None:
+            return None
 
-    walk = {t: s for _, t, s in read_change_snapshots(store.roots.state_root, CHANGE, reuse=reuse)}
+        def holds(self, facts: ChangeFacts, session: str, task: str, same: int, probe: Probe) -> bool:
+            asked.append((task, same, probe))
+            return task == known.task
+
+    walk = {t: s for _, t, s in read_change_snapshots(store.roots.state_root, CHANGE, reuse=Reuse())}
     assert (walk[known.task].reused, walk[known.task].files) == (True, {})
     assert (walk[fresh.task].reused, walk[fresh.task].file("TASK.md").kind) == (False, "file")
-    names, stamps = asked[0][2]
+    _, names, stamps = asked[0][2]
     assert (names, len(stamps)) == (("TASK.md",), 1)
     assert walk[fresh.task].probe is not None
+
+
+def test_a_directory_whose_names_the_caller_holds_is_probed_without_opening_it(store: Store) -> None:
+    """The quick probe (stat calls alone) gives the same probe as opening and listing the directory."""
+    ref = store.create_task(review()).ref
+    probes: list[Probe] = []
+
+    class Reuse:
+        def names(self, change: str, session: str, task: str) -> tuple[str, ...] | None:
+            return probes[0][1] if probes else None
+
+        def holds(self, facts: ChangeFacts, session: str, task: str, same: int, probe: Probe) -> bool:
+            held = bool(probes) and probe == probes[0]
+            probes.append(probe)
+            return held
+
+    for _ in range(2):
+        list(read_change_snapshots(store.roots.state_root, CHANGE, reuse=Reuse()))
+    assert len(probes) == 2
+    assert probes[0] == probes[1]  # the second one from stat calls alone
+    (store.roots.task_dir(ref) / ".stray").write_text("")  # a new name moves the directory's stamp
+    ((_, _, snapshot),) = read_change_snapshots(store.roots.state_root, CHANGE, reuse=Reuse())
+    assert snapshot.reused is False
+    assert ".stray" in snapshot.task_entries
 
 
 def test_without_a_reuse_test_no_probe_is_taken(store: Store, state_root: Path) -> None:

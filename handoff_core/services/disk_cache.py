@@ -1,0 +1,129 @@
+"""Verdicts and claims kept on disk between processes, so a fresh server need not judge every file again.
+
+Why it is as safe as the files. Each entry is a verdict together with the probe (or stamp) of the
+files it judged, and it is used only after that same probe is taken again from the files
+(``Verdicts.holds``, ``ClaimIndex``): the cache can spare a read, never answer instead of one. It
+holds only settled verdicts (see ``verdicts``) and lives outside the project, per user, named by
+the state root. Anything wrong with it — missing, cut short, written by other code (the code's own
+files are fingerprinted), for another state root, malformed — makes it empty. Deleting it changes
+no answer, only how long the next walk takes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import handoff_core
+from handoff_core.contract.ids import Ref
+from handoff_core.contract.scope import Scope, SharedPath
+from handoff_core.files.cache_file import load_cache, save_cache
+from handoff_core.layout import KINDS, TASK_STATES
+from handoff_core.services.ownership import Claim
+from handoff_core.services.status import TaskStatus
+
+__all__ = ["CACHE_FORMAT", "MAX_CACHE_BYTES", "DiskCache", "default_cache_dir"]
+
+CACHE_FORMAT = 1
+MAX_CACHE_BYTES = 512 * 1024 * 1024  # ~5 KB a task at 100,000 tasks, with room to spare
+_MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError)
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "handoff-mcp"
+
+
+def code_fingerprint() -> str:
+    """Which code judged: the name, size and mtime of every module of ``handoff_core``."""
+    package = Path(handoff_core.__file__).parent
+    stats = sorted((str(p.relative_to(package)), p.stat().st_size, p.stat().st_mtime_ns) for p in package.rglob("*.py"))
+    return hashlib.sha256(repr(stats).encode()).hexdigest()
+
+
+Section = Literal["verdicts", "claims"]
+
+
+class DiskCache:
+    """One state root's cache: a file per section, ``<dir>/<sha256 of the root>.<section>.json``.
+
+    Sections are apart so that a dispatch, which needs only the claims, never parses the verdicts.
+    """
+
+    def __init__(self, directory: Path, state_root: Path) -> None:
+        self.directory = directory
+        self._name = hashlib.sha256(str(state_root).encode()).hexdigest()[:32]
+        self._stamp = {"format": CACHE_FORMAT, "root": str(state_root), "code": code_fingerprint()}
+
+    def path(self, section: Section) -> Path:
+        return self.directory / f"{self._name}.{section}.json"
+
+    def load(self, section: Section) -> object:
+        """The section's rows, or an empty list when the file is missing or not ours to trust."""
+        data = load_cache(self.path(section), MAX_CACHE_BYTES)
+        try:
+            payload = json.loads(data) if data is not None else None
+        except ValueError:
+            return []
+        if not isinstance(payload, dict) or any(payload.get(k) != v for k, v in self._stamp.items()):
+            return []
+        return payload.get("rows", [])
+
+    def save(self, section: Section, rows: object) -> bool:
+        payload = {**self._stamp, "rows": rows}
+        return save_cache(self.path(section), json.dumps(payload, separators=(",", ":")).encode())
+
+
+def decoded(rows: object, decode: Any) -> list[Any]:
+    """Rows decoded one by one; a malformed cache yields nothing at all (it is then simply not used)."""
+    try:
+        return [decode(row) for row in cast(list[Any], rows)]
+    except _MALFORMED:
+        return []
+
+
+def _encode_scope(scope: Scope | None) -> list[Any] | None:
+    if scope is None:
+        return None
+    shared = [[s.path, s.owner] for s in scope.shared]
+    return [scope.workspace, scope.writable, scope.read_only, shared, scope.artifacts, scope.notes, scope.resources]
+
+
+def _decode_scope(row: list[Any] | None) -> Scope | None:
+    if row is None:
+        return None
+    shared = tuple(SharedPath(path, owner) for path, owner in row[3])
+    return Scope(row[0], tuple(row[1]), tuple(row[2]), shared, tuple(row[4]), str(row[5]), tuple(row[6]))
+
+
+def encode_body(status: TaskStatus) -> list[Any]:
+    """What a status says apart from its ref and times: many tasks share one."""
+    s = status
+    scope = _encode_scope(s.scope)
+    return [s.kind, s.state, s.report_status, scope, s.has_locator, s.temp_files, s.problems, s.outstanding, s.notes]
+
+
+def decode_body(row: list[Any]) -> tuple[Any, ...]:
+    """The fields of ``TaskStatus`` between its ref and its times, checked for shape."""
+    kind, state, report_status, scope, locator, temps, problems, outstanding, notes = row
+    if kind not in (*KINDS, None) or state not in TASK_STATES:
+        raise ValueError(row)
+    report = None if report_status is None else str(report_status)
+    strings = (tuple(str(t) for t in temps), tuple(str(p) for p in problems))
+    return kind, state, report, _decode_scope(scope), bool(locator), *strings, bool(outstanding), tuple(notes)
+
+
+def encode_claim(claim: Claim | None) -> list[Any] | None:
+    if claim is None:
+        return None
+    return [claim.workspace, claim.writable, claim.shared, claim.unreadable, claim.resources]
+
+
+def decode_claim(ref: Ref, row: list[Any] | None) -> Claim | None:
+    if row is None:
+        return None
+    shared = tuple((str(path), str(owner)) for path, owner in row[2])
+    return Claim(ref, row[0], tuple(row[1]), shared, 0.0, bool(row[3]), tuple(row[4]))

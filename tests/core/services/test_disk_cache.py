@@ -1,0 +1,262 @@
+"""The disk cache: a fresh process starts from it, and nothing about it can change an answer."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from handoff_core.contract.ids import Ref
+from handoff_core.contract.report import Report
+from handoff_core.contract.scope import Scope, SharedPath
+from handoff_core.layout import KINDS, TASK_STATES
+from handoff_core.services.disk_cache import DiskCache, Section, decode_body, decode_claim, encode_body, encode_claim
+from handoff_core.services.ownership import Claim
+from handoff_core.services.queries import Queries
+from handoff_core.services.status import TaskStatus
+from handoff_core.services.store import Store
+from handoff_core.services.verdicts import Verdicts
+from tests.conftest import CHANGE, implementation, review
+
+FOCUS = "Read it. Found two issues. Stopped. Next: fix."
+
+
+def fresh(store: Store, cache_dir: Path) -> Queries:
+    """A reader as a new process would make it: empty memory, the cache on disk, verdicts settled at once."""
+    return Queries(store.roots, Verdicts(settle_seconds=0), DiskCache(cache_dir, store.roots.state_root))
+
+
+def returned(store: Store, topic: str = "review-a1") -> Ref:
+    ref = store.create_task(review(topic)).ref
+    store.write_report(Report(ref.session, ref.task, "completed", FOCUS, "none", "ok"), CHANGE)
+    return ref
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path) -> Path:
+    return tmp_path / "cache"
+
+
+@pytest.fixture
+def kept(store: Store, cache_dir: Path) -> Queries:
+    """A tree of three tasks whose verdicts one process has judged and saved."""
+    returned(store)
+    returned(store, "review-a2")
+    store.create_task(implementation())
+    first = fresh(store, cache_dir)
+    first.status()
+    assert first.save_cache(force=True)
+    return first
+
+
+def test_a_fresh_process_holds_every_saved_verdict_and_judges_nothing_again(
+    store: Store, cache_dir: Path, kept: Queries
+) -> None:
+    second = fresh(store, cache_dir)
+    assert second.status() == kept.status() == store.queries.status()
+    assert second.held_verdicts == 3
+    assert second.unsaved == 0
+
+
+def test_a_deleted_cache_changes_no_answer(store: Store, cache_dir: Path, kept: Queries) -> None:
+    cache_file(store, cache_dir).unlink()
+    second = fresh(store, cache_dir)
+    assert second.status() == kept.status()
+    assert second.unsaved == 3
+
+
+def test_a_report_changed_after_the_save_is_judged_again_by_the_next_process(
+    store: Store, cache_dir: Path, kept: Queries
+) -> None:
+    report = store.roots.task_dir(kept.status()[0].ref) / "REPORT.md"
+    report.chmod(0o644)
+    report.write_text(report.read_text().replace("completed", "blocked", 1))
+    assert [t.label for t in fresh(store, cache_dir).status()] == [
+        "returned:blocked",
+        "returned:completed",
+        "dispatched",
+    ]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"",
+        b"{not json",
+        b"[]",
+        b'{"format": 1}',
+        b"\xff\xfe",
+    ],
+)
+def test_a_damaged_cache_is_not_used(store: Store, cache_dir: Path, kept: Queries, damage: bytes) -> None:
+    cache_file(store, cache_dir).write_bytes(damage)
+    second = fresh(store, cache_dir)
+    assert second.status() == kept.status()
+    assert second.held_verdicts == 3
+    assert second.unsaved == 3
+
+
+def cache_file(store: Store, cache_dir: Path, section: Section = "verdicts") -> Path:
+    return DiskCache(cache_dir, store.roots.state_root).path(section)
+
+
+def ageless(claims: list[Claim]) -> list[Claim]:
+    return [replace(claim, age_seconds=0) for claim in claims]
+
+
+def rewrite(path: Path, change: object) -> None:
+    payload = json.loads(path.read_bytes())
+    change(payload)  # type: ignore[operator]
+    path.write_text(json.dumps(payload))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda p: p.update(code="0" * 64),  # written by other code
+        lambda p: p.update(root="/elsewhere"),  # for another state root
+        lambda p: p.update(format=0),
+        lambda p: p["rows"]["rows"][0].pop(),  # a row cut short
+        lambda p: p["rows"]["rows"][1].__setitem__(5, "not a body"),
+        lambda p: p["rows"]["bodies"][0].__setitem__(1, "no such state"),
+    ],
+)
+def test_a_cache_from_other_code_or_with_malformed_rows_is_not_used(
+    store: Store, cache_dir: Path, kept: Queries, change: object
+) -> None:
+    path = cache_file(store, cache_dir)
+    rewrite(path, change)
+    second = fresh(store, cache_dir)
+    assert second.status() == kept.status()
+    assert second.unsaved == 3
+
+
+def test_a_forged_verdict_is_not_used_once_the_file_it_names_is_not_the_one_judged(
+    store: Store, cache_dir: Path, kept: Queries
+) -> None:
+    """A verdict counts only for the exact probe it was kept with: change one number and it is judged again."""
+    path = cache_file(store, cache_dir)
+
+    def forge(payload: dict[str, list[list[object]]]) -> None:
+        payload["rows"]["bodies"].append(["review", "invalid", None, None, False, [], ["forged"], False, []])
+        for row in payload["rows"]["rows"]:
+            row[5] = len(payload["rows"]["bodies"]) - 1  # the state the forger wants shown...
+            row[3] = "0" * 32  # ...for a probe the files do not give
+
+    rewrite(path, forge)
+    second = fresh(store, cache_dir)
+    assert second.status() == kept.status()
+    assert second.unsaved == 3
+
+
+def test_a_symlinked_cache_is_not_followed(store: Store, cache_dir: Path, kept: Queries, tmp_path: Path) -> None:
+    path = cache_file(store, cache_dir)
+    target = tmp_path / "elsewhere.json"
+    path.rename(target)
+    path.symlink_to(target)
+    second = fresh(store, cache_dir)
+    assert second.status() == kept.status()
+    assert second.unsaved == 3
+
+
+def test_a_cache_that_cannot_be_written_changes_no_answer(store: Store, tmp_path: Path) -> None:
+    returned(store)
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    reader = fresh(store, blocked / "cache")  # its directory cannot be made under a file
+    assert reader.status() == store.queries.status()
+    assert reader.save_cache(force=True) is False
+    assert not list(tmp_path.glob("**/*.tmp"))
+
+
+def test_the_cache_is_private_to_its_user(store: Store, cache_dir: Path, kept: Queries) -> None:
+    assert cache_file(store, cache_dir).stat().st_mode & 0o777 == 0o600
+
+
+def test_a_fresh_process_restores_claims_and_still_sees_a_report_removed_by_hand(store: Store, cache_dir: Path) -> None:
+    done = store.create_task(implementation("implement-a2", scope=Scope("current", ("src/a2/**",)))).ref
+    store.write_report(Report(done.session, done.task, "completed", FOCUS, "none", "ok"), CHANGE)
+    store.create_task(implementation())
+    for path in store.roots.state_root.rglob("*.md"):
+        os.utime(path, ns=(1_000_000_000, 1_000_000_000))  # long settled
+    first = fresh(store, cache_dir)
+    assert [str(c.ref) for c in first.claims()] == [str(store.queries.claims()[0].ref)]
+    assert first.save_cache(force=True)
+    second = fresh(store, cache_dir)
+    assert ageless(second.claims()) == ageless(first.claims())
+    assert second.unsaved == 0
+    (store.roots.task_dir(done) / "REPORT.md").unlink()
+    assert {c.ref for c in fresh(store, cache_dir).claims()} == {c.ref for c in store.queries.claims()}
+    assert done in {c.ref for c in store.queries.claims()}
+
+
+def test_a_malformed_claim_row_leaves_claims_to_be_read_from_the_files(store: Store, cache_dir: Path) -> None:
+    store.create_task(implementation())
+    for path in store.roots.state_root.rglob("*.md"):
+        os.utime(path, ns=(1_000_000_000, 1_000_000_000))
+    first = fresh(store, cache_dir)
+    first.claims()
+    assert first.save_cache(force=True)
+    rewrite(cache_file(store, cache_dir, "claims"), lambda p: p["rows"].append(["x"]))
+    second = fresh(store, cache_dir)
+    assert ageless(second.claims()) == ageless(first.claims())
+    assert second.unsaved == 1
+
+
+def test_saves_wait_until_enough_is_new(store: Store, cache_dir: Path) -> None:
+    returned(store)
+    reader = fresh(store, cache_dir)
+    reader.status()
+    assert not cache_file(store, cache_dir).exists()
+    assert reader.save_cache(force=True)
+    assert reader.save_cache(force=True) is False  # nothing new since
+
+
+names = st.text(st.characters(codec="utf-8"), max_size=8)
+scopes = st.none() | st.builds(
+    Scope,
+    st.sampled_from(["current", "required", None]),
+    st.tuples(names),
+    st.tuples(names),
+    st.tuples(st.builds(SharedPath, names, names)),
+    st.tuples(names),
+    names,
+    st.tuples(names),
+)
+times = st.floats(min_value=0, max_value=2e9, allow_nan=False)
+statuses = st.builds(
+    TaskStatus,
+    st.builds(Ref, names, names, names),
+    st.sampled_from([*KINDS, None]),
+    st.sampled_from(TASK_STATES),
+    st.none() | names,
+    scopes,
+    st.booleans(),
+    st.tuples(names),
+    st.tuples(names, names),
+    st.booleans(),
+    st.tuples(names),
+    times,
+    st.none() | times,
+    st.none() | times,
+)
+
+
+@given(statuses)
+def test_a_status_survives_the_round_trip_through_json(status: TaskStatus) -> None:
+    body = decode_body(json.loads(json.dumps(encode_body(status))))
+    times = (status.dispatched_at, status.released_at, status.closed_at)
+    assert TaskStatus(status.ref, *body, *times) == status
+
+
+@given(st.builds(Ref, names, names, names), st.tuples(names), st.tuples(st.tuples(names, names)), st.booleans())
+def test_a_claim_survives_the_round_trip_through_json(
+    ref: Ref, writable: tuple[str, ...], shared: tuple[tuple[str, str], ...], unreadable: bool
+) -> None:
+    claim = Claim(ref, "current", writable, shared, 0.0, unreadable, ("port:5432",))
+    assert decode_claim(ref, json.loads(json.dumps(encode_claim(claim)))) == claim
