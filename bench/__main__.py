@@ -26,7 +26,7 @@ FULL = {
     "startup_runs": 12,
     "calls": 500,
     "validator_runs": 30,
-    "sizes": [100, 1000, 10000],
+    "sizes": [100, 1000, 10000, 100000],
     "repeats": 3,
     "processes": [1, 2, 4, 8],
     "per_process": 40,
@@ -111,7 +111,7 @@ def collect(sections: list[str], sizes: dict[str, Any], work: Path) -> dict[str,
     if "validator" in sections:
         results["validator"] = run_validator(work, secret, sizes["validator_runs"])
     if "scaling" in sections:
-        results["scaling"] = scaling.run(work, sizes["sizes"], sizes["repeats"])
+        results["scaling"] = scaling.run(work, sizes["sizes"], sizes["repeats"], min(sizes["calls"], 60))
     if "contention" in sections:
         results["contention"] = contention.run(work, sizes["processes"], sizes["per_process"])
     if "history" in sections:

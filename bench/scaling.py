@@ -1,7 +1,9 @@
-"""How status and whole-tree validation grow with the tree: time and peak RSS, each in a fresh process.
+"""How status, dispatch and whole-tree validation grow with the tree: time and peak RSS.
 
-``status`` is a fresh process's first answer (cold); ``status_warm`` is a server that has answered
+``status`` is a fresh process's first answer with no disk cache (cold); ``status_cached`` a fresh
+process that finds the disk cache an earlier one left; ``status_warm`` a server that has answered
 once, alternated in one process with the floor: a bare walk (open, list, lstat) of the same tree.
+``dispatch`` is ``bench.dispatch`` on the same tree.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import sys
 import time
 from pathlib import Path
 
+from bench import dispatch
 from bench.stats import child_runs, timed
-from bench.trees import CHANGE, generate
+from bench.trees import CHANGE, kept_tree
 from handoff_core.contract.ids import Ref
 from handoff_core.services.store import Store
 from handoff_core.services.verdicts import SETTLE_SECONDS
@@ -36,6 +39,9 @@ def bare_walk(state_root: Path) -> int:
     return found
 
 
+VALIDATE_UP_TO = 10_000  # validating every task one by one is a per-task figure: larger trees add nothing
+
+
 def warm_child(state_root: Path, rounds: int = 7) -> None:
     store = Store(state_root)
     count = len(store.queries.status())
@@ -47,14 +53,17 @@ def warm_child(state_root: Path, rounds: int = 7) -> None:
     print(json.dumps({**figures, "held": store.queries.held_verdicts, "peak_rss_mb": round(peak_rss_kb() / 1024, 1)}))
 
 
-def child(state_root: str, what: str) -> None:
+def child(state_root: str, what: str, cache_dir: str = "") -> None:
     """Run one measurement and print its figures (called as ``python -m bench.scaling``)."""
     if what == "status_warm":
         warm_child(Path(state_root))
         return
-    store = Store(Path(state_root))
+    store = Store(Path(state_root), cache_dir=Path(cache_dir) if cache_dir else None)
     start = time.perf_counter()
-    if what == "status":
+    if what == "fill":  # an earlier process that judged everything and left its disk cache
+        count = len(store.queries.status()) + len(store.queries.claims())
+        store.queries.save_cache(force=True)
+    elif what in ("status", "status_cached"):
         count = len(store.queries.status())
     else:
         refs = [t.ref for t in store.queries.status(CHANGE)] if what == "validate" else []
@@ -76,8 +85,8 @@ def _stage(store: Store, ref: Ref) -> str:
     return "return" if (store.roots.task_dir(ref) / "REPORT.md").exists() else "dispatch"
 
 
-def measure(state_root: Path, what: str, repeats: int) -> dict[str, float]:
-    runs = child_runs("bench.scaling", [str(state_root), what], repeats)
+def measure(state_root: Path, what: str, repeats: int, cache_dir: Path | None = None) -> dict[str, float]:
+    runs = child_runs("bench.scaling", [str(state_root), what, str(cache_dir or "")], repeats)
     figures = {
         "seconds_median": round(statistics.median(r["seconds"] for r in runs), 4),
         "seconds_min": round(min(r["seconds"] for r in runs), 4),
@@ -89,24 +98,27 @@ def measure(state_root: Path, what: str, repeats: int) -> dict[str, float]:
     return figures
 
 
-def run(workdir: Path, sizes: list[int], repeats: int) -> dict[str, object]:
+def run(workdir: Path, sizes: list[int], repeats: int, calls: int = 30) -> dict[str, object]:
     result: dict[str, object] = {}
     for size in sizes:
-        state_root = workdir / f"tree-{size}"
-        generate(state_root, size)
+        state_root = kept_tree(size, workdir)
         written = time.monotonic()
-        result[str(size)] = {
-            "status": measure(state_root, "status", repeats),
-            "validate_all": measure(state_root, "validate", repeats),
-        }
+        cache_dir = workdir / f"cache-{size}"
+        big = size > VALIDATE_UP_TO
+        figures = {"status": measure(state_root, "status", 1 if big else repeats)}
+        if not big:
+            figures["validate_all"] = measure(state_root, "validate", repeats)
         # A verdict is held once its files are older than the settle time: a server's usual case.
         time.sleep(max(0.0, SETTLE_SECONDS + 0.1 - (time.monotonic() - written)))
-        result[str(size)]["status_warm"] = measure(state_root, "status_warm", repeats)
-    for what in ("status", "validate_all"):
-        first, last = (result[str(s)][what]["seconds_median"] for s in (sizes[0], sizes[-1]))  # type: ignore[index]
-        result[f"growth_{what}_{sizes[0]}_to_{sizes[-1]}"] = round(last / first, 2)
+        measure(state_root, "fill", 1, cache_dir)
+        figures["status_cached"] = measure(state_root, "status_cached", repeats, cache_dir)
+        figures["status_warm"] = measure(state_root, "status_warm", repeats)
+        figures["dispatch"] = dispatch.run(state_root, workdir, cache_dir, repeats, calls)  # type: ignore[assignment]
+        result[str(size)] = figures
+    first, last = (result[str(s)]["status"]["seconds_median"] for s in (sizes[0], sizes[-1]))  # type: ignore[index]
+    result[f"growth_status_{sizes[0]}_to_{sizes[-1]}"] = round(last / first, 2)
     return result
 
 
 if __name__ == "__main__":
-    child(sys.argv[1], sys.argv[2])
+    child(*sys.argv[1:])

@@ -62,3 +62,31 @@ def generate(state_root: Path, count: int) -> list[tuple[str, str, str]]:
         refs.append((CHANGE, session, task))
     os.sync()
     return refs
+
+
+def kept_tree(count: int, workdir: Path, keep_from: int = 100_000) -> Path:
+    """A generated tree of ``count`` tasks; trees of ``keep_from`` tasks or more are kept between runs.
+
+    Kept trees live under ``$XDG_CACHE_HOME/handoff-mcp-bench``, named by the text of this module
+    and of the renderers, so a change to either makes a new one. Delete that folder to regenerate.
+    """
+    if count < keep_from:
+        state_root = workdir / f"tree-{count}"
+        generate(state_root, count)
+        return state_root
+    import hashlib
+
+    import handoff_core.contract.report as report_module
+    import handoff_core.contract.task as task_module
+
+    sources = b"".join(Path(m.__file__ or "").read_bytes() for m in (report_module, task_module))
+    digest = hashlib.sha256(Path(__file__).read_bytes() + sources).hexdigest()[:12]
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "handoff-mcp-bench"
+    state_root = base / f"tree-{count}-{digest}"
+    if not (state_root / "complete").exists():
+        import shutil
+
+        shutil.rmtree(state_root, ignore_errors=True)
+        generate(state_root, count)
+        (state_root / "complete").write_text("")
+    return state_root
