@@ -18,6 +18,8 @@ __all__ = [
     "COORDINATION_FILE",
     "DEFAULT_STATE_ROOT",
     "DEFAULT_WRITER_CAP",
+    "EXCLUSIONS_SHOWN",
+    "EXTERNAL_SHOWN",
     "FOCUSED_SENTENCES",
     "HANDOFF_DOCS",
     "HANDOFF_FILES",
@@ -135,6 +137,8 @@ DEFAULT_WRITER_CAP: Final = 3
 # A status page's tasks stop short of this many bytes of JSON, so the whole reply stays under 25 KB
 # (Claude Code cuts a tool result at 25,000 tokens by default).
 STATUS_PAGE_BYTES: Final = 20_000
+EXTERNAL_SHOWN: Final = 20  # external-web dispatches a status lists (the most recently sealed)
+EXCLUSIONS_SHOWN: Final = 50  # excluded paths a package reply or SESSION.md lists (the manifest has all)
 RECENT_ARRIVAL_SECONDS: Final = 24 * 3600  # a REPORT or RELEASE this recent still needs the Lead's eye
 
 # One size limit for every handoff file: refused on input, and the same bound on every read (a

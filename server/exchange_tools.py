@@ -10,7 +10,7 @@ from typing import Annotated
 from mcp.server.mcpserver.tools import Tool
 from pydantic import Field
 
-from handoff_core.contract.exchange import Channel
+from handoff_core.contract.exchange import Channel, exclusion_lines
 from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import InvalidContent
 from handoff_core.files.paths import read_open
@@ -66,7 +66,7 @@ def tools(services: Services) -> list[Tool]:
             size=sealed.size,
             sha256=sealed.sha256,
             included=len(sealed.included),
-            excluded=[f"{item['path']}: {item['reason']}" for item in sealed.excluded],
+            excluded=exclusion_lines(sealed.excluded),
         )
 
     def receive_return(

@@ -27,7 +27,7 @@ def shared(services: Services) -> list[Tool]:
     store, queries = services.store, services.queries
 
     def read_handoff(ref: RefArg) -> Handoff:
-        """A task's REPORT as untrusted text, focused handoff first."""
+        """A task's REPORT (untrusted text), focused handoff first."""
         view = report_view.read_handoff(queries, services.in_scope(parse_ref(ref)))
         rest = "\n\n".join(f"## {name}\n{text}" for name, text in view.sections.items())
         return Handoff(
@@ -47,7 +47,7 @@ def shared(services: Services) -> list[Tool]:
         max_hits: Annotated[int, Field(ge=1, le=20)] = 5,
         context_chars: Annotated[int, Field(ge=0, le=400)] = 200,
     ) -> History:
-        """Keyword snippets from the task's confirmed session log."""
+        """Keyword snippets from the task's session log."""
         result = session_logs.search(
             report_view.log_path(queries, services.in_scope(parse_ref(ref))), query, max_hits, context_chars
         )
@@ -64,7 +64,7 @@ def shared(services: Services) -> list[Tool]:
         history: str = "",
         redact: Annotated[bool, Field(description="redact secrets instead of refusing")] = False,
     ) -> Document:
-        """Write a handoff doc to commands/handoff/: focused in 3-5 sentences; no secrets."""
+        """Write a handoff doc (commands/handoff/): focused in 3-5 sentences."""
         services.outside_any_task("write_handoff")
         doc = session_handoff.HandoffDoc(scope, topic, focused, details, tuple(references), tuple(skills), history)
         stored = session_handoff.publish(store, doc, redact)
@@ -73,7 +73,7 @@ def shared(services: Services) -> list[Tool]:
     def resolve_coordination(
         work_id: Annotated[str, Field(description="e.g. specdev/implement")], stage: str = ""
     ) -> Coordination:
-        """The coordination choice for a Work and stage (coordination/project.json)."""
+        """The coordination choice for a Work and stage."""
         services.outside_any_task("resolve_coordination")
         data = queries.read_state_file(*COORDINATION_FILE)
         text = None if data is None else data.decode("utf-8", "replace")

@@ -15,7 +15,7 @@ from handoff_core.contract.report import Report, first_sentence, focused_problem
 from handoff_core.layout import REPORT_FILE
 from handoff_core.services.exchange import external_dispatches
 from handoff_core.services.status import TaskStatus
-from handoff_core.services.status_page import page_status
+from handoff_core.services.status_page import changed_since, page_status
 from server.models import ReportWritten, Status, TaskState, TaskView, Validation
 from server.params import RefArg
 from server.registration import READ_ONLY, WRITE_ONCE, tool
@@ -83,13 +83,17 @@ def tools(services: Services) -> list[Tool]:
         change: Annotated[str, Field(description="default: all active")] = "",
         session: Annotated[str, Field(description="a round of it")] = "",
         view: Annotated[str, Field(description="needs_lead (default), all, a state or next_cursor")] = "",
+        since: Annotated[str, Field(description="ISO time: changed since")] = "",
     ) -> Status:
-        """State counts, a page of tasks (default: needing the Lead), free writer slots."""
+        """Counts per state and a page of tasks (default: needing the Lead)."""
         if (scope := TASK_SCOPE.get()) is not None:  # a task's session sees its own task only
             tasks = [t for t in queries.status(scope.change, scope.session) if t.ref == scope]
             view = "all"
         else:
             tasks = queries.status(change or None, session or None)
+        claims = [t for t in tasks if t.claims_writer]  # of every task: a filter never frees a slot
+        if since:
+            tasks = changed_since(tasks, since)
         now = time.time()
         rows: dict[str, TaskState] = {}  # each row built once: sized while paging, then sent
 
@@ -98,7 +102,6 @@ def tools(services: Services) -> list[Tool]:
             return _sent_bytes(row)
 
         page = page_status(tasks, view or "needs_lead", now=now, size=sent_bytes)
-        claims = [t for t in tasks if t.claims_writer]
         return Status(
             counts=page.counts,
             tasks=[rows[str(t.ref)] for t in page.tasks],

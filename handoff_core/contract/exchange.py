@@ -8,11 +8,13 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from handoff_core.contract.report import fence_for
 from handoff_core.contract.task import Task
 from handoff_core.errors import InvalidIdentifier
+from handoff_core.layout import EXCLUSIONS_SHOWN
 
 __all__ = [
     "DELIVERY_ROOT",
@@ -22,6 +24,7 @@ __all__ = [
     "check_exchange_id",
     "delivery_parts",
     "excluded_reason",
+    "exclusion_lines",
     "render_dispatch",
     "render_manifest",
     "render_return",
@@ -202,6 +205,14 @@ def render_manifest(manifest: Manifest) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
 
 
+def exclusion_lines(excluded: Sequence[dict[str, str]]) -> list[str]:
+    """``path: reason`` for the first ``EXCLUSIONS_SHOWN`` exclusions, then how many more the manifest has."""
+    lines = [f"{item['path']}: {item['reason']}" for item in excluded[:EXCLUSIONS_SHOWN]]
+    if len(excluded) > EXCLUSIONS_SHOWN:
+        lines.append(f"and {len(excluded) - EXCLUSIONS_SHOWN} more: all are listed in the package's MANIFEST.json")
+    return lines
+
+
 def render_session(locator: str, size: int, sha: str, manifest: Manifest) -> str:
     return "\n".join(
         [
@@ -213,7 +224,7 @@ def render_session(locator: str, size: int, sha: str, manifest: Manifest) -> str
             f"Secret scan: {manifest.scan_result}",
             f"Included: {len(manifest.included)} file(s)",
             f"Excluded: {len(manifest.excluded)} path(s)",
-            *[f"- excluded {item['path']}: {item['reason']}" for item in manifest.excluded[:50]],
+            *[f"- excluded {line}" for line in exclusion_lines(manifest.excluded)],
             "",
         ]
     )

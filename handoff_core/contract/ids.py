@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -54,8 +53,10 @@ class Ref:
 def _real_utc(year: int, month: int, day: int, hour: int, minute: int, second: int) -> bool:
     if not (1 <= month <= 12 and hour <= 23 and minute <= 59 and second <= 59):
         return False
-    # calendar.monthrange rejects year 0, which the seed (JavaScript Date) accepts.
-    days = 29 if month == 2 and calendar.isleap(year or 2000) else _DAYS[month]
+    # The Gregorian rule, year 0 included as the seed's JavaScript Date takes it (leap, like 2000);
+    # spelled out rather than importing calendar, which handoff-validate would pay for at start-up.
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    days = 29 if month == 2 and leap else _DAYS[month]
     return 1 <= day <= days
 
 

@@ -37,6 +37,7 @@ from handoff_core.files.archives import check_archive, deterministic_zip, extrac
 from handoff_core.files.paths import read_regular, walked
 from handoff_core.files.publishing import publish
 from handoff_core.files.task_dir import sha256, translated
+from handoff_core.layout import EXTERNAL_SHOWN
 from handoff_core.services.secret_scan import scan_all
 
 __all__ = ["Outbound", "Received", "external_dispatches", "package_dispatch", "receive_return"]
@@ -209,13 +210,18 @@ def receive_return(
     return Received(attempt_id, raw_locator, sha256(raw), "/".join((*attempt, standard)), count)
 
 
-def external_dispatches(project: Path) -> list[str]:
-    """For status: one line per sealed outbound package, with its return attempts."""
+def external_dispatches(project: Path, shown: int = EXTERNAL_SHOWN) -> list[str]:
+    """For status: one line per sealed outbound package, with its return attempts; the ``shown``
+    most recently sealed, then one line saying how many more there are."""
+    sessions = list(project.joinpath(*DELIVERY_ROOT).glob("*/*/*/SESSION.md"))
+    newest = sorted(sessions, key=lambda path: (-path.lstat().st_mtime_ns, str(path)))
     found = []
-    for session in sorted(project.joinpath(*DELIVERY_ROOT).glob("*/*/*/SESSION.md")):
+    for session in newest[:shown]:
         dispatch = session.parent
         attempts = sorted(path.name for path in (dispatch / "inbound").glob("*") if path.is_dir())
         found.append(
             f"{dispatch.relative_to(project).as_posix()}: sealed; return attempts: {', '.join(attempts) or 'none'}"
         )
+    if len(newest) > shown:
+        found.append(f"and {len(newest) - shown} older under {'/'.join(DELIVERY_ROOT)}/ (not listed)")
     return found

@@ -18,7 +18,7 @@ from handoff_core.errors import HandoffError, InvalidInput
 from handoff_core.layout import RECENT_ARRIVAL_SECONDS, STATUS_PAGE_BYTES, STATUS_VIEWS, StatusView
 from handoff_core.services.status import TaskStatus
 
-__all__ = ["StatusPage", "needs_lead", "page_status"]
+__all__ = ["StatusPage", "changed_since", "needs_lead", "page_status"]
 
 _Place = tuple[str, str, str]
 
@@ -33,6 +33,20 @@ class StatusPage:
 def needs_lead(status: TaskStatus, now: float) -> bool:
     recent = status.closed_at is not None and now - status.closed_at < RECENT_ARRIVAL_SECONDS
     return status.outstanding or recent or bool(status.problems or status.notes or status.temp_files)
+
+
+def changed_since(tasks: list[TaskStatus], since: str) -> list[TaskStatus]:
+    """The tasks whose TASK, REPORT or RELEASE appeared at or after ``since`` (ISO 8601 with a zone)."""
+    from datetime import datetime  # only a filtered status needs it
+
+    try:
+        instant = datetime.fromisoformat(since.strip())
+    except ValueError:
+        instant = None
+    if instant is None or instant.tzinfo is None:
+        raise InvalidInput(f"since={since!r} is not an ISO 8601 time with a zone: give e.g. 2026-12-01T09:00:00Z")
+    cut = instant.timestamp()
+    return [t for t in tasks if max(t.dispatched_at, t.released_at or 0.0, t.closed_at or 0.0) >= cut]
 
 
 def _place(status: TaskStatus) -> _Place:

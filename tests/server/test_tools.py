@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,17 @@ async def test_status_shows_writer_claims_and_free_slots(lead: Client) -> None:
     assert [t["claim"] for t in status["tasks"] if t["ref"] == created["ref"]] == ["current: src/a1/**"]
     assert status["free_writer_slots"] == 2
     assert status["tasks"][0]["state"] == "dispatched"
+
+
+async def test_status_since_filters_the_tasks_but_never_the_free_writer_slots(lead: Client) -> None:
+    created = await call(lead, "create_task", **task_args())
+    os.utime(created["task_path"], (1_700_000_000, 1_700_000_000))  # dispatched in November 2023
+    older = await call(lead, "handoff_status", since="2023-11-14T00:00:00Z")
+    newer = await call(lead, "handoff_status", since="2026-01-01T00:00:00+01:00")
+    assert [t["ref"] for t in older["tasks"]] == [created["ref"]]
+    assert (newer["tasks"], newer["counts"]) == ([], {})
+    assert older["free_writer_slots"] == newer["free_writer_slots"] == 2
+    assert await refused(lead, "handoff_status", since="last week") == "invalid_input"
 
 
 async def test_status_at_two_thousand_tasks_fits_in_25_kb_and_pages_through_every_task_once(

@@ -117,3 +117,12 @@ def test_a_malformed_ref_is_refused(text: str) -> None:
     with pytest.raises(InvalidIdentifier) as caught:
         parse_ref(text)
     assert caught.value.code == "invalid_id"
+
+
+@given(st.integers(min_value=0, max_value=9999), st.integers(min_value=1, max_value=12), st.integers(1, 31))
+def test_a_round_date_is_real_exactly_when_the_calendar_has_it(year: int, month: int, day: int) -> None:
+    """Gregorian days, year 0 counted as leap (JavaScript's Date takes it; Python's calendar needs a stand-in)."""
+    import calendar
+
+    real = day <= calendar.monthrange(year or 2000, month)[1]
+    assert is_round_id(f"{year:04d}{month:02d}{day:02d}T000000Z") is real

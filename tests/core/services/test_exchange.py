@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
@@ -142,3 +143,13 @@ def test_status_lists_external_dispatches_and_their_attempts(project: Path, task
     sealed_dispatch(project, task)
     receive_return(project, "scope-1", task.task, "d1", "t1", b"answer", is_text=True)
     assert external_dispatches(project) == [f"temp/task-delivery/scope-1/{task.task}/d1: sealed; return attempts: t1"]
+
+
+def test_status_lists_the_most_recently_sealed_dispatches_and_counts_the_rest(project: Path, task: Task) -> None:
+    for number in range(4):
+        package_dispatch(project, task, "scope-1", f"d{number}", [], Channel(), NOW)
+        session = project / "temp" / "task-delivery" / "scope-1" / task.task / f"d{number}" / "SESSION.md"
+        os.utime(session, ns=(number * 10**9, number * 10**9))  # sealed in order d0, d1, d2, d3
+    lines = external_dispatches(project, shown=2)
+    assert [line.split(":")[0].rsplit("/", 1)[1] for line in lines[:2]] == ["d3", "d2"]
+    assert lines[2] == "and 2 older under temp/task-delivery/ (not listed)"

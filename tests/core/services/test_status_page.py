@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,7 +12,7 @@ from handoff_core.contract.ids import Ref
 from handoff_core.errors import InvalidInput
 from handoff_core.layout import RECENT_ARRIVAL_SECONDS
 from handoff_core.services.status import TaskStatus
-from handoff_core.services.status_page import page_status
+from handoff_core.services.status_page import changed_since, page_status
 
 NOW = 2_000_000_000.0
 CHANGE = "2026-11-30-demo"
@@ -89,4 +91,22 @@ def test_paging_a_view_returns_every_task_exactly_once(sizes: list[int], budget:
 def test_an_unknown_view_or_a_forged_cursor_is_refused(view: str) -> None:
     with pytest.raises(InvalidInput) as caught:
         page_status([task(0)], view, now=NOW, size=flat)
+    assert caught.value.code == "invalid_input"
+
+
+def test_since_keeps_the_tasks_whose_files_appeared_at_or_after_it() -> None:
+    old = task(1)
+    dispatched_late = task(2, "dispatched", dispatched_at=NOW - 60)
+    returned_late = task(3, closed_at=NOW - 60)
+    released_at_cut = task(4, "released", released_at=NOW - 3600, closed_at=None)
+    cut = datetime.fromtimestamp(NOW - 3600, UTC).isoformat()
+    kept = changed_since([old, dispatched_late, returned_late, released_at_cut], cut)
+    assert kept == [dispatched_late, returned_late, released_at_cut]
+    assert changed_since([old], cut.replace("+00:00", "Z")) == []
+
+
+@pytest.mark.parametrize("since", ["yesterday", "2026-12-01T09:00:00", "", "2026-13-01T00:00Z"])
+def test_since_without_a_zone_or_not_a_time_is_refused(since: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        changed_since([task(1)], since)
     assert caught.value.code == "invalid_input"
