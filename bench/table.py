@@ -70,7 +70,17 @@ def _validator(s: dict[str, Any]) -> list[str]:
         _row("python -c 'import yaml' (p50 ms, floor)", str(floor)),
         _row("handoff-validate (p50 ms)", f"{ours} ({ours / floor:.2f}x floor)", TARGETS["handoff-validate"]),
         _row("seed validate-handoff.mjs (p50 ms)", str(seed["p50_ms"]) if isinstance(seed, dict) else seed),
+        *_node_floor(s, ours),
     ]
+
+
+def _node_floor(s: dict[str, Any], ours: float) -> list[str]:
+    """Without the seed validator, node's own start is a floor under it: our ratio to that bounds ours to it."""
+    node = s.get("node_-e_empty")
+    if not isinstance(node, dict):
+        return []
+    ratio = f"handoff-validate / node start = {ours / node['p50_ms']:.2f} (an upper bound on the ratio to the seed's)"
+    return [_row("node -e '' (p50 ms, floor under any node validator)", str(node["p50_ms"])), _row("", ratio)]
 
 
 def _status_cell(what: str, f: dict[str, Any]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -42,6 +43,9 @@ def run(project: Path, state_root: Path, ref: tuple[str, str, str], runs: int) -
         "python_-c_import_yaml": [sys.executable, "-c", "import yaml"],
         "handoff-validate": [str(validate), *args],
     }
+    node = shutil.which("node")
+    if node:  # the least any node validator can take: the seed's would start node and then do more
+        commands["node_-e_empty"] = [node, "-e", ""]
     seed = os.environ.get(SEED_ENV)
     if seed:
         commands["seed_validate-handoff.mjs"] = [*shlex.split(seed), *args]

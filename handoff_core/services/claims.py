@@ -53,9 +53,10 @@ class _Seen(NamedTuple):  # a tuple: a fresh process makes one per task from the
 
 def _restamp(round_fd: int, task: str, file: str) -> Stamp | None:
     try:
-        return stamp_of(os.stat(f"{task}/{file}", dir_fd=round_fd, follow_symlinks=False))
+        info = os.stat(f"{task}/{file}", dir_fd=round_fd, follow_symlinks=False)
     except OSError:
         return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)  # ``stamp_of``, spelled out: hot loop
 
 
 def _judge(task_fd: int, ref: Ref, names: list[str]) -> _Seen | None:
@@ -120,10 +121,12 @@ class ClaimIndex:
         for task in os.listdir(round_fd):
             key = (change, session, task)
             seen = self._seen.get(key)
-            # An open claim may have just ended: look at its directory. Anything else is re-read only
-            # when the file its judgement rests on is no longer the one that was read.
-            if seen is None or seen.claim is not None or _restamp(round_fd, task, seen.file) != seen.stamp:
-                seen = self._read(round_fd, key, seen)
+            # A judgement with no claim stands while the file it rests on is the one that was read
+            # (one stat: the loop every dispatch runs over the whole history). An open claim may
+            # have just ended, so its directory is looked at.
+            if seen is not None and seen.claim is None and _restamp(round_fd, task, seen.file) == seen.stamp:
+                continue
+            seen = self._read(round_fd, key, seen)
             if seen is not None and seen.claim is not None:
                 found.append(replace(seen.claim, age_seconds=max(0.0, now - seen.since)))
         return found
