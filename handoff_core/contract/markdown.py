@@ -83,6 +83,13 @@ def small_text_cache(fn: Callable[[str], T]) -> Callable[[str], T]:
 @small_text_cache
 def body_lines(text: str) -> tuple[Line, ...]:
     """Every line outside fenced code, numbered from 0; an unclosed fence runs to the end."""
+    if "```" not in text and "~~~" not in text:  # no line can open a fence: every line is body
+        return tuple(enumerate(split_lines(text)))
+    return scan_fences(text)
+
+
+def scan_fences(text: str) -> tuple[Line, ...]:
+    """``body_lines`` the long way: line by line, opening and closing fences."""
     lines: list[Line] = []
     fence: str | None = None
     for number, line in enumerate(split_lines(text)):

@@ -32,7 +32,7 @@ from handoff_core.contract.snapshot import Stamp
 from handoff_core.contract.validate import closes_claim
 from handoff_core.errors import HandoffError
 from handoff_core.files.paths import open_dir
-from handoff_core.files.reader import locate_change, read_entry, shown_name, stamp_of
+from handoff_core.files.reader import locate_change, read_entry, shown_name
 from handoff_core.layout import CLOSING_FILES, SESSIONS, TASK_FILE
 from handoff_core.services.disk_cache import decode_claim, decoded, encode_claim
 from handoff_core.services.ownership import Claim

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from handoff_core.contract.frontmatter import split_frontmatter
-from handoff_core.contract.markdown import CACHED_TEXT_LIMIT, body_lines, small_text_cache
+from handoff_core.contract.markdown import CACHED_TEXT_LIMIT, body_lines, scan_fences, small_text_cache
 
 
 def test_a_small_text_is_remembered_and_a_large_one_is_not() -> None:
@@ -31,3 +34,11 @@ def test_the_document_caches_hold_no_large_text_after_reading_one() -> None:
 def test_a_fence_closed_by_a_longer_run_hides_the_lines_between() -> None:
     text = "a\n````\n## hidden\n`````\nb"
     assert [line for _, line in body_lines(text)] == ["a", "b"]
+
+
+@given(
+    st.lists(st.sampled_from(["## Goal", "```", "~~~~", " ```py", "text `x`", "~ ~", "", "    ```", "\r"]), max_size=12)
+)
+def test_the_fast_path_without_fence_runs_agrees_with_the_line_by_line_scan(parts: list[str]) -> None:
+    text = "\n".join(parts)
+    assert body_lines(text) == scan_fences(text)
