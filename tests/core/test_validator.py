@@ -91,3 +91,26 @@ def test_a_relative_state_root_is_taken_against_the_repo_from_any_directory(
         [str(SCRIPT), *args], capture_output=True, text=True, timeout=60, check=False, cwd=elsewhere
     )
     assert result.returncode == 0, result.stdout
+
+
+def test_judging_what_this_server_rendered_never_loads_pyyaml(project: Path, store: Store) -> None:
+    """Its frontmatter takes the fast reader: a check pays no YAML import at start-up."""
+    code = (
+        "import sys\nfrom handoff_core.validator import main\n"
+        "code = main(sys.argv[1:])\nprint(code, 'yaml' in sys.modules, file=sys.stderr)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, *flags(project, store, "dispatch")], capture_output=True, text=True, timeout=60
+    )
+    assert result.stderr.strip() == "0 False"
+
+
+def test_a_hand_written_frontmatter_is_still_read_by_pyyaml(project: Path, store: Store) -> None:
+    args = flags(project, store, "dispatch")
+    task = next(project.rglob("TASK.md"))
+    text = task.read_text()
+    task.chmod(0o644)
+    by_hand = text.replace('kind: "implementation"', "kind: implementation   # by hand", 1)
+    assert by_hand != text
+    task.write_text(by_hand)
+    assert run(*args).returncode == 0

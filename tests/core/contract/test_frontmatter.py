@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import pytest
-import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from handoff_core.contract.frontmatter import _fast_mapping, _StrictLoader, load_yaml, quote, split_frontmatter
+from handoff_core.contract.frontmatter import _fast_mapping, load_yaml, quote, split_frontmatter
+from handoff_core.contract.strict_yaml import load_strict
 from handoff_core.errors import InvalidContent
 
 keys = st.from_regex(r"\A[a-z_]{1,12}\Z").filter(
@@ -23,7 +23,7 @@ values = st.one_of(
 def test_the_fast_reader_agrees_with_the_strict_yaml_loader(fields: dict[str, object]) -> None:
     text = "\n".join(f"{key}: {quote(value)}" for key, value in fields.items())
     fast = _fast_mapping(text)
-    assert yaml.load(text, Loader=_StrictLoader) == fields
+    assert load_strict(text, "test") == fields
     assert fast is None or fast == fields
 
 
@@ -31,7 +31,7 @@ def test_the_fast_reader_agrees_with_the_strict_yaml_loader(fields: dict[str, ob
 def test_any_line_the_fast_reader_accepts_reads_the_same_in_yaml(line: str) -> None:
     fast = _fast_mapping(line)
     if fast is not None:
-        assert yaml.load(line, Loader=_StrictLoader) == fast
+        assert load_strict(line, "test") == fast
 
 
 @pytest.mark.parametrize("text", ['a: "x"\na: "y"', "a: 1\na: 2", "a: [1]\na: [2]"])
