@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 from handoff_core.errors import InvalidContent
@@ -34,11 +33,11 @@ Pred = tuple[frozenset[str], bool] | None
 _ANY: Pred = (frozenset(), True)
 
 
-@dataclass
 class Budget:
     """How much search one dispatch check may still do; refusing beats holding the lock for long."""
 
-    steps: int = DEFAULT_STEPS
+    def __init__(self, steps: int = DEFAULT_STEPS) -> None:
+        self.steps = steps
 
     def spend(self, count: int) -> None:
         self.steps -= count
@@ -113,13 +112,13 @@ def _tokens(glob: str) -> tuple[tuple[tuple[Pred, bool], ...] | None, ...]:
     return tuple(out)
 
 
-@dataclass
 class _Nfa:
-    edges: list[list[tuple[Pred, int]]] = field(default_factory=lambda: [[]])
-    eps: list[list[int]] = field(default_factory=lambda: [[]])
-    accept: int = 0
-    moves: list[tuple[tuple[Pred, int], ...]] = field(default_factory=list)  # edges of each state's closure
-    finals: frozenset[int] = frozenset()  # states whose closure accepts
+    def __init__(self) -> None:
+        self.edges: list[list[tuple[Pred, int]]] = [[]]
+        self.eps: list[list[int]] = [[]]
+        self.accept = 0
+        self.moves: list[tuple[tuple[Pred, int], ...]] = []  # edges of each state's closure
+        self.finals: frozenset[int] = frozenset()  # states whose closure accepts
 
     def seal(self, accept: int) -> _Nfa:
         self.accept = accept
@@ -214,14 +213,14 @@ def _alphabet(a: str, b: str) -> tuple[str, ...]:
 Node = tuple[int, int, int]  # (state of the first glob, of the second, of the real-path check)
 
 
-@dataclass
 class _Search:
     """One overlap search: the two automata, the characters that matter, and what it may spend."""
 
-    pair: tuple[_Nfa, _Nfa]
-    alphabet: tuple[str, ...]
-    budget: Budget
-    both: dict[tuple[Pred, Pred], tuple[str, ...]] = field(default_factory=dict)
+    def __init__(self, pair: tuple[_Nfa, _Nfa], alphabet: tuple[str, ...], budget: Budget) -> None:
+        self.pair = pair
+        self.alphabet = alphabet
+        self.budget = budget
+        self.both: dict[tuple[Pred, Pred], tuple[str, ...]] = {}
 
     def chars(self, pa: Pred, pb: Pred) -> tuple[str, ...]:
         """Characters both tests accept (remembered: the same pairs recur at every step)."""

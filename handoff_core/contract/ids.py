@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from typing import TYPE_CHECKING, NamedTuple
 
 from handoff_core.errors import InvalidIdentifier
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 __all__ = [
     "MAX_TASK_ID",
@@ -38,8 +40,7 @@ _MAX_SAFE_INTEGER = 2**53 - 1
 _DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
-@dataclass(frozen=True)
-class Ref:
+class Ref(NamedTuple):
     """One dispatch: ``change/session/task``."""
 
     change: str
@@ -154,6 +155,8 @@ def round_time(value: str) -> datetime | None:
     """When a round was opened, from its id; None for anything that is not a round id."""
     if not is_round_id(value):
         return None
+    from datetime import UTC, datetime  # here: handoff-validate never needs it
+
     try:
         return datetime.strptime(value[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
     except ValueError:

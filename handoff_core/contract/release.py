@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from handoff_core.contract.markdown import check_fragment
 from handoff_core.contract.report import header_fields
@@ -12,8 +12,7 @@ from handoff_core.layout import RELEASE_KINDS, ReleaseKind
 __all__ = ["Release", "release_problems", "render_release"]
 
 
-@dataclass(frozen=True)
-class Release:
+class Release(NamedTuple):
     session: str
     task: str
     kind: ReleaseKind

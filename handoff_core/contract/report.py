@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from handoff_core.contract.ids import check_round
 from handoff_core.contract.ids import check_task as check_task_id
@@ -52,8 +52,7 @@ CAPTURE_FOCUS = (
 )
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(NamedTuple):
     session: str
     task: str
     status: str
@@ -83,8 +82,7 @@ def normalise_report(report: Report) -> Report:
     for value, what in ((report.captured_by, "Captured-by"), (report.original_locator, "Original-Locator")):
         if value is not None:
             _single_line(value, what)
-    return replace(
-        report,
+    return report._replace(
         focused=check_fragment(report.focused, "focused handoff"),
         artifacts=check_fragment(report.artifacts, "artifacts"),
         verification=check_fragment(report.verification, "verification"),

@@ -4,7 +4,7 @@ claim reader, and read back (used for ownership)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from handoff_core.contract.frontmatter import load_yaml, quote
 from handoff_core.contract.globs import check_glob_count, check_globs
@@ -30,14 +30,12 @@ LIST_START = "- Workspace: "
 _BAD_GLOB = re.compile(r"(^|/)\.\.(/|$)|^/|^[A-Za-z]:|[\\`\x00-\x1f]")
 
 
-@dataclass(frozen=True)
-class SharedPath:
+class SharedPath(NamedTuple):
     path: str
     owner: str
 
 
-@dataclass(frozen=True)
-class Scope:
+class Scope(NamedTuple):
     """Who may write what; parsed back from the ``handoff-scope`` block for ownership."""
 
     workspace: Workspace | None = None

@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import NamedTuple
 
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.layout import EntryKind
@@ -20,8 +22,7 @@ Stamp = tuple[int, int, int, int]  # (device, inode, size, mtime_ns): what a cac
 Probe = tuple[tuple[int, ...], tuple[str, ...], tuple[tuple[int, ...], ...]]
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     kind: EntryKind
     data: bytes | None = None  # None for a regular file over MAX_FILE_BYTES (``oversize``)
     nlink: int = 1
@@ -31,16 +32,16 @@ class Entry:
 
 
 MISSING = Entry("missing")
+_NO_FILES: Mapping[str, Entry] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class TaskSnapshot:
+class TaskSnapshot(NamedTuple):
     change: ChangeFacts | None = None
     problems: tuple[str, ...] = ()  # why the walk stopped early
     same_number: int = 0  # entries of the round that occupy this task's number (the seed's prefix count)
     task_found: bool = False
     task_entries: tuple[str, ...] = ()
-    files: dict[str, Entry] = field(default_factory=dict)
+    files: Mapping[str, Entry] = _NO_FILES
     probe: Probe | None = None  # taken before the files were read, when the caller asked for one
     reused: bool = False  # the caller already holds a verdict for ``probe``: ``files`` was not read
 

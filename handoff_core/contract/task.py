@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from handoff_core.contract.frontmatter import load_yaml, quote, split_frontmatter
 from handoff_core.contract.ids import check_round
@@ -32,8 +32,7 @@ _TOKEN_CHECK = "- Report token check: "  # noqa: S105 - a line label, not a secr
 _TOKEN_CHECK_RE = re.compile(r"^sha256:[0-9a-f]{64}\Z")
 
 
-@dataclass(frozen=True)
-class TaskBody:
+class TaskBody(NamedTuple):
     """What the Lead asks for, before ids are allocated: checked once, then rendered under them."""
 
     kind: Kind
@@ -45,17 +44,27 @@ class TaskBody:
     ticket: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
-class Task(TaskBody):
-    """Everything TASK.md says: the body under its identity."""
+class Task(NamedTuple):
+    """Everything TASK.md says: the body's fields (built by keyword) under the task's identity."""
 
+    kind: Kind
+    goal: str
+    inputs: str
+    scope: Scope
+    acceptance: str
     session: str
     task: str
     report_path: str
+    return_notes: str = ""
+    ticket: str | None = None
     change: str | None = None
     # sha256 of the task's report token: any server that reads this TASK can check the token,
     # and the token itself never lies in the tree.
     token_check: str | None = None
+
+    @property
+    def body(self) -> TaskBody:
+        return TaskBody(self.kind, self.goal, self.inputs, self.scope, self.acceptance, self.return_notes, self.ticket)
 
 
 def check_body(body: TaskBody) -> TaskBody:
@@ -70,7 +79,7 @@ def check_body(body: TaskBody) -> TaskBody:
         kind=body.kind,
         goal=check_fragment(body.goal, "goal"),
         inputs=check_fragment(body.inputs, "inputs"),
-        scope=replace(scope, notes=notes),
+        scope=scope._replace(notes=notes),
         acceptance=check_fragment(body.acceptance, "acceptance"),
         return_notes=check_fragment(body.return_notes, "return notes") if body.return_notes.strip() else "",
         ticket=body.ticket,
@@ -115,7 +124,7 @@ def normalise_task(task: Task) -> Task:
     check_round(task.session)
     check_task_id(task.task)
     return task_of(
-        check_body(task),
+        check_body(task.body),
         session=task.session,
         task=task.task,
         change=task.change,

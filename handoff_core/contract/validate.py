@@ -6,10 +6,8 @@ not) agrees with the seed on every tree the seed knows, and says more where it c
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from handoff_core.contract.frontmatter import split_frontmatter
 from handoff_core.contract.ids import is_change_id, is_round_id, task_number
@@ -36,6 +34,11 @@ from handoff_core.layout import (
     is_temp,
 )
 
+try:  # CPython's own SHA-256: hashlib would load OpenSSL, 2 ms of every handoff-validate start
+    from _sha256 import sha256  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - a build without it
+    from hashlib import sha256
+
 __all__ = [
     "CAVEAT",
     "LATE_REPORT",
@@ -54,8 +57,7 @@ CAVEAT = (
 )
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     errors: tuple[str, ...]
     warnings: tuple[str, ...]
     caveat: str = CAVEAT
@@ -176,7 +178,7 @@ def _check_files(
     ]
     task_entry = snapshot.file(TASK_FILE)
     task_text = _text(task_entry, TASK_FILE, errors)
-    task_sha = hashlib.sha256(task_entry.data).hexdigest() if task_text is not None and task_entry.data else None
+    task_sha = sha256(task_entry.data).hexdigest() if task_text is not None and task_entry.data else None
     if task_text is not None:
         errors += task_problems(task_text, change, session, task)
     report = snapshot.file(REPORT_FILE)

@@ -11,7 +11,7 @@ import fcntl
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -217,7 +217,7 @@ class Store:
         data = snapshot.file(ended[0]).data or b""
         where = self.roots.shown(self.roots.task_dir(earlier) / ended[0])
         cite = f"- Retry of `{earlier}`: read its {ended[0]} first, `{where}` (sha256 {sha256(data)})."
-        return replace(body, inputs=f"{body.inputs}\n{cite}")
+        return body._replace(inputs=f"{body.inputs}\n{cite}")
 
     def _attempt_warnings(self, request: TaskRequest, body: TaskBody) -> tuple[str, ...]:
         """After three blocked or failed attempts on one topic or ticket, the Lead is told before a fourth."""
@@ -269,7 +269,7 @@ class Store:
                     f"TASK.md of {ref} is not the one you were given (sha256 {current}); read_task again and "
                     "ask the Lead before reporting"
                 )
-            text = render_report(replace(normalise_report(report), task_sha256=current))
+            text = render_report(normalise_report(report)._replace(task_sha256=current))
             _returnable(text, ref, current, accept_warnings)
             data = bounded(text.encode(), REPORT_FILE)
             published = task_dir.publish(REPORT_FILE, data)

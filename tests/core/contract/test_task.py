@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -141,7 +139,7 @@ def test_a_read_only_task_renders_without_a_workspace() -> None:
     task = make_task(kind="research", scope=Scope(None, (), ("**",), (), (".cache/**",)))
     text = render_task(task)
     assert "workspace:" not in text
-    assert parse_task(text) == normalise_task(replace(task))
+    assert parse_task(text) == normalise_task(task._replace())
 
 
 def test_an_unknown_kind_is_refused() -> None:
