@@ -6,8 +6,11 @@ Nothing here writes. Every read walks the tree by handle (``files``); OS errors 
 
 from __future__ import annotations
 
+import gc
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from handoff_core.contract.ids import Ref, check_change, check_round, is_change_id
 from handoff_core.contract.snapshot import TaskSnapshot
@@ -26,6 +29,25 @@ from handoff_core.services.status import TaskStatus, with_writers_since
 from handoff_core.services.verdicts import Verdicts
 
 __all__ = ["Queries"]
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Pause the cyclic garbage collector for one walk.
+
+    A walk makes an object or two per task that lives as long as the server (held verdicts, the
+    claim index); none of them can form a cycle, so the collector finds nothing, yet it walks every
+    one of them again each time enough new ones pile up: a third of a fresh walk's time at 100,000
+    tasks. Reference counting still frees everything at once.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 SAVE_EVERY = 64  # new verdicts that make a save of the disk cache worth its cost (and 1 in 64 of those held)
@@ -135,21 +157,27 @@ class Queries:
         """Every task's derived state, for one change (and round) or all active changes."""
         if session is not None:
             check_round(session)
-        self._restore("verdicts")
-        began = time.time_ns()
-        found: list[TaskStatus] = []
-        for name in [check_change(change)] if change else self.changes():
-            readers = 0 if self._verdicts.expects_reuse else 2  # held verdicts: the walk is mostly stat calls
-            walk = read_change_snapshots(self.roots.state_root, name, session, reuse=self._verdicts, readers=readers)
-            found += [self._verdicts.judge((name, r, t), snapshot, began, self.snapshot) for r, t, snapshot in walk]
-        self.save_cache()
+        with _no_cycle_collection():
+            self._restore("verdicts")
+            began = time.time_ns()
+            found = [status for name in self._named(change) for status in self._change_status(name, session, began)]
+            self.save_cache()
         return with_writers_since(found)
+
+    def _named(self, change: str | None) -> list[str]:
+        return [check_change(change)] if change else self.changes()
+
+    def _change_status(self, change: str, session: str | None, began: int) -> list[TaskStatus]:
+        readers = 0 if self._verdicts.expects_reuse else 2  # held verdicts: the walk is mostly stat calls
+        walk = read_change_snapshots(self.roots.state_root, change, session, reuse=self._verdicts, readers=readers)
+        return [self._verdicts.judge((change, r, t), snapshot, began, self.snapshot) for r, t, snapshot in walk]
 
     def claims(self) -> list[Claim]:
         """Writer claims of every outstanding implementation task under the state root."""
-        self._restore("claims")
-        found = self._claims.claims(self.roots.state_root, self.changes())
-        self.save_cache()
+        with _no_cycle_collection():
+            self._restore("claims")
+            found = self._claims.claims(self.roots.state_root, self.changes())
+            self.save_cache()
         return found
 
     @translated

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
 
 from handoff_core.contract.report import Report
-from handoff_core.errors import InvalidContent, TaskNotFound, UnsafePath
+from handoff_core.errors import HandoffError, InvalidContent, TaskNotFound, UnsafePath
 from handoff_core.services.store import Store
 from tests.conftest import CHANGE, implementation, review
 
@@ -78,3 +79,18 @@ def test_a_log_proves_itself_by_the_ref_or_the_task_path_in_both_forms(store: St
 def test_only_directories_with_a_change_id_are_changes(store: Store, state_root: Path) -> None:
     (state_root / "specdev" / "changes" / "notes").mkdir()
     assert store.queries.changes() == [CHANGE]
+
+
+def test_a_walk_leaves_the_cycle_collector_as_it_found_it_even_when_it_fails(store: Store) -> None:
+    store.create_task(review())
+    store.queries.status()
+    assert gc.isenabled()
+    with pytest.raises(HandoffError):
+        store.queries.status("2026-01-01-missing")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        store.queries.claims()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
