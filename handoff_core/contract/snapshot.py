@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import NamedTuple
@@ -12,14 +13,21 @@ from typing import NamedTuple
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.layout import EntryKind
 
-__all__ = ["MISSING", "Entry", "Probe", "Stamp", "TaskSnapshot"]
+__all__ = ["MISSING", "PROBE_STAMP", "Entry", "Probe", "Stamp", "TaskSnapshot", "probe_ctimes"]
 
 
 Stamp = tuple[int, int, int, int]  # (device, inode, size, mtime_ns): what a cached judgement is keyed on
-# What a held verdict on a whole task directory is keyed on: the directory's lstat (device, inode,
-# mode, links, mtime_ns, ctime_ns), its entry names, and per handoff file present its lstat (device,
-# inode, mode, links, size, mtime_ns, ctime_ns).
-Probe = tuple[tuple[int, ...], tuple[str, ...], tuple[tuple[int, ...], ...]]
+# What a held verdict on a whole task directory is keyed on: the lstat of the directory and then of
+# each handoff file present in it, each packed as ``PROBE_STAMP``, and the directory's entry names.
+Probe = tuple[bytes, tuple[str, ...]]
+# (device, inode, mode, links, size, mtime_ns, ctime_ns): packed, a held probe is one bytes object
+# rather than a tuple of ints per file (a server holds one per task).
+PROBE_STAMP = struct.Struct("<QQQQqqq")
+
+
+def probe_ctimes(probe: Probe) -> list[int]:
+    """The ctime of the directory and of each file the probe saw."""
+    return [fields[6] for fields in PROBE_STAMP.iter_unpack(probe[0])]
 
 
 class Entry(NamedTuple):

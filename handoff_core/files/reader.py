@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from handoff_core.contract.change import MONTH_RE, ChangeFacts, read_outcome
-from handoff_core.contract.snapshot import MISSING, Entry, Probe, Stamp, TaskSnapshot
+from handoff_core.contract.snapshot import MISSING, PROBE_STAMP, Entry, Probe, Stamp, TaskSnapshot
 from handoff_core.errors import ChangeNotFound, HandoffError, UnsafePath
 from handoff_core.files.paths import check_name, entry_mode, open_dir, open_root, read_open
 from handoff_core.layout import ARCHIVE, CHANGES, HANDOFF_FILES, MAX_FILE_BYTES, SESSIONS, EntryKind, Location
@@ -131,18 +131,16 @@ def number_counts(entries: list[str]) -> Counter[str]:
     return Counter(name.split("-", 1)[0] for name in entries)
 
 
-def _dir_stamp(info: os.stat_result) -> tuple[int, ...]:
+def _packed(info: os.stat_result) -> bytes:
     # A directory's mtime and ctime move whenever a name in it is made, removed or renamed.
-    return (info.st_dev, info.st_ino, info.st_mode, info.st_nlink, info.st_mtime_ns, info.st_ctime_ns)
-
-
-def _file_stamp(info: os.stat_result) -> tuple[int, ...]:
-    return (info.st_dev, info.st_ino, info.st_mode, info.st_nlink, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    return PROBE_STAMP.pack(
+        info.st_dev, info.st_ino, info.st_mode, info.st_nlink, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+    )
 
 
 def _probe(fd: int, names: list[str], files: tuple[str, ...]) -> Probe:
     infos = [os.stat(name, dir_fd=fd, follow_symlinks=False) for name in files if name in names]
-    return _dir_stamp(os.fstat(fd)), tuple(sorted(names)), tuple(_file_stamp(info) for info in infos)
+    return b"".join([_packed(os.fstat(fd)), *map(_packed, infos)]), tuple(sorted(names))
 
 
 def _quick_probe(round_fd: int, task: str, names: tuple[str, ...], files: tuple[str, ...]) -> Probe | None:
@@ -157,13 +155,13 @@ def _quick_probe(round_fd: int, task: str, names: tuple[str, ...], files: tuple[
         if not stat.S_ISDIR(info.st_mode):
             return None
         stamps = [
-            _file_stamp(os.stat(f"{task}/{name}", dir_fd=round_fd, follow_symlinks=False))
+            _packed(os.stat(f"{task}/{name}", dir_fd=round_fd, follow_symlinks=False))
             for name in files
             if name in names
         ]
     except OSError:
         return None
-    return _dir_stamp(info), names, tuple(stamps)
+    return b"".join([_packed(info), *stamps]), names
 
 
 def _read_task_dir(

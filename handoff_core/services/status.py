@@ -29,7 +29,7 @@ __all__ = ["TaskStatus", "task_kind_and_scope", "task_status", "with_writers_sin
 _INACTIVE = "dispatch requires an active change"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per task held by a server: no __dict__ each
 class TaskStatus:
     ref: Ref
     kind: Kind | None

@@ -18,12 +18,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.ids import Ref
-from handoff_core.contract.snapshot import Probe, TaskSnapshot
+from handoff_core.contract.snapshot import Probe, TaskSnapshot, probe_ctimes
 from handoff_core.services.disk_cache import decode_body, decoded, encode_body
 from handoff_core.services.status import TaskStatus, task_status
 
@@ -41,14 +40,12 @@ def key_digest(key: _Key) -> str:
     return hashlib.blake2b(repr(key).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
-@dataclass(frozen=True)
-class _Held:
+class _Held(NamedTuple):
     key: _Key
     status: TaskStatus
 
 
-@dataclass(frozen=True)
-class _Kept:
+class _Kept(NamedTuple):
     """A verdict from the disk cache, not yet matched against a probe of this process."""
 
     digest: str
@@ -110,7 +107,7 @@ class Verdicts:
 
     def _settled(self, probe: Probe, began_ns: int) -> bool:
         last = began_ns - self.settle_ns
-        return probe[0][-1] < last and all(stamp[-1] < last for stamp in probe[2])
+        return all(ctime < last for ctime in probe_ctimes(probe))
 
     def __len__(self) -> int:
         return len(self._held)

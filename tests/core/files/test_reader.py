@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from handoff_core.contract.change import ChangeFacts
-from handoff_core.contract.snapshot import Probe
+from handoff_core.contract.snapshot import PROBE_STAMP, Probe
 from handoff_core.files.reader import read_change_snapshots
 from handoff_core.services.store import Store
 from tests.conftest import CHANGE, implementation, review
@@ -36,8 +36,8 @@ def test_a_probed_task_the_caller_knows_is_not_read(store: Store) -> None:
     walk = {t: s for _, t, s in read_change_snapshots(store.roots.state_root, CHANGE, reuse=Reuse())}
     assert (walk[known.task].reused, walk[known.task].files) == (True, {})
     assert (walk[fresh.task].reused, walk[fresh.task].file("TASK.md").kind) == (False, "file")
-    _, names, stamps = asked[0][2]
-    assert (names, len(stamps)) == (("TASK.md",), 1)
+    stamps, names = asked[0][2]
+    assert (names, len(stamps)) == (("TASK.md",), 2 * PROBE_STAMP.size)  # the directory, then TASK.md
     assert walk[fresh.task].probe is not None
 
 
