@@ -1,8 +1,9 @@
 """Verdicts and claims kept on disk between processes, so a fresh server need not judge every file again.
 
-Why it is as safe as the files. Each entry is a verdict together with the probe (or stamp) of the
-files it judged, and it is used only after that same probe is taken again from the files
-(``Verdicts.holds``, ``ClaimIndex``): the cache can spare a read, never answer instead of one. It
+Why it is as safe as the files. Each entry is a verdict together with what it rests on — a 128-bit
+digest of the task directory's probe, or the stamp of the file a claim was judged from — and it is
+used only after that probe or stamp is taken again from the files and matches (``Verdicts.holds``,
+``ClaimIndex``): the cache can spare a read, never answer instead of one. It
 holds only settled verdicts (see ``verdicts``) and lives outside the project, per user, named by
 the state root. Anything wrong with it — missing, cut short, written by other code (the code's own
 files are fingerprinted), for another state root, malformed — makes it empty. Deleting it changes
@@ -14,8 +15,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 import handoff_core
 from handoff_core.contract.ids import Ref
@@ -28,7 +30,8 @@ from handoff_core.services.status import TaskStatus
 __all__ = ["CACHE_FORMAT", "MAX_CACHE_BYTES", "DiskCache", "default_cache_dir"]
 
 CACHE_FORMAT = 1
-MAX_CACHE_BYTES = 512 * 1024 * 1024  # ~5 KB a task at 100,000 tasks, with room to spare
+MAX_CACHE_BYTES = 512 * 1024 * 1024  # a verdict row is ~150 bytes, a claim row ~120: millions of tasks
+T = TypeVar("T")
 _MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError)
 
 
@@ -77,7 +80,7 @@ class DiskCache:
         return save_cache(self.path(section), json.dumps(payload, separators=(",", ":")).encode())
 
 
-def decoded(rows: object, decode: Any) -> list[Any]:
+def decoded(rows: object, decode: Callable[[Any], T]) -> list[T]:
     """Rows decoded one by one; a malformed cache yields nothing at all (it is then simply not used)."""
     try:
         return [decode(row) for row in cast(list[Any], rows)]
