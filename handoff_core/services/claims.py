@@ -158,7 +158,7 @@ class ClaimIndex:
         self.fresh = 0
         return [
             [*key, seen.file, *seen.stamp, seen.since, encode_claim(seen.claim)]
-            for key, seen in self._seen.items()
+            for key, seen in list(self._seen.items())  # a copy: another thread may be scanning
             if seen.stamp[3] < settled_ns
         ]
 

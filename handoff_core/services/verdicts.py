@@ -122,7 +122,7 @@ class Verdicts:
         self.fresh = 0
         bodies: dict[str, int] = {}
         rows = []
-        for place, held in self._held.items():
+        for place, held in list(self._held.items()):  # a copy: another thread may be walking
             status = held.status
             body = bodies.setdefault(json.dumps(encode_body(status)), len(bodies))
             times = [status.dispatched_at, status.released_at, status.closed_at]

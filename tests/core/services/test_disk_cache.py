@@ -260,3 +260,25 @@ def test_a_claim_survives_the_round_trip_through_json(
 ) -> None:
     claim = Claim(ref, "current", writable, shared, 0.0, unreadable, ("port:5432",))
     assert decode_claim(ref, json.loads(json.dumps(encode_claim(claim)))) == claim
+
+
+def test_a_save_while_another_walk_holds_new_verdicts_does_not_fail(
+    store: Store, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server answers status from several threads: one may hold a verdict while another saves."""
+    returned(store)
+    reader = fresh(store, cache_dir)
+    reader.status()
+    store.create_task(review("review-a2"))
+    import handoff_core.services.verdicts as verdicts_module
+
+    real, walked = verdicts_module.encode_body, []
+
+    def encode_while_another_walk_runs(status: TaskStatus) -> list[object]:
+        if not walked:
+            walked.append(reader.status())  # holds the new task's verdict mid-save
+        return real(status)
+
+    monkeypatch.setattr(verdicts_module, "encode_body", encode_while_another_walk_runs)
+    assert reader.save_cache(force=True)
+    assert len(walked[0]) == 2
