@@ -3,7 +3,7 @@
 ``first``: a fresh process's first dispatch into a tree (with the disk cache an earlier process
 left, and without one). ``steady``: later dispatches, alternated one by one between the tree, an
 empty tree and the floor under any dispatch: the durable-create loop (temp file, fsync, link,
-unlink, directory fsync) of one file.
+unlink, directory fsync) of one file; then again with the tree's change archived.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from bench.latency import _request
-from bench.trees import make_change
+from bench.trees import CHANGE, make_change
 from handoff_core.services.store import Store
 
 DISPATCH = "2026-11-30-dispatch"  # made beside the tree's own change and removed after each child
@@ -84,15 +84,40 @@ def _run_child(args: list[str], state_root: Path) -> dict[str, float]:
 def run(state_root: Path, work: Path, cache_dir: Path, repeats: int, calls: int) -> dict[str, object]:
     """First dispatch (with and without the disk cache) and steady dispatch p50, in ms."""
     empty = work / "empty-tree"
-    make_change(empty, DISPATCH)
     first: dict[str, list[float]] = {"cached": [], "uncached": []}
     for _ in range(repeats):
         for name, cache in (("cached", str(cache_dir)), ("uncached", "off")):
             first[name].append(_run_child(["first", str(state_root), cache], state_root)["seconds"])
-    steady = _run_child(["steady", str(state_root), str(empty), str(cache_dir), str(calls)], state_root)
-    shutil.rmtree(empty)
+    steady = _steady(state_root, empty, cache_dir, calls)
+    archived = _archived_steady(state_root, empty, cache_dir, calls)
     ms = {f"first_{name}_ms": round(statistics.median(values) * 1000, 2) for name, values in first.items()}
-    return {**ms, **{f"steady_{name}_p50_ms": round(value * 1000, 3) for name, value in steady.items()}}
+    return {
+        **ms,
+        **{f"steady_{name}_p50_ms": round(value * 1000, 3) for name, value in steady.items()},
+        **{f"steady_archived_{name}_p50_ms": round(value * 1000, 3) for name, value in archived.items()},
+    }
+
+
+def _archived_steady(state_root: Path, empty: Path, cache_dir: Path, calls: int) -> dict[str, float]:
+    """Steady dispatch with the same history archived (specdev/archive/): what a finished change costs."""
+    active = state_root / "specdev" / "changes" / CHANGE
+    archived = state_root / "specdev" / "archive" / CHANGE
+    archived.parent.mkdir(exist_ok=True)
+    active.rename(archived)
+    try:
+        return _steady(state_root, empty, cache_dir, calls)
+    finally:
+        archived.rename(active)
+
+
+def _steady(state_root: Path, empty: Path, cache_dir: Path, calls: int) -> dict[str, float]:
+    """One steady child, beside an empty tree made afresh (else its dispatches would be retries)."""
+    shutil.rmtree(empty, ignore_errors=True)
+    make_change(empty, DISPATCH)
+    try:
+        return _run_child(["steady", str(state_root), str(empty), str(cache_dir), str(calls)], state_root)
+    finally:
+        shutil.rmtree(empty)
 
 
 if __name__ == "__main__":

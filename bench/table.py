@@ -102,9 +102,11 @@ def _dispatch_rows(size: str, d: dict[str, Any]) -> list[str]:
     first = f"cached {d['first_cached_ms']} ms, no cache {d['first_uncached_ms']} ms"
     tree, empty, floor = d["steady_tree_p50_ms"], d["steady_empty_p50_ms"], d["steady_floor_p50_ms"]
     steady = f"tree {tree}, empty {empty} ({tree / empty:.2f}x), floor {floor} ms"
+    archived, beside = d["steady_archived_tree_p50_ms"], d["steady_archived_empty_p50_ms"]
     return [
         _row(f"first dispatch @ {size} tasks", first, TARGETS["first dispatch 10k"] if size == "10000" else ""),
         _row(f"create_task p50 @ {size} tasks", steady, TARGETS["steady dispatch"]),
+        _row(f"create_task p50 @ {size} tasks archived", f"{archived}, empty {beside} ({archived / beside:.2f}x)"),
     ]
 
 
