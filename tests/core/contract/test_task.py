@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from handoff_core.contract.scope import Scope, SharedPath
-from handoff_core.contract.task import Task, normalise_task, parse_task, render_task
+from handoff_core.contract.task import Task, TaskBody, normalise_task, parse_task, render_task, task_of
 from handoff_core.contract.validate import task_problems
 from handoff_core.errors import HandoffError, InvalidContent, OwnershipConflict
 from tests.core.strategies import long_markdown, markdown
@@ -145,3 +145,12 @@ def test_a_read_only_task_renders_without_a_workspace() -> None:
 def test_an_unknown_kind_is_refused() -> None:
     with pytest.raises(InvalidContent):
         render_task(make_task(kind="deploy"))
+
+
+def test_a_task_carries_every_field_of_its_body_and_gives_the_body_back() -> None:
+    """Task repeats TaskBody's fields (named tuples do not inherit): this pins the two together."""
+    assert set(TaskBody._fields) <= set(Task._fields)
+    task = make_task()
+    assert task_of(
+        task.body, session=task.session, task=task.task, change=task.change, report_path="r"
+    ) == task._replace(report_path="r", token_check=None)
