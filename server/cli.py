@@ -48,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
         if name == "status":
             sub.add_argument("--change")
             sub.add_argument("--session")
+            sub.add_argument("--since", help="only tasks whose files appeared since (ISO 8601, e.g. 2026-12-01T09:00Z)")
         if name == "serve":
             _http_arguments(sub)
         if name == "token":
@@ -124,13 +125,15 @@ def _age(seconds: float) -> str:
     return f"{minutes // 1440}d" if minutes >= 1440 else f"{minutes // 60}h" if minutes >= 60 else f"{minutes}m"
 
 
-def status(settings: Settings, change: str | None, session: str | None) -> int:
+def status(settings: Settings, change: str | None, session: str | None, since: str | None = None) -> int:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    store = open_store(settings)
-    tasks = store.queries.status(change, session)
+    from handoff_core.services.status_page import changed_since
+
+    every = open_store(settings).queries.status(change, session)
+    tasks = changed_since(every, since) if since else every
     now = time.time()
     table = Table("ref", "kind", "state", "age", "claim", "locator", "problems", title="handoff status")
     for task in tasks:
@@ -139,11 +142,11 @@ def status(settings: Settings, change: str | None, session: str | None) -> int:
         # Names come from the tree: shown as plain text (no rich markup), control characters spelled out.
         table.add_row(*(Text(visible(cell)) for cell in [*cells, "yes" if task.has_locator else "", problems]))
     console = Console(width=200)
-    if not tasks:
+    if not every:
         console.print(Text(f"no tasks under {visible(str(settings.state_root.joinpath(*CHANGES)))}"))
         return 0
-    console.print(table)
-    claims = sum(1 for task in tasks if task.claims_writer)
+    console.print(table if tasks else Text(f"no task changed since {visible(since or '')}"))
+    claims = sum(1 for task in every if task.claims_writer)  # a filter never frees a slot
     console.print(f"writer claims: {claims}; free writer slots: {max(0, settings.writer_cap - claims)}")
     return 0
 
@@ -246,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "serve":
             return serve(settings)
         if args.command == "status":
-            return status(settings, args.change, args.session)
+            return status(settings, args.change, args.session, args.since)
         if args.command == "doctor":
             return doctor(settings, args.fix)
         if args.command in ("package", "receive"):

@@ -33,6 +33,21 @@ def test_status_prints_names_from_the_tree_as_plain_text(
     assert "\\u001b" in out
 
 
+def test_status_since_lists_recent_tasks_and_counts_claims_over_all(
+    store: Store, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = store.create_task(implementation()).ref
+    code, out, _ = run(capsys, "status", "--project-root", str(project), "--since", "2100-01-01T00:00:00Z")
+    assert code == 0
+    assert str(ref) not in out
+    assert "writer claims: 1; free writer slots: 2" in out
+    code, out, _ = run(capsys, "status", "--project-root", str(project), "--since", "2000-01-01T00:00:00+00:00")
+    assert str(ref) in out
+    code, _, err = run(capsys, "status", "--project-root", str(project), "--since", "yesterday")
+    assert code != 0
+    assert "ISO 8601" in err
+
+
 def test_the_token_command_is_refused_to_an_executor(
     store: Store, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
