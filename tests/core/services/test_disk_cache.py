@@ -164,6 +164,14 @@ def test_a_symlinked_cache_is_not_followed(store: Store, cache_dir: Path, kept: 
     assert second.unsaved == 3
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_a_cache_owned_by_another_user_is_not_used(store: Store, cache_dir: Path, kept: Queries) -> None:
+    os.chown(cache_file(store, cache_dir), 65534, 65534)
+    second = fresh(store, cache_dir)
+    assert second.status() == kept.status()
+    assert second.unsaved == 3
+
+
 def test_a_cache_that_cannot_be_written_changes_no_answer(store: Store, tmp_path: Path) -> None:
     returned(store)
     blocked = tmp_path / "a-file"
