@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from bench.latency import _request
+from bench.stats import child_runs
 from bench.trees import CHANGE, make_change
 from handoff_core.services.store import Store
 
@@ -64,21 +65,11 @@ def steady_child(state_root: Path, empty_root: Path, cache_dir: str, calls: int)
 
 
 def _run_child(args: list[str], state_root: Path) -> dict[str, float]:
-    import subprocess
-
     make_change(state_root, DISPATCH)
     try:
-        out = subprocess.run(
-            [sys.executable, "-m", "bench.dispatch", *args],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=1800,
-            cwd=Path(__file__).resolve().parents[1],
-        )
+        return dict(child_runs("bench.dispatch", args, 1, timeout=1800)[0])
     finally:
         shutil.rmtree(state_root / "specdev" / "changes" / DISPATCH)
-    return dict(json.loads(out.stdout))
 
 
 def run(state_root: Path, work: Path, cache_dir: Path, repeats: int, calls: int) -> dict[str, object]:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 from pathlib import Path
 
+import handoff_core.contract.report as report_module
+import handoff_core.contract.task as task_module
 from handoff_core.contract.report import Report, render_report
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.task import Task, render_task
@@ -74,18 +78,11 @@ def kept_tree(count: int, workdir: Path, keep_from: int = 100_000) -> Path:
         state_root = workdir / f"tree-{count}"
         generate(state_root, count)
         return state_root
-    import hashlib
-
-    import handoff_core.contract.report as report_module
-    import handoff_core.contract.task as task_module
-
     sources = b"".join(Path(m.__file__ or "").read_bytes() for m in (report_module, task_module))
     digest = hashlib.sha256(Path(__file__).read_bytes() + sources).hexdigest()[:12]
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "handoff-mcp-bench"
     state_root = base / f"tree-{count}-{digest}"
     if not (state_root / "complete").exists():
-        import shutil
-
         shutil.rmtree(state_root, ignore_errors=True)
         generate(state_root, count)
         (state_root / "complete").write_text("")

@@ -32,7 +32,7 @@ from handoff_core.contract.snapshot import Stamp
 from handoff_core.contract.validate import closes_claim
 from handoff_core.errors import HandoffError
 from handoff_core.files.paths import open_dir
-from handoff_core.files.reader import locate_change, read_entry, shown_name
+from handoff_core.files.reader import locate_change, read_entry, shown_name, stamp_of
 from handoff_core.layout import CLOSING_FILES, SESSIONS, TASK_FILE
 from handoff_core.services.disk_cache import decode_claim, decoded, encode_claim
 from handoff_core.services.ownership import Claim
@@ -53,10 +53,9 @@ class _Seen(NamedTuple):  # a tuple: a fresh process makes one per task from the
 
 def _restamp(round_fd: int, task: str, file: str) -> Stamp | None:
     try:
-        info = os.stat(f"{task}/{file}", dir_fd=round_fd, follow_symlinks=False)
+        return stamp_of(os.stat(f"{task}/{file}", dir_fd=round_fd, follow_symlinks=False))
     except OSError:
         return None
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)  # ``stamp_of``, spelled out: hot loop
 
 
 def _judge(task_fd: int, ref: Ref, names: list[str]) -> _Seen | None:

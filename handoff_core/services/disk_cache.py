@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
@@ -58,8 +59,13 @@ class DiskCache:
 
     def __init__(self, directory: Path, state_root: Path) -> None:
         self.directory = directory
-        self._name = hashlib.sha256(str(state_root).encode()).hexdigest()[:32]
-        self._stamp = {"format": CACHE_FORMAT, "root": str(state_root), "code": code_fingerprint()}
+        self._root = str(state_root)
+        self._name = hashlib.sha256(self._root.encode()).hexdigest()[:32]
+
+    @cached_property
+    def _stamp(self) -> dict[str, object]:
+        """What a cache file must say of itself to be used (taken on first use, not at server start)."""
+        return {"format": CACHE_FORMAT, "root": self._root, "code": code_fingerprint()}
 
     def path(self, section: Section) -> Path:
         return self.directory / f"{self._name}.{section}.json"

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import HandoffError, InvalidInput
@@ -37,8 +38,6 @@ def needs_lead(status: TaskStatus, now: float) -> bool:
 
 def changed_since(tasks: list[TaskStatus], since: str) -> list[TaskStatus]:
     """The tasks whose TASK, REPORT or RELEASE appeared at or after ``since`` (ISO 8601 with a zone)."""
-    from datetime import datetime  # only a filtered status needs it
-
     try:
         instant = datetime.fromisoformat(since.strip())
     except ValueError:

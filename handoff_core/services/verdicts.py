@@ -120,14 +120,18 @@ class Verdicts:
     def rows(self) -> dict[str, list[Any]]:
         """The held verdicts as plain rows for the disk cache: shared bodies, then a row per task."""
         self.fresh = 0
-        bodies: dict[str, int] = {}
+        bodies: list[list[Any]] = []
+        index: dict[str, int] = {}  # a body's JSON text: the same body is kept once
         rows = []
         for place, held in list(self._held.items()):  # a copy: another thread may be walking
             status = held.status
-            body = bodies.setdefault(json.dumps(encode_body(status)), len(bodies))
+            encoded = encode_body(status)
+            body = index.setdefault(json.dumps(encoded), len(bodies))
+            if body == len(bodies):
+                bodies.append(encoded)
             times = [status.dispatched_at, status.released_at, status.closed_at]
             rows.append([*place, key_digest(held.key), "/".join(held.key[2][1]), body, *times])
-        return {"bodies": [json.loads(text) for text in bodies], "rows": rows}
+        return {"bodies": bodies, "rows": rows}
 
     def restore(self, kept: object) -> None:
         """Keep an earlier process's verdicts; each is held once a probe of this process matches it."""

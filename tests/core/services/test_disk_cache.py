@@ -65,9 +65,7 @@ def test_a_fresh_process_holds_every_saved_verdict_and_judges_nothing_again(
 
 def test_a_deleted_cache_changes_no_answer(store: Store, cache_dir: Path, kept: Queries) -> None:
     cache_file(store, cache_dir).unlink()
-    second = fresh(store, cache_dir)
-    assert second.status() == kept.status()
-    assert second.unsaved == 3
+    assert_judged_afresh(store, cache_dir, kept)
 
 
 def test_a_report_changed_after_the_save_is_judged_again_by_the_next_process(
@@ -101,6 +99,13 @@ def test_a_damaged_cache_is_not_used(store: Store, cache_dir: Path, kept: Querie
     assert second.unsaved == 3
 
 
+def assert_judged_afresh(store: Store, cache_dir: Path, kept: Queries) -> None:
+    """A fresh process gives the same answers, and had to judge all three tasks to give them."""
+    second = fresh(store, cache_dir)
+    assert second.status() == kept.status()
+    assert second.unsaved == 3
+
+
 def cache_file(store: Store, cache_dir: Path, section: Section = "verdicts") -> Path:
     return DiskCache(cache_dir, store.roots.state_root).path(section)
 
@@ -131,9 +136,7 @@ def test_a_cache_from_other_code_or_with_malformed_rows_is_not_used(
 ) -> None:
     path = cache_file(store, cache_dir)
     rewrite(path, change)
-    second = fresh(store, cache_dir)
-    assert second.status() == kept.status()
-    assert second.unsaved == 3
+    assert_judged_afresh(store, cache_dir, kept)
 
 
 def test_a_forged_verdict_is_not_used_once_the_file_it_names_is_not_the_one_judged(
@@ -149,9 +152,7 @@ def test_a_forged_verdict_is_not_used_once_the_file_it_names_is_not_the_one_judg
             row[3] = "0" * 32  # ...for a probe the files do not give
 
     rewrite(path, forge)
-    second = fresh(store, cache_dir)
-    assert second.status() == kept.status()
-    assert second.unsaved == 3
+    assert_judged_afresh(store, cache_dir, kept)
 
 
 def test_a_symlinked_cache_is_not_followed(store: Store, cache_dir: Path, kept: Queries, tmp_path: Path) -> None:
@@ -159,17 +160,13 @@ def test_a_symlinked_cache_is_not_followed(store: Store, cache_dir: Path, kept: 
     target = tmp_path / "elsewhere.json"
     path.rename(target)
     path.symlink_to(target)
-    second = fresh(store, cache_dir)
-    assert second.status() == kept.status()
-    assert second.unsaved == 3
+    assert_judged_afresh(store, cache_dir, kept)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
 def test_a_cache_owned_by_another_user_is_not_used(store: Store, cache_dir: Path, kept: Queries) -> None:
     os.chown(cache_file(store, cache_dir), 65534, 65534)
-    second = fresh(store, cache_dir)
-    assert second.status() == kept.status()
-    assert second.unsaved == 3
+    assert_judged_afresh(store, cache_dir, kept)
 
 
 def test_a_cache_that_cannot_be_written_changes_no_answer(store: Store, tmp_path: Path) -> None:
