@@ -1,9 +1,13 @@
 """create_task as history grows, each figure beside its floor from the same process.
 
-``first``: a fresh process's first dispatch into a tree (with the disk cache an earlier process
-left, and without one). ``steady``: later dispatches, alternated one by one between the tree, an
-empty tree and the floor under any dispatch: the durable-create loop (temp file, fsync, link,
-unlink, directory fsync) of one file; then again with the tree's change archived.
+Both kinds of dispatch are measured: a review never reads the claims, an implementation task reads
+them all, one stat per task of every active change (the files are the only record, so a REPORT
+deleted by hand must bring its claim back at the next dispatch). ``first``: a fresh process's first
+dispatch into a tree (with the disk cache an earlier process left, and without one). ``steady``:
+later dispatches, alternated one by one between the tree, an empty tree and two floors: the
+durable-create loop (temp file, fsync, link, unlink, directory fsync) of one file, under any
+dispatch; and one bare stat per task of the tree's active changes, under any answer derived from
+files that can change; then again with the tree's change archived.
 """
 
 from __future__ import annotations
@@ -20,10 +24,31 @@ from pathlib import Path
 from bench.latency import _request
 from bench.stats import child_runs
 from bench.trees import CHANGE, make_change
-from handoff_core.services.store import Store
+from handoff_core.contract.scope import Scope
+from handoff_core.contract.task import TaskBody
+from handoff_core.layout import Kind
+from handoff_core.services.store import Store, TaskRequest
 
 DISPATCH = "2026-11-30-dispatch"  # made beside the tree's own change and removed after each child
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+KINDS: tuple[Kind, ...] = ("review", "implementation")
+
+
+def request(kind: str, index: int, session: str | None) -> TaskRequest:
+    if kind == "review":
+        return _request(DISPATCH, index, session)
+    body = TaskBody("implementation", f"Change part {index}.", "the plan", Scope("current", ("src/**",)), "tests pass")
+    return TaskRequest(DISPATCH, f"change-{index + 1}", body, session=session)
+
+
+def dispatch(store: Store, kind: str, index: int, session: str | None) -> tuple[float, str]:
+    """One timed create_task; an implementation task is then released (untimed) so the next may run."""
+    start = time.perf_counter()
+    ref = store.create_task(request(kind, index, session)).ref
+    seconds = time.perf_counter() - start
+    if kind == "implementation":
+        store.release_writer(ref, "none", "bench: no writer was started")
+    return seconds, ref.session
 
 
 def durable_create(dir_fd: int, index: int, data: bytes) -> None:
@@ -38,28 +63,40 @@ def durable_create(dir_fd: int, index: int, data: bytes) -> None:
     os.fsync(dir_fd)
 
 
-def first_child(state_root: Path, cache_dir: str) -> None:
+def stat_each_task(state_root: Path) -> int:
+    """The floor under an answer the files can change at any time: one stat per task, nothing else."""
+    found = 0
+    for sessions in state_root.glob("specdev/changes/*/sessions"):
+        for round_name in os.listdir(sessions):
+            round_fd = os.open(sessions / round_name, os.O_RDONLY | os.O_DIRECTORY)
+            for task in os.listdir(round_fd):
+                found += bool(os.stat(f"{task}/TASK.md", dir_fd=round_fd, follow_symlinks=False))
+            os.close(round_fd)
+    return found
+
+
+def first_child(state_root: Path, cache_dir: str, kind: str) -> None:
     store = Store(state_root, cache_dir=Path(cache_dir) if cache_dir != "off" else None)
-    start = time.perf_counter()
-    store.create_task(_request(DISPATCH, 0, None))
-    print(json.dumps({"seconds": time.perf_counter() - start}))
+    print(json.dumps({"seconds": dispatch(store, kind, 0, None)[0]}))
 
 
 def steady_child(state_root: Path, empty_root: Path, cache_dir: str, calls: int) -> None:
     stores = {"tree": Store(state_root, cache_dir=Path(cache_dir)), "empty": Store(empty_root)}
-    sessions = {name: store.create_task(_request(DISPATCH, 0, None)).ref.session for name, store in stores.items()}
-    times: dict[str, list[float]] = {"tree": [], "empty": [], "floor": []}
+    sessions = {name: dispatch(store, "implementation", 0, None)[1] for name, store in stores.items()}
+    times: dict[str, list[float]] = {}
     data = b"x" * 1500
     with tempfile.TemporaryDirectory(dir=empty_root) as floor_dir:
         dir_fd = os.open(floor_dir, os.O_RDONLY | os.O_DIRECTORY)
         for index in range(1, calls + 1):  # alternated, so drift on the shared disk touches all alike
-            for name, store in stores.items():
-                start = time.perf_counter()
-                store.create_task(_request(DISPATCH, index, sessions[name]))
-                times[name].append(time.perf_counter() - start)
+            for kind in KINDS:
+                for name, store in stores.items():
+                    times.setdefault(f"{kind}_{name}", []).append(dispatch(store, kind, index, sessions[name])[0])
             start = time.perf_counter()
             durable_create(dir_fd, index, data)
-            times["floor"].append(time.perf_counter() - start)
+            times.setdefault("floor", []).append(time.perf_counter() - start)
+            start = time.perf_counter()
+            stat_each_task(state_root)
+            times.setdefault("stat_floor", []).append(time.perf_counter() - start)
         os.close(dir_fd)
     print(json.dumps({name: statistics.median(values) for name, values in times.items()}))
 
@@ -73,12 +110,14 @@ def _run_child(args: list[str], state_root: Path) -> dict[str, float]:
 
 
 def run(state_root: Path, work: Path, cache_dir: Path, repeats: int, calls: int) -> dict[str, object]:
-    """First dispatch (with and without the disk cache) and steady dispatch p50, in ms."""
+    """First dispatch of each kind (with and without the disk cache) and steady dispatch p50, in ms."""
     empty = work / "empty-tree"
-    first: dict[str, list[float]] = {"cached": [], "uncached": []}
+    first: dict[str, list[float]] = {}
     for _ in range(repeats):
-        for name, cache in (("cached", str(cache_dir)), ("uncached", "off")):
-            first[name].append(_run_child(["first", str(state_root), cache], state_root)["seconds"])
+        for kind in KINDS:
+            for name, cache in (("cached", str(cache_dir)), ("uncached", "off")):
+                seconds = _run_child(["first", str(state_root), cache, kind], state_root)["seconds"]
+                first.setdefault(f"{kind}_{name}", []).append(seconds)
     steady = _steady(state_root, empty, cache_dir, calls)
     archived = _archived_steady(state_root, empty, cache_dir, calls)
     ms = {f"first_{name}_ms": round(statistics.median(values) * 1000, 2) for name, values in first.items()}
@@ -114,6 +153,6 @@ def _steady(state_root: Path, empty: Path, cache_dir: Path, calls: int) -> dict[
 if __name__ == "__main__":
     what, root, *rest = sys.argv[1:]
     if what == "first":
-        first_child(Path(root), rest[0])
+        first_child(Path(root), rest[0], rest[1])
     else:
         steady_child(Path(root), Path(rest[0]), rest[1], int(rest[2]))

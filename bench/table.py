@@ -99,15 +99,32 @@ def _status_target(what: str, size: str) -> str:
 
 
 def _dispatch_rows(size: str, d: dict[str, Any]) -> list[str]:
-    first = f"cached {d['first_cached_ms']} ms, no cache {d['first_uncached_ms']} ms"
-    tree, empty, floor = d["steady_tree_p50_ms"], d["steady_empty_p50_ms"], d["steady_floor_p50_ms"]
-    steady = f"tree {tree}, empty {empty} ({tree / empty:.2f}x), floor {floor} ms"
-    archived, beside = d["steady_archived_tree_p50_ms"], d["steady_archived_empty_p50_ms"]
+    first = "; ".join(
+        f"{kind} {d[f'first_{kind}_cached_ms']} ms (no cache {d[f'first_{kind}_uncached_ms']})"
+        for kind in ("review", "implementation")
+    )
+    target = TARGETS["first dispatch 10k"] if size == "10000" else ""
     return [
-        _row(f"first dispatch @ {size} tasks", first, TARGETS["first dispatch 10k"] if size == "10000" else ""),
-        _row(f"create_task p50 @ {size} tasks", steady, TARGETS["steady dispatch"]),
-        _row(f"create_task p50 @ {size} tasks archived", f"{archived}, empty {beside} ({archived / beside:.2f}x)"),
+        _row(f"first dispatch @ {size} tasks", first, target),
+        *_steady_rows(f"create_task p50 @ {size} tasks", d, "steady"),
+        *_steady_rows(f"create_task p50 @ {size} tasks archived", d, "steady_archived"),
     ]
+
+
+def _steady_rows(label: str, d: dict[str, Any], prefix: str) -> list[str]:
+    """Each kind beside an empty tree; what an implementation dispatch adds, beside a stat per task."""
+    rows = []
+    for kind in ("review", "implementation"):
+        tree, empty = d[f"{prefix}_{kind}_tree_p50_ms"], d[f"{prefix}_{kind}_empty_p50_ms"]
+        value = f"{kind} {tree}, empty {empty} ({tree / empty:.2f}x)"
+        stat_floor = d[f"{prefix}_stat_floor_p50_ms"]
+        if kind == "implementation" and stat_floor > 0.05:
+            value += f"; +{tree - empty:.2f} = {(tree - empty) / stat_floor:.2f}x stat floor {stat_floor}"
+        rows.append(
+            _row(label if kind == "review" else "", value, TARGETS["steady dispatch"] if kind == "review" else "")
+        )
+    rows.append(_row("", f"durable-create floor {d[f'{prefix}_floor_p50_ms']} ms"))
+    return rows
 
 
 def _scaling(s: dict[str, Any]) -> list[str]:

@@ -26,4 +26,8 @@ def test_the_quick_benchmark_prints_a_table_and_writes_json(tmp_path: Path) -> N
     assert figures["validator"]["handoff-validate"]["p50_ms"] > 0
     assert figures["history"]["hits"] == 5
     assert figures["scaling"]["1000"]["status"]["seconds_median"] > 0
+    dispatch = figures["scaling"]["1000"]["dispatch"]
+    assert {"steady_review_tree_p50_ms", "steady_implementation_tree_p50_ms", "steady_stat_floor_p50_ms"} <= set(
+        dispatch
+    )
     assert "handoff-validate (p50 ms)" in result.stdout

@@ -8,7 +8,7 @@ on ``src/a/x.py`` while ``src/a/**`` and ``src/b/**`` never do.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from handoff_core.contract.globs import Budget, overlap
@@ -52,10 +52,15 @@ def _refuse(reason: str, holders: list[Claim]) -> OwnershipConflict:
     )
 
 
-def check_dispatch(kind: Kind, scope: Scope, claims: list[Claim], cap: int) -> None:
-    """Refuse a dispatch that would break single-writer ownership; read-only kinds never conflict."""
+def check_dispatch(kind: Kind, scope: Scope, read_claims: Callable[[], list[Claim]], cap: int) -> None:
+    """Refuse a dispatch that would break single-writer ownership.
+
+    Read-only kinds never conflict, so their dispatch never reads the claims: that read costs a
+    stat per task of every active change, the one part of a dispatch that grows with history.
+    """
     if kind != "implementation":
         return
+    claims = read_claims()
     if scope.workspace == "current" and (current := [c for c in claims if c.workspace == "current"]):
         raise _refuse("the current workspace already has an outstanding implementation writer", current)
     budget = Budget()  # the whole check runs under the state-root lock: bound it

@@ -179,7 +179,7 @@ class Store:
     def _create_in(self, sessions_fd: int, request: TaskRequest, body: TaskBody) -> StoredFile:
         if not request.force_new and (earlier := self._find_retry(sessions_fd, request, body)) is not None:
             return earlier
-        check_dispatch(body.kind, body.scope, self.queries.claims(), self.cap_for(request))
+        check_dispatch(body.kind, body.scope, self.queries.claims, self.cap_for(request))
         session, round_fd, new_round = open_round(sessions_fd, request.session, self.clock())
         task_id = ""
         try:

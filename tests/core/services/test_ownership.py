@@ -79,6 +79,19 @@ def test_read_only_tasks_never_block_and_are_never_blocked(store: Store) -> None
     assert len(store.queries.claims()) == 1
 
 
+def test_a_read_only_dispatch_never_reads_the_claims_of_the_history(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.create_task(implementation())
+    reads: list[str] = []
+    claims = store.queries.claims
+    monkeypatch.setattr(store.queries, "claims", lambda: reads.append("claims") or claims())
+    store.create_task(review("r1"))
+    assert reads == []  # a stat per task of every active change, for an answer that cannot refuse it
+    conflict(store, implementation("other-work", goal="Something else."))
+    assert reads == ["claims"]
+
+
 def test_writable_globs_on_a_read_only_kind_are_refused(store: Store) -> None:
     conflict(store, review(scope=Scope(None, ("src/**",))))
 
