@@ -19,10 +19,11 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.latency import _request
-from bench.stats import child_runs
+from bench.stats import child_runs, timed
 from bench.trees import CHANGE, make_change
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.task import TaskBody
@@ -84,21 +85,29 @@ def steady_child(state_root: Path, empty_root: Path, cache_dir: str, calls: int)
     stores = {"tree": Store(state_root, cache_dir=Path(cache_dir)), "empty": Store(empty_root)}
     sessions = {name: dispatch(store, "implementation", 0, None)[1] for name, store in stores.items()}
     times: dict[str, list[float]] = {}
-    data = b"x" * 1500
     with tempfile.TemporaryDirectory(dir=empty_root) as floor_dir:
         dir_fd = os.open(floor_dir, os.O_RDONLY | os.O_DIRECTORY)
-        for index in range(1, calls + 1):  # alternated, so drift on the shared disk touches all alike
-            for kind in KINDS:
-                for name, store in stores.items():
-                    times.setdefault(f"{kind}_{name}", []).append(dispatch(store, kind, index, sessions[name])[0])
-            start = time.perf_counter()
-            durable_create(dir_fd, index, data)
-            times.setdefault("floor", []).append(time.perf_counter() - start)
-            start = time.perf_counter()
-            stat_each_task(state_root)
-            times.setdefault("stat_floor", []).append(time.perf_counter() - start)
+        subjects: list[tuple[str, Callable[[int], float]]] = [
+            *(
+                (f"{kind}_{name}", _dispatcher(store, kind, sessions[name]))
+                for kind in KINDS
+                for name, store in stores.items()
+            ),
+            ("floor", lambda index: timed(lambda: durable_create(dir_fd, index, b"x" * 1500))),
+            ("stat_floor", lambda index: timed(lambda: stat_each_task(state_root))),
+        ]
+        for index in range(1, calls + 1):
+            # Alternated, so drift on the shared disk touches all alike; rotated, so none always
+            # runs right after the stat floor has walked the whole tree through the CPU's caches.
+            shift = index % len(subjects)
+            for name, measure in subjects[shift:] + subjects[:shift]:
+                times.setdefault(name, []).append(measure(index))
         os.close(dir_fd)
     print(json.dumps({name: statistics.median(values) for name, values in times.items()}))
+
+
+def _dispatcher(store: Store, kind: str, session: str) -> Callable[[int], float]:
+    return lambda index: dispatch(store, kind, index, session)[0]
 
 
 def _run_child(args: list[str], state_root: Path) -> dict[str, float]:
