@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import statistics
 import sys
@@ -96,11 +97,11 @@ def steady_child(state_root: Path, empty_root: Path, cache_dir: str, calls: int)
             ("floor", lambda index: timed(lambda: durable_create(dir_fd, index, b"x" * 1500))),
             ("stat_floor", lambda index: timed(lambda: stat_each_task(state_root))),
         ]
+        order = random.Random(0)
         for index in range(1, calls + 1):
-            # Alternated, so drift on the shared disk touches all alike; rotated, so none always
-            # runs right after the stat floor has walked the whole tree through the CPU's caches.
-            shift = index % len(subjects)
-            for name, measure in subjects[shift:] + subjects[:shift]:
+            # Alternated, so drift on the shared disk touches all alike; shuffled, so none always runs
+            # right after a walk of the whole tree has pushed everything else out of the CPU's caches.
+            for name, measure in order.sample(subjects, len(subjects)):
                 times.setdefault(name, []).append(measure(index))
         os.close(dir_fd)
     print(json.dumps({name: statistics.median(values) for name, values in times.items()}))
