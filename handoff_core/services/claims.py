@@ -1,12 +1,12 @@
 """Writer claims of a whole state root, re-read only where something can have changed.
 
-Every dispatch needs the claims of every active change, so a long-lived server remembers what
-it judged, keyed on what it read (device, inode, size, mtime_ns of the file): a task whose claim
-ended is remembered with the stamp of the REPORT or RELEASE that ended it, and an open claim
-with the stamp of its TASK. Each scan stats that one file again; a file removed, replaced or
-rewritten no longer matches and the task is judged afresh, so a stray file deleted by hand never
-leaves the server admitting a second writer. Scans run under the state-root lock that every TASK
-creation holds, so no TASK can appear half-seen.
+Every implementation dispatch needs the claims of every active change (a read-only one never reads
+them), so a long-lived server remembers what it judged, keyed on what it read (device, inode,
+size, mtime_ns of the file): a task whose claim ended is remembered with the stamp of the REPORT
+or RELEASE that ended it, and an open claim with the stamp of its TASK. Each scan stats that one
+file again; a file removed, replaced or rewritten no longer matches and the task is judged afresh,
+so a stray file deleted by hand never leaves the server admitting a second writer. Scans run under
+the state-root lock that every TASK creation holds, so no TASK can appear half-seen.
 
 A task whose TASK.md cannot be read (broken frontmatter, a scope block that is missing, doubled
 or malformed, a file over the size limit, a symlink) claims the whole workspace: ``current`` and
@@ -121,8 +121,8 @@ class ClaimIndex:
             key = (change, session, task)
             seen = self._seen.get(key)
             # A judgement with no claim stands while the file it rests on is the one that was read
-            # (one stat: the loop every dispatch runs over the whole history). An open claim may
-            # have just ended, so its directory is looked at.
+            # (one stat: the loop every implementation dispatch runs over the whole active history).
+            # An open claim may have just ended, so its directory is looked at.
             if seen is not None and seen.claim is None and _restamp(round_fd, task, seen.file) == seen.stamp:
                 continue
             seen = self._read(round_fd, key, seen)
