@@ -8,6 +8,12 @@ file again; a file removed, replaced or rewritten no longer matches and the task
 so a stray file deleted by hand never leaves the server admitting a second writer. Scans run under
 the state-root lock that every TASK creation holds, so no TASK can appear half-seen.
 
+That stat per task is why an implementation dispatch grows with the tasks of active changes. A
+kernel watch (inotify) on each task directory would not replace it: a directory watch sees nothing
+of a hard link made elsewhere to a REPORT, nor of a write or chmod through that link, so a sound
+watch needs the file watched too: two per task, 200,000 for 100,000 tasks, beyond the usual
+per-user limit that every editor on the machine shares.
+
 A task whose TASK.md cannot be read (broken frontmatter, a scope block that is missing, doubled
 or malformed, a file over the size limit, a symlink) claims the whole workspace: ``current`` and
 ``**``. That is the safe answer: it blocks every other writer until the Lead fixes the file or
