@@ -17,11 +17,11 @@ from typing import Any
 
 import anyio
 
+from bench.loopback import loopback_listener, served
 from bench.trees import generate, make_change
 from handoff_core.services.store import Store
-from server.board import BoardAccess, standalone
-from server.board_model import BoardModel
-from server.loopback import loopback_listener, served
+from server.web.board import BoardAccess, standalone
+from server.web.board_model import BoardModel
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]

@@ -17,8 +17,8 @@ from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.task import TaskBody
 from handoff_core.services.store import Store, TaskRequest
-from server.app import build_server
 from server.config import Settings
+from server.mcp.app import build_server
 
 FOCUS = "Reviewed it. Found nothing blocking. Stopped here. Next: merge."
 

@@ -28,17 +28,23 @@ LAYERS = (
     ("handoff_core.files",),
     ("handoff_core.services",),
     ("handoff_core.validator",),
-    ("server",),
+    ("server", "server.config", "server.discovery", "server.client_config", "server.logs"),
+    ("server.mcp",),
+    ("server.web",),
+    ("server.cli", "server.__main__"),
 )
 
 
 def layer_of(module: str) -> int | None:
+    """The layer of the longest prefix naming ``module`` (``server.mcp.app`` is mcp's, not the root's)."""
     if module == "handoff_core":  # the package docstring: the map of these layers
         return 0
+    best: tuple[int, int] | None = None  # (prefix length, layer)
     for index, prefixes in enumerate(LAYERS):
-        if any(module == prefix or module.startswith(f"{prefix}.") for prefix in prefixes):
-            return index
-    return None
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(f"{prefix}.")) and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), index)
+    return None if best is None else best[1]
 
 
 def module_name(path: Path) -> str:
@@ -76,7 +82,24 @@ def test_an_upward_import_is_caught_even_inside_a_function() -> None:
         "handoff_core.contract.task -> handoff_core.services.store",
         "handoff_core.contract.task -> handoff_core.services.store.Store",
     ]
-    assert upward_imports("server.app", source) == []
+    assert upward_imports("server.mcp.app", source) == []
+
+
+def test_the_mcp_interface_never_imports_the_web_or_the_command_line() -> None:
+    source = "from server.web.board import board_app\nimport server.cli.main\n"
+    assert upward_imports("server.mcp.tools.lead", source) == [
+        "server.mcp.tools.lead -> server.cli.main",
+        "server.mcp.tools.lead -> server.web.board",
+        "server.mcp.tools.lead -> server.web.board.board_app",
+    ]
+    assert upward_imports("server.cli.main", source) == []
+
+
+def test_the_shared_modules_of_the_adapter_import_no_interface() -> None:
+    assert upward_imports("server.config", "from server.mcp.services import Services\n") == [
+        "server.config -> server.mcp.services",
+        "server.config -> server.mcp.services.Services",
+    ]
 
 
 def test_the_core_never_imports_the_mcp_layer_or_pydantic() -> None:

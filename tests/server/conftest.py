@@ -7,8 +7,8 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
-from server.app import build_server
 from server.config import Settings
+from server.mcp.app import build_server
 from tests.conftest import make_change
 
 

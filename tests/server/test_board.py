@@ -13,11 +13,12 @@ import httpx2
 import pytest
 from mcp import Client
 
+from bench.loopback import loopback_listener, served
 from handoff_core.services.store import Store
-from server.app import build_server
-from server.board import BoardAccess, Changes, standalone, watch_board
-from server.board_model import BoardModel
-from server.loopback import loopback_listener, served
+from server.mcp.app import build_server
+from server.web.board import BoardAccess, standalone
+from server.web.board_model import BoardModel
+from server.web.watcher import Changes, watch_board
 from tests.conftest import implementation, review
 from tests.server.test_tools import call
 

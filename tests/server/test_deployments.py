@@ -17,8 +17,8 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from server.app import build_server
 from server.config import Settings
+from server.mcp.app import build_server
 from tests.conftest import make_change
 from tests.server.test_stdio import write_report_call
 from tests.server.test_tools import FOCUS, call, refused, task_args
@@ -79,7 +79,7 @@ def as_nobody(command: list[str]) -> list[str]:
 def nobody_can_run_the_server() -> bool:
     if os.geteuid() != 0 or not shutil.which("setpriv") or not Path("/usr/bin/python3").exists():
         return False
-    probe = subprocess.run(as_nobody(["-c", "import server.app"]), capture_output=True, timeout=60, check=False)
+    probe = subprocess.run(as_nobody(["-c", "import server.mcp.app"]), capture_output=True, timeout=60, check=False)
     return probe.returncode == 0
 
 

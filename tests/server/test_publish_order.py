@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from server.app import build_server
 from server.config import Settings
+from server.mcp.app import build_server
 from tests.server.test_tools import call, refused, report_args, task_args
 
 pytestmark = pytest.mark.anyio

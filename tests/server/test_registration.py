@@ -11,9 +11,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
 from handoff_core.errors import OwnershipConflict
-from server.app import build_server
 from server.config import ROLE_TOOLS, Settings
-from server.registration import READ_ONLY, HandoffTool, tool
+from server.mcp.app import build_server
+from server.mcp.registration import READ_ONLY, HandoffTool, tool
 from tests.server.test_tools import call, task_args
 
 pytestmark = pytest.mark.anyio

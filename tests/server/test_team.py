@@ -20,11 +20,12 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.subscriptions import ResourceUpdated
 
+from bench.loopback import loopback_listener, served
 from handoff_core.errors import ConfigError
 from handoff_core.services.tokens import lead_token, load_secret
 from server.config import Settings, TeamOptions
-from server.loopback import loopback_listener, served
-from server.team import Endpoint, team_app
+from server.web.auth import Endpoint
+from server.web.team import team_app
 from tests.conftest import CHANGE
 from tests.server.test_interop import CLIENTS
 from tests.server.test_tools import FOCUS, call, refused, task_args

@@ -8,94 +8,36 @@ Two endpoints, each the SDK's own streamable HTTP app guarded by the SDK's beare
                    and the session reads that task and writes its REPORT, nothing else.
 
 A missing or wrong token gets 401 with ``WWW-Authenticate``; a bad Host 421, a bad Origin 403.
-Tokens never appear in a log line or an error text: a verifier keeps only a token's hash.
+Who may call is decided in ``auth``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 import anyio
-from mcp.server.auth.provider import AccessToken, TokenVerifier
+from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from handoff_core.services.token_index import TokenIndex
 from handoff_core.services.tokens import lead_token, load_secret
-from server.app import HttpOptions, build_server
-from server.arrivals import Arrivals
-from server.board import BoardAccess, Changes, board_app, watch_board
-from server.board_model import BoardModel
 from server.config import Role, Settings, TeamOptions
-from server.services import open_store
+from server.mcp.app import HttpOptions, build_server
+from server.mcp.arrivals import Arrivals
+from server.mcp.services import open_store
+from server.web.auth import Endpoint, LeadVerifier, TaskVerifier
+from server.web.board import BoardAccess, board_app
+from server.web.board_model import BoardModel
+from server.web.watcher import Changes, watch_board
 
-__all__ = ["MAX_BODY", "Endpoint", "LeadVerifier", "TaskVerifier", "run_team", "team_app"]
+__all__ = ["MAX_BODY", "run_team", "team_app"]
 
 MAX_BODY = 8 * 1024 * 1024  # a 4 MiB REPORT, JSON-escaped, with room to spare
-
-
-def _fingerprint(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:16]
-
-
-class LeadVerifier:
-    def __init__(self, expected: str) -> None:
-        self._expected = expected.encode()
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        if not hmac.compare_digest(self._expected, token.encode("utf-8", "replace")):
-            return None
-        return AccessToken(token=_fingerprint(token), client_id="lead", scopes=[])
-
-
-class TaskVerifier:
-    def __init__(self, index: TokenIndex) -> None:
-        self._index = index
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        ref = await anyio.to_thread.run_sync(self._index.ref_of, token)
-        if ref is None:
-            return None
-        return AccessToken(token=_fingerprint(token), client_id=f"task:{ref}", scopes=[], claims={"ref": str(ref)})
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Where the team server listens, as clients must name it (Host checks compare against this)."""
-
-    host: str
-    port: int
-    scheme: str = "http"
-    public_url: str | None = None  # behind a proxy: the URL clients use
-
-    @property
-    def base(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return (self.public_url or f"{self.scheme}://{host}:{self.port}").rstrip("/")
-
-    def url(self, role: Role) -> str:
-        return f"{self.base}/{role}/mcp"
-
-    def security(self) -> TransportSecuritySettings:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        hosts = [f"{host}:{self.port}", "127.0.0.1:*", "localhost:*", "[::1]:*"]
-        origins = [f"{self.scheme}://{host}:{self.port}", "http://127.0.0.1:*", "http://localhost:*"]
-        if self.public_url:
-            public = urlsplit(self.public_url)
-            hosts.append(public.netloc)
-            origins.append(f"{public.scheme}://{public.netloc}")
-        return TransportSecuritySettings(
-            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
-        )
 
 
 def team_app(settings: Settings, endpoint: Endpoint) -> Starlette:

@@ -14,11 +14,11 @@ from handoff_core.errors import InvalidContent
 from handoff_core.layout import REPORT_FILE
 from handoff_core.services import waiting
 from handoff_core.services.store import TaskRequest
-from server.dispatch import dispatch_message, executor_config
-from server.models import CreatedTask, Waited, Written
-from server.params import Globs, RefArg, Text
-from server.registration import CREATE, READ_ONLY, WRITE_ONCE, tool
-from server.services import Services
+from server.mcp.dispatch import dispatch_message, executor_config
+from server.mcp.models import CreatedTask, Waited, Written
+from server.mcp.params import Globs, RefArg, Text
+from server.mcp.registration import CREATE, READ_ONLY, WRITE_ONCE, tool
+from server.mcp.services import Services
 
 __all__ = ["tools"]
 

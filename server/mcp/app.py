@@ -14,9 +14,9 @@ from mcp.types import CallToolResult, InputRequiredResult
 from handoff_core.contract.ids import Ref, check_ref, parse_ref
 from handoff_core.errors import HandoffError, NotFound
 from handoff_core.layout import READABLE_FILES
-from server import exchange_tools, history_tools, lead_tools, shared_tools, writer_tools
 from server.config import LEAD_TOOLS, ROLE_TOOLS, Role, Settings
-from server.services import TASK_SCOPE, Services
+from server.mcp.services import TASK_SCOPE, Services
+from server.mcp.tools import exchange, history, lead, shared, writer
 
 if TYPE_CHECKING:  # only the team server builds these: stdio start-up stays light
     from mcp.server.auth.provider import TokenVerifier
@@ -94,10 +94,10 @@ class HandoffServer(MCPServer):
 
 def build_server(settings: Settings, http: HttpOptions | None = None) -> MCPServer:
     services = Services(settings, executor_url=http.executor_url if http else None)
-    tools = shared_tools.tools(services) + history_tools.shared(services)
+    tools = shared.tools(services) + history.shared(services)
     if settings.role == "lead":
-        tools += lead_tools.tools(services) + history_tools.lead(services) + exchange_tools.tools(services)
-        tools += writer_tools.tools(services)
+        tools += lead.tools(services) + history.lead(services) + exchange.tools(services)
+        tools += writer.tools(services)
     extra: dict[str, Any] = {}
     if http is not None:
         extra = {"auth": http.auth, "token_verifier": http.token_verifier, "subscriptions": http.bus}

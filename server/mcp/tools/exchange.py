@@ -16,10 +16,10 @@ from handoff_core.errors import InvalidContent
 from handoff_core.files.paths import read_open
 from handoff_core.services.exchange import package_dispatch as package
 from handoff_core.services.exchange import receive_return as receive
-from server.models import Packaged, ReturnReceived
-from server.params import RefArg
-from server.registration import CREATE, tool
-from server.services import Services
+from server.mcp.models import Packaged, ReturnReceived
+from server.mcp.params import RefArg
+from server.mcp.registration import CREATE, tool
+from server.mcp.services import Services
 
 __all__ = ["MAX_RETURN_BYTES", "read_download", "tools"]
 

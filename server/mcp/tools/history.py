@@ -13,10 +13,10 @@ from pydantic import Field
 from handoff_core.contract.ids import parse_ref
 from handoff_core.layout import COORDINATION_FILE
 from handoff_core.services import coordination, report_view, session_handoff, session_logs
-from server.models import Coordination, Document, Handoff, History, LogCandidates
-from server.params import RefArg
-from server.registration import CREATE, READ_ONLY, tool
-from server.services import Services
+from server.mcp.models import Coordination, Document, Handoff, History, LogCandidates
+from server.mcp.params import RefArg
+from server.mcp.registration import CREATE, READ_ONLY, tool
+from server.mcp.services import Services
 
 __all__ = ["lead", "shared"]
 

@@ -16,10 +16,10 @@ from handoff_core.layout import REPORT_FILE
 from handoff_core.services.exchange import external_dispatches
 from handoff_core.services.status import TaskStatus
 from handoff_core.services.status_page import changed_since, page_status
-from server.models import ReportWritten, Status, TaskState, TaskView, Validation
-from server.params import RefArg
-from server.registration import READ_ONLY, WRITE_ONCE, tool
-from server.services import TASK_SCOPE, Services
+from server.mcp.models import ReportWritten, Status, TaskState, TaskView, Validation
+from server.mcp.params import RefArg
+from server.mcp.registration import READ_ONLY, WRITE_ONCE, tool
+from server.mcp.services import TASK_SCOPE, Services
 
 __all__ = ["tools"]
 

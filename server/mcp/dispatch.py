@@ -7,7 +7,7 @@ import json
 from handoff_core.services.store import StoredFile
 from server.client_config import codex_args, http_launch, launch_for, render
 from server.config import Settings
-from server.models import ExecutorConfig
+from server.mcp.models import ExecutorConfig
 
 __all__ = ["dispatch_message", "executor_config"]
 

@@ -18,7 +18,7 @@ from handoff_core.layout import CHANGES
 from handoff_core.services.tokens import lead_token, load_secret, report_token
 from server.client_config import CLIENTS, Client, http_launch, launch_for, render
 from server.config import Settings, TeamOptions, settings_from
-from server.services import open_store
+from server.mcp.services import open_store
 
 __all__ = ["main"]
 
@@ -105,14 +105,14 @@ def _team_options(args: argparse.Namespace) -> TeamOptions:
 
 
 def serve_team(settings: Settings, options: TeamOptions) -> int:
-    from server.team import run_team
+    from server.web.team import run_team
 
     run_team(settings, options)
     return 0
 
 
 def serve(settings: Settings) -> int:
-    from server.app import build_server
+    from server.mcp.app import build_server
 
     if settings.note:  # stderr: a client shows it in its server log, never in the protocol stream
         print(f"handoff-mcp: {settings.note}", file=sys.stderr)
@@ -202,7 +202,7 @@ def config(settings: Settings, client: Client, command: str | None, url: str | N
 def exchange(settings: Settings, args: argparse.Namespace) -> int:
     from handoff_core.contract.exchange import Channel
     from handoff_core.services.exchange import package_dispatch, receive_return
-    from server.exchange_tools import read_download
+    from server.mcp.tools.exchange import read_download
 
     store = open_store(settings)
     if args.command == "package":
@@ -226,8 +226,8 @@ def exchange(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def board(settings: Settings, port: int) -> int:
-    from server.board import run_board
-    from server.board_model import BoardModel
+    from server.web.board import run_board
+    from server.web.board_model import BoardModel
 
     model = BoardModel(open_store(settings).queries, settings.writer_cap)
     model.load()

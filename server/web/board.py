@@ -16,11 +16,9 @@ import json
 import secrets
 from collections.abc import AsyncIterator, Callable
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import anyio
-from anyio.abc import TaskStatus
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -30,9 +28,10 @@ from starlette.routing import Route
 
 from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import HandoffError
-from server.board_model import PAGE, BoardModel, ref_of_path
+from server.web.board_model import PAGE, BoardModel
+from server.web.watcher import Changes, watch_board
 
-__all__ = ["BoardAccess", "Changes", "board_app", "run_board", "standalone", "watch_board"]
+__all__ = ["BoardAccess", "Changes", "board_app", "run_board", "standalone"]
 
 COOKIE = "handoff_board"
 CSP = (
@@ -69,22 +68,8 @@ class BoardAccess:
         return request.cookies.get(COOKIE, "") in self._sessions
 
 
-class Changes:
-    """The board's version counter, as an event the SSE streams wait on."""
-
-    def __init__(self) -> None:
-        self._event = anyio.Event()
-
-    def bump(self) -> None:
-        self._event.set()
-        self._event = anyio.Event()
-
-    async def wait(self) -> None:
-        await self._event.wait()
-
-
 def _asset(name: str) -> str:
-    return resources.files("server").joinpath("board_static", name).read_text(encoding="utf-8")
+    return resources.files("server.web").joinpath("board_static", name).read_text(encoding="utf-8")
 
 
 def _secured(response: Response) -> Response:
@@ -161,35 +146,6 @@ def board_app(model: BoardModel, access: BoardAccess, changes: Changes, prefix: 
         Route(f"{prefix}/api/task", _guarded(access, task)),
         Route(f"{prefix}/events", _guarded(access, events)),
     ]
-
-
-async def watch_board(
-    model: BoardModel, changes: Changes, stop: anyio.Event, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-) -> None:
-    """Re-judge each task a file event touches, then tell the open pages.
-
-    Start it with ``group.start``: it reports started once its watches are in place and the tree
-    has been judged again behind them, so nothing written after that is missed. A new directory
-    (a round, a task) re-judges the whole tree: files written into it before its own watch was
-    added raise no event. Held verdicts keep that cheap.
-    """
-    from watchfiles import Change, awatch
-
-    root = model.queries.roots.state_root
-    ready = False
-    # Yielding on a quiet timeout is how the first pass learns the watches are in place.
-    batches = awatch(root, stop_event=stop, debounce=200, step=20, yield_on_timeout=True, rust_timeout=100)
-    async for batch in batches:
-        if not ready or any(kind == Change.added and Path(path).is_dir() for kind, path in batch):
-            await anyio.to_thread.run_sync(model.load)
-        elif refs := {ref for _, path in batch if (ref := ref_of_path(root, Path(path))) is not None}:
-            await anyio.to_thread.run_sync(model.refresh, refs)
-        else:
-            continue
-        if not ready:
-            ready = True
-            task_status.started()
-        changes.bump()
 
 
 def standalone(model: BoardModel, access: BoardAccess) -> Starlette:

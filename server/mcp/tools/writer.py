@@ -12,10 +12,10 @@ from pydantic import Field
 from handoff_core.contract.scope import Scope, workspace_of
 from handoff_core.contract.task import TaskBody
 from handoff_core.services.store import TaskRequest
-from server.models import Claimed
-from server.params import Globs
-from server.registration import CREATE, tool
-from server.services import Services
+from server.mcp.models import Claimed
+from server.mcp.params import Globs
+from server.mcp.registration import CREATE, tool
+from server.mcp.services import Services
 
 __all__ = ["tools"]
 
