@@ -41,6 +41,7 @@ from handoff_core.files.publishing import publish
 from handoff_core.files.reader import locate_change
 from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256, translated
 from handoff_core.layout import (
+    ATTEMPTS_BEFORE_WARNING,
     CLOSING_FILES,
     DEFAULT_WRITER_CAP,
     LOCATOR_FILE,
@@ -49,6 +50,7 @@ from handoff_core.layout import (
     REPORT_FILE,
     SESSIONS,
     TASK_FILE,
+    UNFINISHED_STATUSES,
     ReleaseKind,
     ReportStatus,
 )
@@ -221,11 +223,11 @@ class Store:
 
     def _attempt_warnings(self, request: TaskRequest, body: TaskBody) -> tuple[str, ...]:
         """After three blocked or failed attempts on one topic or ticket, the Lead is told before a fourth."""
-        ended = [t for t in self.queries.status(request.change) if t.report_status in ("blocked", "failed")]
+        ended = [t for t in self.queries.status(request.change) if t.report_status in UNFINISHED_STATUSES]
         by_topic = [t for t in ended if t.ref.task.split("-", 1)[-1] == request.topic]
         by_ticket = [t for t in ended if body.ticket is not None and _ticket(self, t.ref) == body.ticket]
         count = max(len(by_topic), len(by_ticket))
-        if count < 3:
+        if count < ATTEMPTS_BEFORE_WARNING:
             return ()
         return (f"{count} earlier attempts on this topic or ticket ended blocked or failed: reconsider the plan",)
 

@@ -17,7 +17,7 @@ from handoff_core.errors import ConfigError, HandoffError
 from handoff_core.layout import CHANGES
 from handoff_core.services.tokens import lead_token, load_secret, report_token
 from server.client_config import CLIENTS, Client, http_launch, launch_for, render
-from server.config import Settings, TeamOptions, settings_from
+from server.config import ROLES, Settings, TeamOptions, settings_from
 from server.mcp.services import open_store
 
 __all__ = ["main"]
@@ -41,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
         ("receive", "persist, check and (only if safe) extract an external return"),
     ):
         sub = commands.add_parser(name, help=text)
-        sub.add_argument("--role", choices=("lead", "executor"), help="default: $HANDOFF_ROLE")
+        sub.add_argument("--role", choices=ROLES, help="default: $HANDOFF_ROLE")
         sub.add_argument("--project-root", help="default: $HANDOFF_PROJECT_ROOT or the current directory")
         sub.add_argument("--state-root", help="default: $HANDOFF_STATE_ROOT or <project>/speculo/.speculo")
         sub.add_argument("--secret-file", help="default: $HANDOFF_SECRET_FILE or ~/.config/handoff-mcp/secret")

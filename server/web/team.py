@@ -24,9 +24,10 @@ from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
+from handoff_core.layout import MAX_FILE_BYTES
 from handoff_core.services.token_index import TokenIndex
 from handoff_core.services.tokens import lead_token, load_secret
-from server.config import Role, Settings, TeamOptions
+from server.config import ROLES, Role, Settings, TeamOptions
 from server.mcp.app import HttpOptions, build_server
 from server.mcp.arrivals import Arrivals
 from server.mcp.services import open_store
@@ -37,7 +38,8 @@ from server.web.watcher import Changes, watch_board
 
 __all__ = ["MAX_BODY", "run_team", "team_app"]
 
-MAX_BODY = 8 * 1024 * 1024  # a 4 MiB REPORT, JSON-escaped, with room to spare
+# The largest handoff file, JSON-escaped inside a tools/call (escapes can double it), with room to spare.
+MAX_BODY = 2 * MAX_FILE_BYTES
 
 
 def team_app(settings: Settings, endpoint: Endpoint) -> Starlette:
@@ -51,8 +53,7 @@ def team_app(settings: Settings, endpoint: Endpoint) -> Starlette:
         "executor": TaskVerifier(TokenIndex(settings.state_root)),
     }
     servers, mounts = [], []
-    roles: tuple[Role, ...] = ("lead", "executor")
-    for role in roles:
+    for role in ROLES:
         bus = InMemorySubscriptionBus()
         auth = AuthSettings(
             issuer_url=AnyHttpUrl(endpoint.base),

@@ -7,15 +7,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from handoff_core.contract.ids import (
+    Ref,
     is_change_id,
     is_round_id,
     next_round,
     next_task,
     parse_ref,
+    ref_in,
     round_base,
     task_number,
 )
 from handoff_core.errors import InvalidIdentifier
+from handoff_core.layout import task_parts
 
 
 @pytest.mark.parametrize(
@@ -126,3 +129,24 @@ def test_a_round_date_is_real_exactly_when_the_calendar_has_it(year: int, month:
 
     real = day <= calendar.monthrange(year or 2000, month)[1]
     assert is_round_id(f"{year:04d}{month:02d}{day:02d}T000000Z") is real
+
+
+def test_the_task_of_a_path_in_the_tree_is_found_from_its_parts_whatever_lies_below_it() -> None:
+    ref = Ref("2026-11-30-demo", "20261130T044500Z", "001-a")
+    assert ref_in(task_parts(*ref)) == ref
+    assert ref_in((*task_parts(*ref), "REPORT.md")) == ref
+    assert ref_in((*task_parts(*ref), "deep", "er")) == ref
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [
+        ("specdev", "changes", "2026-11-30-demo", "sessions", "20261130T044500Z"),  # a round, not a task
+        ("specdev", "archive", "2026-11-30-demo", "sessions", "20261130T044500Z", "001-a"),
+        ("specdev", "changes", "2026-11-30-demo", "rounds", "20261130T044500Z", "001-a"),
+        ("specdev", "changes", "2026-11-30-demo", "sessions", "20261130T044500Z", "0001-a"),
+        ("specdev", "changes", "not-a-change", "sessions", "20261130T044500Z", "001-a"),
+    ],
+)
+def test_a_path_outside_any_active_task_has_no_task(parts: tuple[str, ...]) -> None:
+    assert ref_in(parts) is None
