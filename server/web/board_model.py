@@ -8,6 +8,7 @@ content above all) are data for the page to show as text, never markup: the page
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import Counter
@@ -21,6 +22,8 @@ from handoff_core.errors import HandoffError
 from handoff_core.services import report_view
 from handoff_core.services.queries import Queries
 from handoff_core.services.status import TaskStatus, task_status
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["PAGE", "BoardModel", "ref_of_path"]
 
@@ -130,7 +133,8 @@ class BoardModel:
         }
         try:
             view = report_view.read_handoff(self.queries, ref)
-        except HandoffError:
+        except HandoffError as exc:  # no REPORT yet, or one the task's problems already describe
+            logger.debug("no report shown for %s: %s", ref, exc.code)
             return detail | {"report": None}
         return detail | {
             "report": {
