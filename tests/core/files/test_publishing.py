@@ -68,6 +68,19 @@ def test_other_bytes_are_a_conflict_and_change_nothing(tmp_path: Path) -> None:
     assert os.listdir(tmp_path) == ["REPORT.md"]
 
 
+def test_first_wins_keeps_what_another_writer_published_first_and_leaves_no_temp(tmp_path: Path) -> None:
+    fd = _dir_fd(tmp_path)
+    try:
+        publish(fd, "secret", b"theirs", mode=0o600, first_wins=True)
+        again = publish(fd, "secret", b"mine", mode=0o600, first_wins=True)
+    finally:
+        os.close(fd)
+    assert not again.created
+    assert (tmp_path / "secret").read_bytes() == b"theirs"
+    assert stat.S_IMODE((tmp_path / "secret").stat().st_mode) == 0o600
+    assert os.listdir(tmp_path) == ["secret"]
+
+
 def test_a_dangling_symlink_at_the_name_is_a_conflict_and_is_not_followed(tmp_path: Path) -> None:
     (tmp_path / "REPORT.md").symlink_to(tmp_path / "elsewhere")
     fd = _dir_fd(tmp_path)
