@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -34,7 +35,7 @@ def make_change(state_root: Path, change: str = CHANGE, outcome: str = "active")
 
 
 def implementation(topic: str = "implement-a1", **overrides: object) -> TaskRequest:
-    fields: dict[str, object] = {
+    fields: dict[str, Any] = {
         "change": CHANGE,
         "topic": topic,
         "kind": "implementation",
@@ -46,7 +47,7 @@ def implementation(topic: str = "implement-a1", **overrides: object) -> TaskRequ
     fields.update(overrides)
     keys = ("change", "topic", "session", "force_new", "writer_limit", "retry_of")
     request = {key: fields.pop(key) for key in keys if key in fields}
-    return TaskRequest(body=TaskBody(**fields), **request)  # type: ignore[arg-type]
+    return TaskRequest(body=TaskBody(**fields), **request)
 
 
 def review(topic: str = "review-a1", **overrides: object) -> TaskRequest:

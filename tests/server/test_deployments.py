@@ -20,6 +20,7 @@ from mcp.client.stdio import StdioServerParameters
 from server.config import Settings
 from server.mcp.app import build_server
 from tests.conftest import make_change
+from tests.server.content import text_of
 from tests.server.test_stdio import write_report_call
 from tests.server.test_tools import FOCUS, call, refused, task_args
 
@@ -149,7 +150,7 @@ async def test_a_server_started_in_a_subdirectory_finds_the_projects_tasks(
 async def test_an_executor_calling_a_lead_tool_is_told_its_role_and_the_way_out(executor: Client) -> None:
     result = await executor.call_tool("create_task", task_args())
     assert result.is_error
-    text = result.content[0].text  # type: ignore[union-attr]
+    text = text_of(result)
     assert text.startswith("Error executing tool create_task: role_refused: create_task is a Lead tool")
     assert "executor" in text
 
@@ -158,7 +159,7 @@ async def test_argument_errors_are_one_short_line_per_field(lead: Client) -> Non
     arguments = {key: value for key, value in task_args(kind="bogus").items() if key != "goal"}
     result = await lead.call_tool("create_task", arguments)
     assert result.is_error
-    text = result.content[0].text  # type: ignore[union-attr]
+    text = text_of(result)
     assert text.startswith("Error executing tool create_task: invalid_arguments: ")
     assert "kind: must be one of 'implementation', 'review', 'research' or 'test-observation'" in text
     assert "goal: field required" in text

@@ -23,10 +23,11 @@ from mcp.shared.subscriptions import ResourceUpdated
 from bench.loopback import loopback_listener, served
 from handoff_core.errors import ConfigError
 from handoff_core.services.tokens import lead_token, load_secret
-from server.config import Settings, TeamOptions
+from server.config import Role, Settings, TeamOptions
 from server.web.auth import Endpoint
 from server.web.team import team_app
 from tests.conftest import CHANGE
+from tests.server.content import text_of
 from tests.server.test_interop import CLIENTS
 from tests.server.test_tools import FOCUS, call, refused, task_args
 
@@ -50,7 +51,7 @@ class Team:
     lead_token: str
     state_root: Path
 
-    def client(self, role: str, token: str, **options: Any) -> Client:
+    def client(self, role: Role, token: str, **options: Any) -> Client:
         return Client(transport(self.endpoint.url(role), token), **options)
 
     def lead(self, **options: Any) -> Client:
@@ -213,7 +214,7 @@ async def test_fifty_executor_sessions_report_at_once_while_the_lead_watches(tea
         async with team.client("executor", created["report_token"]) as executor:
             result = await executor.call_tool("write_report", report_args(created))
             if result.is_error:
-                failures.append(result.content[0].text)  # type: ignore[union-attr]
+                failures.append(text_of(result))
 
     async def watch(done: anyio.Event) -> None:
         async with team.lead() as lead:

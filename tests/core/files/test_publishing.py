@@ -5,6 +5,7 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import Report
 from handoff_core.errors import StorageError, WriteConflict
 from handoff_core.files import publishing as publish_module
-from handoff_core.files.publishing import is_temp, publish
+from handoff_core.files.publishing import publish
+from handoff_core.layout import is_temp
 from handoff_core.services.store import Store
 from tests.conftest import implementation
 from tests.core.files import faults
@@ -127,12 +129,12 @@ def test_a_loser_whose_repair_races_the_winners_own_unlink_still_settles(
     assert os.listdir(tmp_path) == ["REPORT.md"]
 
 
-def _race(state_root: str, ref: str, index: int, barrier: object) -> str:
+def _race(state_root: str, ref: str, index: int, barrier: threading.Barrier) -> str:
     from handoff_core.contract.ids import parse_ref
     from handoff_core.errors import HandoffError
 
     parsed = parse_ref(ref)
-    barrier.wait(timeout=60)  # type: ignore[attr-defined]
+    barrier.wait(timeout=60)
     try:
         Store(Path(state_root)).write_report(
             report_for(parsed, f"Writer {index} did it. Tested. Stopped."), parsed.change

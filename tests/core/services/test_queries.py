@@ -100,7 +100,7 @@ def test_a_walk_leaves_the_cycle_collector_as_it_found_it_even_when_it_fails(sto
 
 
 @pytest.mark.anyio
-async def test_waiting_reads_the_files_off_the_event_loop(store: Store) -> None:
+async def test_waiting_reads_the_files_off_the_event_loop(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     ref = store.create_task(implementation()).ref
     readers: set[threading.Thread] = set()
     arrivals = store.queries.arrivals
@@ -109,7 +109,7 @@ async def test_waiting_reads_the_files_off_the_event_loop(store: Store) -> None:
         readers.add(threading.current_thread())
         return arrivals(refs)
 
-    store.queries.arrivals = recording  # type: ignore[method-assign]
+    monkeypatch.setattr(store.queries, "arrivals", recording)
     result = await wait_for_reports(store.queries, [ref], timeout=0.05)
     assert result.timed_out
     assert readers
