@@ -111,6 +111,7 @@ async def test_a_task_in_a_new_round_written_right_after_start_up_reaches_the_bo
     assert change["counts"] == {"dispatched": 1}
 
 
+@pytest.mark.slow
 async def test_the_page_loads_with_the_token_and_is_refused_without(board: Board, browser: Any, store: Store) -> None:
     store.create_task(implementation())
     page = await browser.new_page()
@@ -126,6 +127,7 @@ async def test_the_page_loads_with_the_token_and_is_refused_without(board: Board
     assert answer.status == 401
 
 
+@pytest.mark.slow
 async def test_a_report_published_through_the_executor_tools_appears_within_two_seconds(
     board: Board, browser: Any, store: Store, settings_for: Any
 ) -> None:
@@ -144,6 +146,7 @@ async def test_a_report_published_through_the_executor_tools_appears_within_two_
         )  # within 2 s of the publish
 
 
+@pytest.mark.slow
 async def test_a_report_with_script_and_bidi_controls_renders_inert_and_visible(
     board: Board, browser: Any, settings_for: Any
 ) -> None:

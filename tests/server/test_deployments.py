@@ -40,6 +40,7 @@ async def dispatch(settings: Settings, **overrides: Any) -> dict[str, Any]:
         return await call(lead, "create_task", **task_args(**overrides))
 
 
+@pytest.mark.slow
 async def test_an_executor_under_another_home_publishes_with_the_dispatched_token(
     settings_for: Any, tmp_path: Path
 ) -> None:
@@ -84,6 +85,7 @@ def nobody_can_run_the_server() -> bool:
     return probe.returncode == 0
 
 
+@pytest.mark.slow
 async def test_an_executor_running_as_another_unix_user_publishes_its_report(
     shared_project: Path, tmp_path: Path
 ) -> None:
@@ -112,6 +114,7 @@ def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, timeout=60)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags", ["default", "the worktree as project root"])
 async def test_a_worker_in_a_linked_worktree_reports_into_the_leads_tree(
     settings_for: Any, project: Path, tmp_path: Path, flags: str
@@ -133,6 +136,7 @@ async def test_a_worker_in_a_linked_worktree_reports_into_the_leads_tree(
     assert not list(worktree.rglob("REPORT.md"))
 
 
+@pytest.mark.slow
 async def test_a_server_started_in_a_subdirectory_finds_the_projects_tasks(
     settings_for: Any, project: Path, state_root: Path
 ) -> None:

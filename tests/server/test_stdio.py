@@ -16,7 +16,7 @@ from mcp.client.stdio import StdioServerParameters
 from handoff_core.validator import arguments
 from tests.server.test_tools import FOCUS, call, task_args
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # every test here starts the server or the CLI as a process
 SCRIPT = Path(sys.executable).parent / "handoff-mcp"
 
 

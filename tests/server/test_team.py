@@ -241,6 +241,7 @@ async def test_fifty_executor_sessions_report_at_once_while_the_lead_watches(tea
         assert f"Task: {created['ref'].split('/')[2]}" in text
 
 
+@pytest.mark.slow
 async def test_the_typescript_sdk_does_the_same_round_trip_over_http(team: Team) -> None:
     node = shutil.which("node")
     if node is None or not (CLIENTS / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():

@@ -28,6 +28,7 @@ Store(Path(sys.argv[1])).write_report(Report(ref.session, ref.task, "completed",
 """
 
 
+@pytest.mark.slow
 async def test_it_returns_soon_after_another_process_publishes_a_report(lead: Client, state_root: Path) -> None:
     created = await call(lead, "create_task", **task_args())
     other = await call(lead, "create_task", **task_args(topic="review", kind="review", workspace="", writable=[]))

@@ -144,6 +144,7 @@ def _race(state_root: str, ref: str, index: int, barrier: threading.Barrier) -> 
     return "won"
 
 
+@pytest.mark.slow
 def test_sixteen_processes_publishing_one_report_leave_exactly_one_winner(store: Store) -> None:
     ref = store.create_task(implementation()).ref
     context = multiprocessing.get_context("spawn")
@@ -171,6 +172,7 @@ CRASHES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("call", "nth", "action"), CRASHES)
 def test_a_crash_at_any_step_leaves_no_report_or_a_complete_one(store: Store, call: str, nth: int, action: str) -> None:
     ref = store.create_task(implementation()).ref

@@ -184,18 +184,21 @@ def race(state_root: Path, jobs: list[tuple[str, Workspace, tuple[str, ...]]]) -
         return pool.starmap(_dispatch, [(str(state_root), *job, barrier) for job in jobs])
 
 
+@pytest.mark.slow
 def test_six_simultaneous_current_dispatches_leave_exactly_one_writer(store: Store) -> None:
     outcomes = race(store.roots.state_root, [(f"w{i}", "current", (f"src/w{i}/**",)) for i in range(6)])
     assert outcomes.count("ownership_conflict") == 5
     assert len(store.queries.claims()) == 1
 
 
+@pytest.mark.slow
 def test_simultaneous_disjoint_required_dispatches_all_succeed(store: Store) -> None:
     outcomes = race(store.roots.state_root, [(f"w{i}", "required", (f"src/w{i}/**",)) for i in range(3)])
     assert "ownership_conflict" not in outcomes
     assert len(store.queries.claims()) == 3
 
 
+@pytest.mark.slow
 def test_simultaneous_overlapping_dispatches_leave_one_writer_per_overlap_group(
     state_root: Path, project: Path
 ) -> None:

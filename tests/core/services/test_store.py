@@ -75,6 +75,7 @@ def _create_many(state_root: str, session: str, worker: int, count: int, barrier
     return [str(store.create_task(review(f"w{worker}-n{i}", session=session)).ref.task) for i in range(count)]
 
 
+@pytest.mark.slow
 def test_eight_processes_creating_25_tasks_each_get_200_distinct_numbers(store: Store, state_root: Path) -> None:
     session = "20261130T044500Z"
     (state_root / "specdev" / "changes" / CHANGE / "sessions" / session).mkdir(parents=True)
