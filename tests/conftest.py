@@ -18,6 +18,20 @@ CHANGE = "2026-11-30-demo"
 settings.register_profile("handoff", derandomize=True, database=None, deadline=None)
 settings.load_profile("handoff")
 
+# The seed documents, where CI lays them out: /path/clone beside /path/shared.
+SEEDS = Path(__file__).resolve().parents[1].parent / "shared" / "seeds"
+
+
+@pytest.fixture(scope="session")
+def seeds() -> Path:
+    """The seeds directory; a test that needs it is skipped without it, except on CI, where it fails."""
+    if not SEEDS.is_dir():
+        missing = f"the seed documents are not in {SEEDS} (../shared/seeds from the repository root)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{missing}: lay shared/ beside the clone")
+        pytest.skip(missing)
+    return SEEDS
+
 
 @pytest.fixture(autouse=True, scope="session")
 def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
