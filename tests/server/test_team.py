@@ -105,7 +105,8 @@ async def test_a_2025_client_subscribed_with_resources_subscribe_is_notified(tea
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", MCPDeprecationWarning)  # the 2025 method, on purpose
             await lead.subscribe_resource(uri)
-        # Written by hand into the tree, not through the server: the watcher still sees it.
+        # Written through the server, by an executor over HTTP (a REPORT written by hand into the tree:
+        # test_a_report_written_by_hand_into_the_tree_is_announced_too).
         async with team.client("executor", created["report_token"]) as executor:
             await call(executor, "write_report", **report_args(created))
         with anyio.fail_after(10):
