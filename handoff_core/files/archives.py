@@ -21,7 +21,16 @@ from handoff_core.errors import InvalidContent, UnsafePath
 from handoff_core.files.paths import check_name, open_dir
 from handoff_core.files.publishing import publish
 
-__all__ = ["LIMITS", "Limits", "check_archive", "deterministic_zip", "extract_checked"]
+__all__ = [
+    "LIMITS",
+    "Entry",
+    "Limits",
+    "check_archive",
+    "deterministic_zip",
+    "extract_checked",
+    "read_checked",
+    "write_checked",
+]
 
 MAGIC_BYTES = 512
 _NESTED_SUFFIXES = (".zip", ".jar", ".war", ".whl", ".apk", ".tar", ".tgz", ".gz", ".bz2", ".xz", ".7z", ".rar", ".zst")
@@ -162,32 +171,63 @@ def check_archive(data: bytes, limits: Limits = LIMITS) -> list[zipfile.ZipInfo]
     return infos
 
 
-def extract_checked(data: bytes, infos: list[zipfile.ZipInfo], root_fd: int) -> int:
-    """Extract checked entries below the directory ``root_fd``; no entry may yield more than it declared."""
+@dataclass(frozen=True)
+class Entry:
+    """One checked entry, decompressed: a file's bytes, or None for a folder."""
+
+    parts: tuple[str, ...]
+    body: bytes | None
+    mode: int  # the permission bits the archive declares (0 when it declares none)
+
+    @property
+    def name(self) -> str:
+        return "/".join(self.parts)
+
+
+def read_checked(data: bytes, infos: list[zipfile.ZipInfo]) -> list[Entry]:
+    """Every checked entry decompressed in memory; no entry may yield more than it declared."""
     archive = zipfile.ZipFile(io.BytesIO(data))
-    written = 0
+    entries = []
     for info in infos:
         parts = tuple(info.filename.rstrip("/").split("/"))
+        mode = stat.S_IMODE(info.external_attr >> 16)
+        if info.is_dir():
+            entries.append(Entry(parts, None, mode))
+            continue
+        try:
+            with archive.open(info) as stream:
+                body = stream.read(info.file_size + 1)  # the declared size is a budget, never trusted
+        except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            raise _refuse(info.filename, f"corrupt data ({exc})") from exc
+        if len(body) != info.file_size:
+            raise _refuse(info.filename, "its data is not the size its header declares")
+        entries.append(Entry(parts, body, mode))
+    return entries
+
+
+def write_checked(entries: list[Entry], root_fd: int) -> int:
+    """Publish read entries below the directory ``root_fd`` (read-only files); the bytes written."""
+    written = 0
+    for entry in entries:
         fd = root_fd
         try:
-            for part in parts if info.is_dir() else parts[:-1]:
+            for part in entry.parts if entry.body is None else entry.parts[:-1]:
                 child = open_dir(fd, part, create=True)
                 if fd != root_fd:
                     os.close(fd)
                 fd = child
-            if not info.is_dir():
-                with archive.open(info) as stream:
-                    body = stream.read(info.file_size + 1)  # the declared size is a budget, never trusted
-                if len(body) != info.file_size:
-                    raise _refuse(info.filename, "its data is not the size its header declares")
-                publish(fd, parts[-1], body, mode=0o444)
-                written += len(body)
-        except zipfile.BadZipFile as exc:
-            raise _refuse(info.filename, f"corrupt data ({exc})") from exc
+            if entry.body is not None:
+                publish(fd, entry.parts[-1], entry.body, mode=0o444)
+                written += len(entry.body)
         finally:
             if fd != root_fd:
                 os.close(fd)
     return written
+
+
+def extract_checked(data: bytes, infos: list[zipfile.ZipInfo], root_fd: int) -> int:
+    """Extract checked entries below the directory ``root_fd``; no entry may yield more than it declared."""
+    return write_checked(read_checked(data, infos), root_fd)
 
 
 def deterministic_zip(files: list[tuple[str, bytes]]) -> bytes:

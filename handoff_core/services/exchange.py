@@ -2,10 +2,12 @@
 
 Outbound: the files the Lead names, less the default exclusions, scanned for secrets, staged with
 DISPATCH.md and MANIFEST.json, sealed as a deterministic ZIP with its ``.sha256`` and SESSION.md.
-Inbound: the raw bytes are persisted under a new attempt's ``raw/`` before anything else, hashed,
-and checked whole; only an accepted archive is extracted (into that attempt's ``extracted/``) and
-copied to the standard ``{dispatch}.return.{attempt}.zip``. Nothing is ever overwritten: every
-file is published write-once, and an existing dispatch or attempt is a refusal.
+Inbound: the return is checked whole in memory before anything is written, so a refusal leaves
+nothing in the project (the download stays where the Lead put it). An accepted return is persisted
+raw under a new attempt's ``raw/`` first, then extracted (into that attempt's ``extracted/``) and
+copied to the standard ``{dispatch}.return.{attempt}.zip``. A file the Lead names is read only when
+it may be handed over (``files.downloads``). Nothing is ever overwritten: every file is published
+write-once, and an existing dispatch or attempt is a refusal.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 import shutil
 import stat
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -34,16 +37,26 @@ from handoff_core.contract.exchange import (
 from handoff_core.contract.task import Task
 from handoff_core.contract.values import relative_parts
 from handoff_core.errors import InvalidContent, WriteConflict
-from handoff_core.files.archives import check_archive, deterministic_zip, extract_checked
+from handoff_core.files.archives import Entry, check_archive, deterministic_zip, read_checked, write_checked
+from handoff_core.files.downloads import read_download
 from handoff_core.files.paths import read_regular, walked
 from handoff_core.files.publishing import publish
 from handoff_core.files.task_dir import sha256, translated
 from handoff_core.layout import EXTERNAL_SHOWN
 from handoff_core.services.secret_scan import scan_all
 
-__all__ = ["Outbound", "Received", "external_dispatches", "package_dispatch", "receive_return"]
+__all__ = [
+    "MAX_RETURN_BYTES",
+    "Outbound",
+    "Received",
+    "external_dispatches",
+    "package_dispatch",
+    "receive_file",
+    "receive_return",
+]
 
 MAX_PACKAGED_FILE = 1024 * 1024  # a larger file is "large binary or data": summarise it instead
+MAX_RETURN_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -173,40 +186,66 @@ def package_dispatch(
     return Outbound(locator, len(archive), digest, tuple(manifest.included), tuple(excluded))
 
 
-@translated
-def receive_return(
-    project: Path, scope_id: str, task_id: str, dispatch_id: str, attempt_id: str, raw: bytes, is_text: bool
-) -> Received:
+def _attempt(project: Path, scope_id: str, task_id: str, dispatch_id: str, attempt_id: str) -> tuple[str, ...]:
     root = delivery_parts(scope_id, task_id, dispatch_id)
     attempt = (*root, "inbound", check_exchange_id(attempt_id, "attempt id"))
     if not project.joinpath(*root, "outbound").is_dir():
         raise InvalidContent(f"no outbound package under {'/'.join(root)}: package the dispatch first")
     if project.joinpath(*attempt).exists():
         raise WriteConflict(f"{'/'.join(attempt)} exists already: nothing is overwritten; use a new attempt id")
+    return attempt
+
+
+@translated
+def receive_file(
+    project: Path,
+    scope_id: str,
+    task_id: str,
+    dispatch_id: str,
+    attempt_id: str,
+    *,
+    path: str,
+    forbidden: Sequence[Path],
+    is_text: bool = False,
+) -> Received:
+    """``receive_return`` for a file the Lead names: read only when it may be (``read_download``:
+    never a kernel view, device, link or one of ``forbidden``), and bounded before it is read."""
+    _attempt(project, scope_id, task_id, dispatch_id, attempt_id)
+    raw = read_download(path, forbidden=forbidden, limit=MAX_RETURN_BYTES)
+    return receive_return(project, scope_id, task_id, dispatch_id, attempt_id, raw, is_text=is_text)
+
+
+@translated
+def receive_return(
+    project: Path, scope_id: str, task_id: str, dispatch_id: str, attempt_id: str, raw: bytes, is_text: bool
+) -> Received:
+    """Judge the return whole in memory; only an accepted one is written (raw first, then the rest)."""
+    attempt = _attempt(project, scope_id, task_id, dispatch_id, attempt_id)
     raw_name = "response.txt" if is_text else "response.zip"  # never the provider's own file name
-    _publish_all(project, (*attempt, "raw"), [(raw_name, raw)])  # persisted before anything else
     raw_locator = "/".join((*attempt, "raw", raw_name))
     standard = f"{dispatch_id}.return.{attempt_id}.zip"
     if is_text:
         text = raw.decode("utf-8", "replace")
         staged = [("RETURN.md", render_return(dispatch_id, attempt_id, raw_locator, text).encode())]
-        _publish_all(project, (*attempt, "staging"), staged)
-        archive, count = deterministic_zip(staged), 0
+        entries: list[Entry] = []
+        archive = deterministic_zip(staged)
     else:
-        infos = check_archive(raw)  # refuses, naming the entry and the rule, before extraction
-        count = len([info for info in infos if not info.is_dir()])
-        try:
-            with walked(project, (*attempt, "extracted"), create=True) as fd:
-                extract_checked(raw, infos, fd)
-        except BaseException:
-            shutil.rmtree(project.joinpath(*attempt, "extracted"), ignore_errors=True)  # only raw/ stays
-            raise
-        archive = raw  # an accepted archive is kept as it came
+        entries = read_checked(raw, check_archive(raw))  # refuses, naming the entry and the rule
+        staged, archive = [], raw  # an accepted archive is kept as it came
     digest = sha256(archive)
     sealed = [(standard, archive), (f"{standard[:-4]}.sha256", f"{digest}  {standard}\n".encode())]
-    _publish_all(
-        project, attempt, [*sealed, ("ACCEPTANCE.md", acceptance_stub(dispatch_id, attempt_id, digest).encode())]
-    )
+    try:
+        _publish_all(project, (*attempt, "raw"), [(raw_name, raw)])
+        _publish_all(project, (*attempt, "staging"), staged)
+        if not is_text:
+            with walked(project, (*attempt, "extracted"), create=True) as fd:
+                write_checked(entries, fd)
+        acceptance = acceptance_stub(dispatch_id, attempt_id, digest).encode()
+        _publish_all(project, attempt, [*sealed, ("ACCEPTANCE.md", acceptance)])
+    except BaseException:
+        shutil.rmtree(project.joinpath(*attempt), ignore_errors=True)  # a half-written attempt is no attempt
+        raise
+    count = len([entry for entry in entries if entry.body is not None])
     return Received(attempt_id, raw_locator, sha256(raw), "/".join((*attempt, standard)), count)
 
 

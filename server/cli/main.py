@@ -9,6 +9,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from handoff_core import validator as validate_cli
 from handoff_core.contract.ids import parse_ref
@@ -204,8 +205,8 @@ def config(settings: Settings, client: Client, command: str | None, url: str | N
 
 def exchange(settings: Settings, args: argparse.Namespace) -> int:
     from handoff_core.contract.exchange import Channel
-    from handoff_core.services.exchange import package_dispatch, receive_return
-    from server.mcp.tools.exchange import read_download
+    from handoff_core.services.exchange import package_dispatch, receive_file
+    from server.mcp.tools.exchange import private_files
 
     store = open_store(settings)
     if args.command == "package":
@@ -218,10 +219,9 @@ def exchange(settings: Settings, args: argparse.Namespace) -> int:
         for item in sealed.excluded:
             print(visible(f"  excluded {item['path']}: {item['reason']}"))
         return 0
-    raw = read_download(args.file or args.text_file)
-    got = receive_return(
-        settings.project_root, args.scope, args.task, args.dispatch, args.attempt, raw, is_text=bool(args.text_file)
-    )
+    ids = (settings.project_root, args.scope, args.task, args.dispatch, args.attempt)
+    path = str(Path(args.file or args.text_file).absolute())
+    got = receive_file(*ids, path=path, forbidden=private_files(settings), is_text=bool(args.text_file))
     print(
         f"raw {got.raw_locator} (sha256 {got.raw_sha256}); return {got.return_locator}; {got.extracted_files} file(s)"
     )
