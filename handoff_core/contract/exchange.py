@@ -5,7 +5,6 @@ ACCEPTANCE.md. Text in, text out; the services package and receive.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import re
 from collections.abc import Sequence
@@ -23,7 +22,6 @@ __all__ = [
     "acceptance_stub",
     "check_exchange_id",
     "delivery_parts",
-    "excluded_reason",
     "exclusion_lines",
     "render_dispatch",
     "render_manifest",
@@ -33,40 +31,6 @@ __all__ = [
 
 DELIVERY_ROOT = ("temp", "task-delivery")  # below the project root
 _ID = re.compile(r"^[A-Za-z0-9._-]{1,80}\Z")
-_EXCLUDED_DIRS = {
-    ".git": "version control internals",
-    ".hg": "version control internals",
-    ".svn": "version control internals",
-    "node_modules": "dependency cache",
-    ".venv": "virtual environment",
-    "venv": "virtual environment",
-    "__pycache__": "cache",
-    ".mypy_cache": "cache",
-    ".pytest_cache": "cache",
-    ".ruff_cache": "cache",
-    ".tox": "cache",
-    ".cache": "cache",
-    ".gradle": "cache",
-    "dist": "build output",
-    "build": "build output",
-    "target": "build output",
-    "htmlcov": "coverage output",
-    "coverage": "coverage output",
-    "logs": "logs",
-    "temp": "temporary and delivery files",
-    ".idea": "editor state",
-    ".vscode": "editor state",
-}
-_PROFILE_DIR = re.compile(r"(?i)(chrome|chromium|firefox|browser|playwright)[-_]?(profile|user[-_]data)|^\.mozilla$")
-_EXCLUDED_FILES = (
-    (("*.log",), "logs"),
-    (("*.db", "*.sqlite", "*.sqlite3", "*.dump", "*.sql.gz"), "database or dump"),
-    ((".env", ".env.*", "*.env", ".netrc", ".npmrc", ".pypirc", "credentials*", "*.kdbx"), "secrets file"),
-    (("*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "id_rsa*", "id_ed25519*", "id_ecdsa*"), "key"),
-    (("*.crt", "*.cer", "*.der"), "certificate"),
-    (("*.zip", "*.tar", "*.gz", "*.tgz", "*.bz2", "*.xz", "*.7z", "*.rar", "*.zst", "*.whl", "*.jar"), "archive"),
-    (("*.exe", "*.dll", "*.so", "*.dylib", "*.bin", "*.o", "*.a", "*.class", "*.pyc", "*.wasm"), "binary"),
-)
 
 
 def check_exchange_id(value: str, what: str) -> str:
@@ -81,20 +45,6 @@ def delivery_parts(scope_id: str, task_id: str, dispatch_id: str) -> tuple[str, 
     """The dispatch's folder below the project root: temp/task-delivery/{scope}/{task}/{dispatch}."""
     ids = (("scope id", scope_id), ("task id", task_id), ("dispatch id", dispatch_id))
     return (*DELIVERY_ROOT, *(check_exchange_id(value, what) for what, value in ids))
-
-
-def excluded_reason(parts: tuple[str, ...]) -> str | None:
-    """Why a repository-relative path is never packaged (a default exclusion), or None."""
-    for part in parts[:-1]:
-        if part in _EXCLUDED_DIRS:
-            return _EXCLUDED_DIRS[part]
-        if _PROFILE_DIR.search(part):
-            return "browser profile"
-    name = parts[-1].lower()
-    for patterns, reason in _EXCLUDED_FILES:
-        if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
-            return reason
-    return None
 
 
 @dataclass(frozen=True)

@@ -28,12 +28,12 @@ from handoff_core.contract.exchange import (
     acceptance_stub,
     check_exchange_id,
     delivery_parts,
-    excluded_reason,
     render_dispatch,
     render_manifest,
     render_return,
     render_session,
 )
+from handoff_core.contract.exclusions import excluded_reason
 from handoff_core.contract.task import Task
 from handoff_core.contract.values import relative_parts
 from handoff_core.errors import InvalidContent, WriteConflict
@@ -131,11 +131,30 @@ def _small(fd: int, name: str) -> bool:
     return os.stat(name, dir_fd=fd, follow_symlinks=False).st_size <= MAX_PACKAGED_FILE
 
 
-def _scan(files: list[tuple[str, bytes]]) -> None:
-    findings = scan_all([(path, data.decode("utf-8", "replace")) for path, data in files])
-    found = [f"{finding.field} line {finding.line}: {finding.kind}" for finding in findings]
+def _secrets_left_out(
+    included: list[tuple[str, bytes]], excluded: list[dict[str, str]]
+) -> tuple[list[tuple[str, bytes]], list[dict[str, str]]]:
+    """Files whose content holds a secret move from included to excluded, each with what was found where."""
+    findings = scan_all([(path, data.decode("utf-8", "replace")) for path, data in included])
+    found: dict[str, list[str]] = {}
+    for finding in findings:
+        found.setdefault(finding.field, []).append(f"{finding.kind} on line {finding.line}")
+    kept = [(path, data) for path, data in included if path not in found]
+    left = [{"path": path, "reason": f"holds a secret ({'; '.join(what[:3])})"} for path, what in found.items()]
+    return kept, sorted([*excluded, *left], key=lambda item: item["path"])
+
+
+def _check_dispatch(text: str) -> None:
+    """DISPATCH.md carries the TASK's own text: a secret there cannot be left out, so it blocks the package."""
+    found = [finding.describe() for finding in scan_all([("DISPATCH.md", text)])]
     if found:
-        raise InvalidContent("the package is blocked: secrets found in " + "; ".join(found[:20]) + ". Remove them")
+        raise InvalidContent(f"the package is blocked: secrets in {'; '.join(found[:20])}: remove them from the TASK")
+
+
+def _scan_notes(included: list[tuple[str, bytes]], excluded: list[dict[str, str]]) -> str:
+    secret = sum(item["reason"].startswith("holds a secret") for item in excluded)
+    left = f"; {secret} more held secrets and are left out (see excluded)" if secret else ""
+    return f"{len(included)} file(s) sent, each scanned: none holds a secret{left}"
 
 
 def _publish_all(project: Path, parts: tuple[str, ...], files: list[tuple[str, bytes]]) -> None:
@@ -152,8 +171,7 @@ def package_dispatch(
     root = delivery_parts(scope_id, task.task, dispatch_id)
     if (project.joinpath(*root)).exists():
         raise WriteConflict(f"{'/'.join(root)} exists already: nothing is overwritten; make a new dispatch id")
-    included, excluded = _select(project, named)
-    _scan(included)
+    included, excluded = _secrets_left_out(*_select(project, named))
     checkpoint = _git(project, "rev-parse", "HEAD")
     dirty = _git(project, "status", "--porcelain")
     manifest = Manifest(
@@ -167,9 +185,11 @@ def package_dispatch(
         workspace_state="clean" if dirty in ("", "unknown") else "snapshot",
         included=[path for path, _ in included],
         excluded=excluded,
-        scan_notes=f"{len(included)} file(s) scanned, none holds a secret",
+        scan_notes=_scan_notes(included, excluded),
     )
-    staged = [("DISPATCH.md", render_dispatch(task, dispatch_id, channel, checkpoint).encode())]
+    dispatch = render_dispatch(task, dispatch_id, channel, checkpoint)
+    _check_dispatch(dispatch)
+    staged = [("DISPATCH.md", dispatch.encode())]
     staged += [("MANIFEST.json", render_manifest(manifest).encode())]
     staged += [(f"source/{path}", data) for path, data in included]
     archive = deterministic_zip(staged)

@@ -3,7 +3,9 @@ refused return leaves nothing in the project."""
 
 from __future__ import annotations
 
+import json
 import os
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -109,3 +111,56 @@ async def test_over_stdio_the_secret_and_kernel_files_are_refused_without_a_copy
             result = await lead.call_tool("receive_return", {**ids, "raw_file": path})
             assert result.is_error, path
         assert inbound(project, ids) == []
+
+
+GHP = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+KEY = "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\\n-----END PRIVATE KEY-----\\n"
+BY_NAME = {
+    "src/.pgpass": "localhost:5432:app:app:hunter2-but-longer\n",
+    "src/.htpasswd": "admin:$apr1$r31.....$HqJZimcKQFAMYayBlzkrA/\n",
+    "src/.envrc": "export DB_PASSWORD=correct-horse-battery-staple\n",
+    "src/id_dsa": "not even a key, but the name says it is one\n",
+    "src/.gnupg/pubring.kbx": "keyring\n",
+    "src/config/service-account.json": '{"type": "service_account", "client_email": "x@y.iam"}\n',
+}
+BY_CONTENT = {
+    "src/deploy/prod-4f3a.json": '{"type": "service_account", "private_key": "' + KEY + '"}\n',
+    "src/settings.py": f"DEBUG = True\nTOKEN = '{GHP}'\n",  # a token in source
+}
+
+
+async def packaged(
+    lead: Client, project: Path, files: dict[str, str]
+) -> tuple[dict[str, Any], set[str], dict[str, str]]:
+    """Package ``files`` (and one plain source file): the reply, the names sent, the manifest's exclusions."""
+    created = await call(lead, "create_task", **task_args(kind="review", workspace="", writable=[], shared=[]))
+    for name, body in {**files, "src/app.py": "def f():\n    return 1\n"}.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(body)
+    sealed = await call(lead, "package_dispatch", ref=created["ref"], scope_id="s1", dispatch_id="d1", files=["src"])
+    outbound = project / "temp" / "task-delivery" / "s1" / created["ref"].split("/")[2] / "d1" / "outbound"
+    with zipfile.ZipFile(outbound / "d1.outbound.zip") as archive:
+        sent = {name for name in archive.namelist() if name.startswith("source/")}
+        manifest = json.loads(archive.read("MANIFEST.json"))
+    return sealed, sent, {item["path"]: item["reason"] for item in manifest["excluded"]}
+
+
+async def test_a_package_leaves_out_files_whose_names_say_they_hold_credentials(lead: Client, project: Path) -> None:
+    sealed, sent, reasons = await packaged(lead, project, BY_NAME)
+    assert sent == {"source/src/app.py"}
+    assert {path for path in reasons if path != "src/.gnupg"} | {"src/.gnupg/pubring.kbx"} == set(BY_NAME)
+    assert reasons["src/.gnupg"] == "key store"
+    assert reasons["src/id_dsa"] == "key"
+    assert reasons["src/.pgpass"] == reasons["src/config/service-account.json"] == "secrets file"
+    assert "src/.envrc: secrets file" in sealed["excluded"]
+
+
+async def test_a_package_leaves_out_files_whose_content_holds_a_secret_and_says_where(
+    lead: Client, project: Path
+) -> None:
+    sealed, sent, reasons = await packaged(lead, project, BY_CONTENT)
+    assert sent == {"source/src/app.py"}
+    assert set(reasons) == set(BY_CONTENT)
+    assert "GitHub Token on line 2" in reasons["src/settings.py"]
+    assert "Private Key on line 1" in reasons["src/deploy/prod-4f3a.json"]
+    assert f"src/settings.py: {reasons['src/settings.py']}" in sealed["excluded"]

@@ -62,12 +62,20 @@ def test_a_package_leaves_out_secrets_caches_vcs_and_large_binaries(project: Pat
     assert sealed.sha256 in (root / "SESSION.md").read_text()
 
 
-def test_a_secret_in_an_included_file_blocks_the_package_naming_file_and_line(project: Path, task: Task) -> None:
+def test_a_secret_in_an_included_file_leaves_it_out_naming_the_line(project: Path, task: Task) -> None:
     (project / "src").mkdir()
     (project / "src" / "settings.py").write_text(f"DEBUG = True\nTOKEN = '{GHP}'\n")
+    (project / "src" / "app.py").write_text("x = 1\n")
+    sealed = package_dispatch(project, task, "scope-1", "d1", ["src"], Channel(), NOW)
+    assert sealed.included == ("src/app.py",)
+    reasons = {item["path"]: item["reason"] for item in sealed.excluded}
+    assert "GitHub Token on line 2" in reasons["src/settings.py"]
+
+
+def test_a_secret_in_the_task_text_blocks_the_package(project: Path, task: Task) -> None:
     with pytest.raises(InvalidContent) as caught:
-        package_dispatch(project, task, "scope-1", "d1", ["src"], Channel(), NOW)
-    assert "src/settings.py line 2" in caught.value.message
+        package_dispatch(project, task._replace(goal=f"Use {GHP} to log in."), "scope-1", "d1", [], Channel(), NOW)
+    assert "DISPATCH.md line" in caught.value.message
     assert not (project / "temp").exists()
 
 
