@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from handoff_core.errors import InvalidContent, UnsafePath
 from handoff_core.files.paths import check_name, open_dir
-from handoff_core.files.publishing import publish
+from handoff_core.files.publishing import publish, temp_name
 
 __all__ = [
     "LIMITS",
@@ -46,7 +46,14 @@ _MAGIC = (
     b"\x28\xb5\x2f\xfd",
 )
 _ALLOWED_EXTRA = {0x5455, 0x7875, 0x000A}  # extended timestamp, Unix uid/gid, NTFS times
+_ZIP64 = 0x0001
 _EOCD = struct.Struct("<4s4H2LH")
+_LOCAL = struct.Struct("<4s5H3L2H")  # signature .. compressed, uncompressed size, name and extra lengths
+# Every name is published through a temp name beside it (``publishing.temp_name``), so a segment
+# must leave room for that within the 255 bytes a file system allows a name.
+MAX_SEGMENT_BYTES = 255 - len(temp_name(""))
+MAX_DEPTH = 32  # folders in one entry's name
+MAX_NAME_BYTES = 1024
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,13 @@ def _check_name(name: str) -> tuple[str, ...]:
             check_name(part)
     except UnsafePath as exc:
         raise refusal(name, exc.message) from exc
+    longest = max(len(part.encode()) for part in parts)
+    if longest > MAX_SEGMENT_BYTES or len(parts) > MAX_DEPTH or len(name.encode()) > MAX_NAME_BYTES:
+        raise refusal(
+            name,
+            f"a name longer than {MAX_SEGMENT_BYTES} bytes a segment, {MAX_DEPTH} folders deep or "
+            f"{MAX_NAME_BYTES} bytes in all (this one: {longest}, {len(parts)}, {len(name.encode())})",
+        )
     return parts
 
 
@@ -107,12 +121,32 @@ def _check_kind(info: zipfile.ZipInfo) -> None:
         raise refusal(info.filename, "an encrypted entry")
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
         raise refusal(info.filename, f"compression method {info.compress_type} is not stored or deflate")
-    extra, index = info.extra, 0
+    _check_extra(info.filename, info.extra, "central directory")
+
+
+def _check_extra(name: str, extra: bytes, where: str) -> None:
+    index = 0
     while index + 4 <= len(extra):
         tag, size = struct.unpack_from("<HH", extra, index)
+        if tag == _ZIP64:
+            raise refusal(name, f"a ZIP64 extra field in its {where}: ZIP64 archives are not accepted")
         if tag not in _ALLOWED_EXTRA:
-            raise refusal(info.filename, f"extra field 0x{tag:04x} (links and unknown metadata are not accepted)")
+            raise refusal(name, f"extra field 0x{tag:04x} (links and unknown metadata are not accepted)")
         index += 4 + size
+
+
+def _check_local(data: bytes, info: zipfile.ZipInfo) -> None:
+    """The local header, which zipfile reads but never judges: the same rules as the central directory."""
+    at = info.header_offset
+    if at + _LOCAL.size > len(data):
+        raise refusal(info.filename, "its local header lies outside the archive")
+    signature, *_, packed, size, name_length, extra_length = _LOCAL.unpack_from(data, at)
+    if signature != b"PK\x03\x04":
+        raise refusal(info.filename, "no local header where the central directory points")
+    if 0xFFFFFFFF in (packed, size):
+        raise refusal(info.filename, "ZIP64 sizes in its local header: ZIP64 archives are not accepted")
+    start = at + _LOCAL.size + name_length
+    _check_extra(info.filename, data[start : start + extra_length], "local header")
 
 
 def _check_sizes(info: zipfile.ZipInfo, limits: Limits) -> None:
@@ -161,6 +195,7 @@ def check_archive(data: bytes, limits: Limits = LIMITS) -> list[zipfile.ZipInfo]
     names = [_check_name(info.orig_filename) for info in infos]  # before zipfile cut a name at a NUL
     for info in infos:
         _check_kind(info)
+        _check_local(data, info)
         _check_sizes(info, limits)
     if sum(info.file_size for info in infos) > limits.total_bytes:
         raise refusal("(archive)", f"more than {limits.total_bytes} bytes in all")

@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 
 from handoff_core.contract.return_policy import ReturnPolicy
-from tests.core.files.test_archives import zip_of
+from tests.core.files.test_archives import zip64_local, zip_of
 from tests.server.test_stdio import params
 from tests.server.test_tools import call, refused, task_args
 
@@ -208,6 +208,8 @@ HOSTILE_RETURNS: dict[str, tuple[bytes, str, str]] = {
     "a private key file": (zip_of(("keys/id_ed25519", b"not telling\n")), "keys/id_ed25519", "key by its name"),
     "binary data": (zip_of(("data.dat", bytes(range(256)))), "data.dat", "binary content"),
     "an image in a review": (zip_of(("shot.png", png())), "shot.png", "image content"),
+    "a 255-character name": (zip_of(("n" * 251 + ".md", b"x\n")), "n" * 251 + ".md", "longer than"),
+    "ZIP64 in a local header": (zip64_local("RETURN.md", b"# Return\n"), "RETURN.md", "ZIP64"),
 }
 
 
