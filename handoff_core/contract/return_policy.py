@@ -119,17 +119,19 @@ _IMAGES = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a")
 
 
 def _auto_run(parts: tuple[str, ...], is_dir: bool) -> str | None:
-    for part in parts if is_dir else parts[:-1]:
+    folded = tuple(part.lower() for part in parts)  # .GIT is .git on a case-insensitive file system
+    for part in folded if is_dir else folded[:-1]:
         if part in _AUTO_RUN_DIRS:
             return _AUTO_RUN_DIRS[part]
-    for index in range(len(parts) - 1):
-        if parts[index : index + 2] in ((".github", "workflows"), (".github", "actions")):
+    for index in range(len(folded) - 1):
+        if folded[index : index + 2] in ((".github", "workflows"), (".github", "actions")):
             return "a CI definition (GitHub workflows run when pushed)"
     if is_dir:
         return None
-    name = parts[-1].lower()
+    if folded[-1] == ".git":
+        return "a .git file (it points git at another repository, its hooks and config)"
     for patterns, reason in _AUTO_RUN_FILES:
-        if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
+        if any(fnmatch.fnmatchcase(folded[-1], pattern) for pattern in patterns):
             return reason
     return None
 

@@ -281,3 +281,11 @@ async def test_a_test_observation_takes_back_screenshots(lead: Client, project: 
     (tmp_path / "answer.zip").write_bytes(zip_of(("RETURN.md", b"# Return\n"), ("shots/home.png", png())))
     ids = {**IDS, "task_id": created["ref"].split("/")[2]}
     assert (await call(lead, "receive_return", **ids, raw_file=str(tmp_path / "answer.zip")))["extracted"] == 2
+
+
+async def test_a_text_answer_holding_a_secret_is_refused_and_nothing_is_written(lead: Client, project: Path) -> None:
+    ids = await sealed_review(lead, project)
+    text = await refusal_text(lead, **ids, text=f"Findings: none.\nI used the key {GHP} to read the repo.\n")
+    assert "entry '(text answer)': a secret (GitHub Token) on line 2" in text
+    assert inbound(project, ids) == []
+    assert (await call(lead, "receive_return", **ids, text="Findings: none.\n"))["raw"].endswith("raw/response.txt")

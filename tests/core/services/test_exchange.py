@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from handoff_core.contract.exchange import Channel
+from handoff_core.contract.return_policy import ReturnPolicy
 from handoff_core.contract.task import Task
 from handoff_core.errors import InvalidContent, InvalidIdentifier, WriteConflict
 from handoff_core.services.exchange import external_dispatches, package_dispatch
@@ -160,3 +161,18 @@ def test_status_lists_the_most_recently_sealed_dispatches_and_counts_the_rest(pr
     lines = external_dispatches(project, shown=2)
     assert [line.split(":")[0].rsplit("/", 1)[1] for line in lines[:2]] == ["d3", "d2"]
     assert lines[2] == "and 2 older under temp/task-delivery/ (not listed)"
+
+
+def test_a_package_sealed_before_policies_were_recorded_is_judged_by_its_kind(project: Path, task: Task) -> None:
+    root = sealed_dispatch(project, task)
+    manifest_path = root / "outbound" / "staging" / "MANIFEST.json"
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["return_limits"]
+    manifest_path.unlink()
+    manifest_path.write_text(json.dumps(manifest))
+    many = zip_of(*((f"notes/{index}.md", b"x\n") for index in range(ReturnPolicy().entries + 1)))
+    with pytest.raises(InvalidContent) as caught:
+        receive_return(project, "scope-1", task.task, "d1", "a1", many, is_text=False)
+    assert "entry limit" in caught.value.message
+    got = receive_return(project, "scope-1", task.task, "d1", "a1", zip_of(("RETURN.md", b"# R\n")), is_text=False)
+    assert got.extracted_files == 1
