@@ -38,10 +38,10 @@ class ReturnPolicy:
     """The thresholds a return is judged by. A text return is small: the whole of it is scanned for
     secrets, so ``total_bytes`` also bounds that scan's time."""
 
-    archive_bytes: int = 8 * 1024 * 1024  # the download itself, bounded before it is read
+    archive_bytes: int = 4 * 1024 * 1024  # the download itself, bounded before it is read
     entries: int = 1_000
-    entry_bytes: int = 2 * 1024 * 1024
-    total_bytes: int = 4 * 1024 * 1024
+    entry_bytes: int = 1024 * 1024
+    total_bytes: int = 2 * 1024 * 1024  # the secret scan reads ~0.2 MB/s: a full return costs ~10 s
     ratio: int = 200  # uncompressed : compressed, for entries over 1 MiB
     content: tuple[ContentKind, ...] = ("text",)
 

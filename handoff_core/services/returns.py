@@ -38,7 +38,7 @@ from handoff_core.layout import KINDS
 from handoff_core.services.exchange import publish_all
 from handoff_core.services.secret_scan import scan_all
 
-__all__ = ["Received", "receive_file", "receive_return", "return_policy"]
+__all__ = ["Received", "judge_return", "receive_file", "receive_return", "return_policy"]
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def _refuse_secrets(texts: list[tuple[str, str]]) -> None:
         raise refusal(findings[0].field, f"a secret ({findings[0].kind}) on line {findings[0].line}")
 
 
-def _judged(raw: bytes, policy: ReturnPolicy) -> list[Entry]:
+def judge_return(raw: bytes, policy: ReturnPolicy) -> list[Entry]:
     """The return's entries when the archive, each entry and every text in it pass; else a refusal."""
     entries = read_checked(raw, check_archive(raw, _limits(policy)))
     texts = []
@@ -145,7 +145,7 @@ def receive_return(
         staged = [("RETURN.md", render_return(dispatch_id, attempt_id, raw_locator, text).encode())]
         archive = deterministic_zip(staged)
     else:
-        entries, staged, archive = _judged(raw, policy), [], raw  # an accepted archive is kept as it came
+        entries, staged, archive = judge_return(raw, policy), [], raw  # an accepted archive is kept as it came
     digest = sha256(archive)
     sealed = [(standard, archive), (f"{standard[:-4]}.sha256", f"{digest}  {standard}\n".encode())]
     try:
