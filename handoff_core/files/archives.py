@@ -52,7 +52,7 @@ _LOCAL = struct.Struct("<4s5H3L2H")  # signature .. compressed, uncompressed siz
 # Every name is published through a temp name beside it (``publishing.temp_name``), so a segment
 # must leave room for that within the 255 bytes a file system allows a name.
 MAX_SEGMENT_BYTES = 255 - len(temp_name(""))
-MAX_DEPTH = 32  # folders in one entry's name
+MAX_DEPTH = 32  # segments in one entry's name
 MAX_NAME_BYTES = 1024
 
 
@@ -103,7 +103,7 @@ def _check_name(name: str) -> tuple[str, ...]:
     if longest > MAX_SEGMENT_BYTES or len(parts) > MAX_DEPTH or len(name.encode()) > MAX_NAME_BYTES:
         raise refusal(
             name,
-            f"a name longer than {MAX_SEGMENT_BYTES} bytes a segment, {MAX_DEPTH} folders deep or "
+            f"a name longer than {MAX_SEGMENT_BYTES} bytes a segment, {MAX_DEPTH} segments or "
             f"{MAX_NAME_BYTES} bytes in all (this one: {longest}, {len(parts)}, {len(name.encode())})",
         )
     return parts

@@ -117,7 +117,7 @@ HOSTILE: dict[str, tuple[bytes, str]] = {
     "leading dash": (zip_of(("-rf", b"x")), "leading '-'"),
     "ZIP64 in a local header": (zip64_local("a.md", b"x\n"), "ZIP64"),
     "a 255-character name": (zip_of(("n" * 251 + ".md", b"x")), "longer than"),
-    "a name 33 folders deep": (zip_of(("d/" * 33 + "x.md", b"x")), "folders deep"),
+    "a name 34 segments long": (zip_of(("d/" * 33 + "x.md", b"x")), "32 segments"),
 }
 SMALL = Limits(entries=10, entry_bytes=2000, total_bytes=1500, ratio=50)
 
