@@ -2,8 +2,9 @@
 when it is a plain file the Lead may hand over.
 
 The path comes from a model that may have read hostile text, so it chooses nothing on its own:
-the file is opened once with ``O_NOFOLLOW`` and judged by that handle (``fstat``, and on Linux the
-kernel's own name for it), never by a second lookup of the path. Kernel views (``/proc``,
+the file is looked up without following a link (a device is never opened: opening one can act),
+then opened once with ``O_NOFOLLOW`` and judged by that handle (``fstat``, the same file as looked
+up, and on Linux the kernel's own name for it). Kernel views (``/proc``,
 ``/sys``, ``/dev``), devices, FIFOs, sockets and links are refused, and so is every file or folder
 the caller lists as forbidden (the token secret, the disk cache): their bytes must never be copied
 into the project, where every executor could read them.
@@ -64,11 +65,25 @@ def _same_file(path: Path, info: os.stat_result) -> bool:
     return (other.st_dev, other.st_ino) == (info.st_dev, info.st_ino)
 
 
+def _looked_up(given: Path) -> os.stat_result:
+    """What the path names before it is opened: a device is never opened (opening one can act)."""
+    try:
+        info = os.lstat(given)
+    except OSError as exc:
+        raise InvalidContent(f"cannot open {given}: {exc.strerror}; {_NEXT}") from exc
+    if stat.S_ISLNK(info.st_mode):
+        raise UnsafePath(f"{given} is a symlink: {_NEXT}")
+    if not stat.S_ISREG(info.st_mode) or _below(Path(os.path.realpath(given)), KERNEL_VIEWS) is not None:
+        raise UnsafePath(f"{given} is a kernel view, device, FIFO, socket or folder, not a downloaded file: {_NEXT}")
+    return info
+
+
 def read_download(path: str, *, forbidden: Sequence[Path], limit: int) -> bytes:
     """The bytes of the plain file at the absolute ``path``, at most ``limit`` of them."""
     given = Path(path)
     if not given.is_absolute():
         raise UnsafePath(f"{path!r} is not an absolute path: {_NEXT}")
+    before = _looked_up(given)
     try:
         fd = os.open(given, _FLAGS)
     except OSError as exc:
@@ -76,6 +91,8 @@ def read_download(path: str, *, forbidden: Sequence[Path], limit: int) -> bytes:
             raise UnsafePath(f"{path} is a symlink: {_NEXT}") from exc
         raise InvalidContent(f"cannot open {path}: {exc.strerror}; {_NEXT}") from exc
     try:
+        if not os.path.samestat(before, os.fstat(fd)):
+            raise UnsafePath(f"{path} was replaced while it was opened: {_NEXT}")
         size = _judge(fd, given, forbidden, limit)
         data = read_open(fd, size, limit)
     finally:

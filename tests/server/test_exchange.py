@@ -15,6 +15,7 @@ from mcp import Client
 
 from handoff_core.contract.return_policy import ReturnPolicy
 from tests.core.files.test_archives import zip64_local, zip_of
+from tests.server.content import text_of
 from tests.server.test_stdio import params
 from tests.server.test_tools import call, refused, task_args
 
@@ -103,6 +104,7 @@ async def test_a_plain_downloaded_zip_is_still_received(lead: Client, project: P
     assert "a1/raw/response.zip" in inbound(project, ids)
 
 
+@pytest.mark.slow  # starts the server as a process
 async def test_over_stdio_the_secret_and_kernel_files_are_refused_without_a_copy(
     project: Path, secret_file: Path, tmp_path: Path
 ) -> None:
@@ -216,7 +218,7 @@ HOSTILE_RETURNS: dict[str, tuple[bytes, str, str]] = {
 async def refusal_text(lead: Client, **arguments: Any) -> str:
     result = await lead.call_tool("receive_return", arguments)
     assert result.is_error
-    return str(result.content[0].text)  # type: ignore[union-attr]
+    return text_of(result)
 
 
 @pytest.mark.parametrize("kind", sorted(HOSTILE_RETURNS))
