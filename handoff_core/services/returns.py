@@ -133,11 +133,11 @@ def receive_return(
     """Judge the return whole in memory; only an accepted one is written (raw first, then the rest)."""
     attempt = _attempt(project, scope_id, task_id, dispatch_id, attempt_id)
     policy = return_policy(project, attempt)
-    if len(raw) > (policy.total_bytes if is_text else policy.archive_bytes):
-        raise TooLarge(f"the return is {len(raw)} bytes, over this dispatch's limit; nothing was written")
+    limit = policy.total_bytes if is_text else policy.archive_bytes
+    if len(raw) > limit:
+        raise TooLarge(f"the return is {len(raw)} bytes, over this dispatch's {limit}; nothing was written")
     raw_name = "response.txt" if is_text else "response.zip"  # never the provider's own file name
     raw_locator = "/".join((*attempt, "raw", raw_name))
-    standard = f"{dispatch_id}.return.{attempt_id}.zip"
     entries: list[Entry] = []
     if is_text:
         text = raw.decode("utf-8", "replace")
@@ -146,19 +146,33 @@ def receive_return(
         archive = deterministic_zip(staged)
     else:
         entries, staged, archive = judge_return(raw, policy), [], raw  # an accepted archive is kept as it came
+    standard = _persist(project, attempt, (raw_name, raw), staged, entries, archive)
+    count = len([entry for entry in entries if entry.body is not None])
+    return Received(attempt_id, raw_locator, sha256(raw), "/".join((*attempt, standard)), count)
+
+
+def _persist(
+    project: Path,
+    attempt: tuple[str, ...],
+    raw: tuple[str, bytes],
+    staged: list[tuple[str, bytes]],
+    entries: list[Entry],
+    archive: bytes,
+) -> str:
+    """An accepted return's files, raw first; the standard ZIP's name. A failure removes the attempt."""
+    dispatch_id, attempt_id = attempt[-3], attempt[-1]
+    standard = f"{dispatch_id}.return.{attempt_id}.zip"
     digest = sha256(archive)
     sealed = [(standard, archive), (f"{standard[:-4]}.sha256", f"{digest}  {standard}\n".encode())]
+    acceptance = ("ACCEPTANCE.md", acceptance_stub(dispatch_id, attempt_id, digest).encode())
     try:
-        publish_all(project, (*attempt, "raw"), [(raw_name, raw)])
+        publish_all(project, (*attempt, "raw"), [raw])
         publish_all(project, (*attempt, "staging"), staged)
-        if not is_text:
+        if entries:
             with walked(project, (*attempt, "extracted"), create=True) as fd:
                 write_checked(entries, fd)
-        publish_all(
-            project, attempt, [*sealed, ("ACCEPTANCE.md", acceptance_stub(dispatch_id, attempt_id, digest).encode())]
-        )
+        publish_all(project, attempt, [*sealed, acceptance])
     except BaseException:
         shutil.rmtree(project.joinpath(*attempt), ignore_errors=True)  # a half-written attempt is no attempt
         raise
-    count = len([entry for entry in entries if entry.body is not None])
-    return Received(attempt_id, raw_locator, sha256(raw), "/".join((*attempt, standard)), count)
+    return standard
