@@ -6,11 +6,14 @@ import io
 import os
 import stat
 import struct
+import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from handoff_core.errors import InvalidContent
 from handoff_core.files.archives import MAX_SEGMENT_BYTES, Limits, check_archive, deterministic_zip, extract_checked
@@ -183,3 +186,26 @@ def test_the_same_files_make_the_same_bytes_in_any_order() -> None:
     files = [("b.txt", b"2"), ("a/c.txt", b"3"), ("a.txt", b"1")]
     assert deterministic_zip(files) == deterministic_zip(list(reversed(files)))
     assert check_archive(deterministic_zip(files))
+
+
+NAME_CHARS = st.sampled_from("abcXYZ09._-\u00e9\u2603")  # one, two and three bytes in UTF-8
+# Short mixed segments, and runs of one character up to 390 bytes: both sides of every length limit.
+SEGMENT = st.text(alphabet=NAME_CHARS, min_size=1, max_size=12) | st.builds(
+    lambda char, count: char * count, NAME_CHARS, st.integers(min_value=1, max_value=130)
+)
+
+
+@given(st.lists(SEGMENT, min_size=1, max_size=3))
+@settings(max_examples=60)
+def test_a_name_the_check_accepts_is_one_the_file_system_takes(segments: list[str]) -> None:
+    data = zip_of(("/".join(segments), b"x"))
+    try:
+        infos = check_archive(data)
+    except InvalidContent:
+        return  # refused by a rule, naming the entry: never a storage error later
+    with tempfile.TemporaryDirectory() as folder:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            assert extract_checked(data, infos, fd) == 1
+        finally:
+            os.close(fd)
