@@ -17,18 +17,36 @@ from handoff_core.contract.snapshot import TaskSnapshot
 from handoff_core.contract.task import Task, parse_task
 from handoff_core.contract.validate import Verdict, check_handoff
 from handoff_core.contract.values import relative_parts
+from handoff_core.errors import HandoffError
 from handoff_core.files.leftovers import Leftover, find_leftovers
 from handoff_core.files.paths import entry_mode, read_regular, walked
 from handoff_core.files.reader import read_change_snapshots, read_snapshot
 from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256, translated
 from handoff_core.layout import CHANGES, CLOSING_FILES, TASK_FILE
-from handoff_core.services.claims import ClaimIndex
+from handoff_core.services.claims import ClaimIndex, change_hold, unreadable_change
 from handoff_core.services.disk_cache import DiskCache, Section
 from handoff_core.services.ownership import Claim
 from handoff_core.services.status import TaskStatus, with_writers_since
 from handoff_core.services.verdicts import Verdicts
 
-__all__ = ["Queries"]
+__all__ = ["Queries", "held_status"]
+
+
+def held_status(change: str, because: str) -> TaskStatus:
+    """A change that cannot be read, as status shows it: one invalid row holding the whole workspace."""
+    hold = change_hold(change, because)
+    return TaskStatus(
+        ref=hold.ref,
+        kind=None,
+        state="invalid",
+        report_status=None,
+        scope=None,
+        has_locator=False,
+        temp_files=(),
+        problems=(because,),
+        outstanding=True,
+        held_because=because,
+    )
 
 
 @contextmanager
@@ -143,10 +161,10 @@ class Queries:
         return check_handoff(lambda: self.snapshot(ref), stage, ref.change, ref.session, ref.task)
 
     def changes(self) -> list[str]:
-        """Ids of the active changes (directories under specdev/changes with a valid id)."""
+        """Ids of the active changes (entries under specdev/changes with a valid id)."""
         folder = self.roots.state_root.joinpath(*CHANGES)
-        try:
-            return sorted(n for n in os.listdir(folder) if is_change_id(n) and not (folder / n).is_symlink())
+        try:  # a symlink is listed too: it cannot be walked, so it holds the workspace until it is fixed
+            return sorted(n for n in os.listdir(folder) if is_change_id(n))
         except FileNotFoundError:
             return []
 
@@ -166,9 +184,17 @@ class Queries:
         return [check_change(change)] if change else self.changes()
 
     def _change_status(self, change: str, session: str | None, began: int) -> list[TaskStatus]:
+        """The change's tasks; a change that cannot be read is first shown as the hold it is (see ``claims``)."""
+        held = unreadable_change(self.roots.state_root, change)
+        hold = [held_status(change, held)] if held else []
         readers = 0 if self._verdicts.expects_reuse else 2  # held verdicts: the walk is mostly stat calls
         walk = read_change_snapshots(self.roots.state_root, change, session, reuse=self._verdicts, readers=readers)
-        return [self._verdicts.judge((change, r, t), snapshot, began, self.snapshot) for r, t, snapshot in walk]
+        try:
+            return hold + [self._verdicts.judge((change, r, t), snap, began, self.snapshot) for r, t, snap in walk]
+        except (HandoffError, OSError):
+            if not hold:
+                raise
+            return hold  # its tasks cannot be walked; the hold says why
 
     def claims(self) -> list[Claim]:
         """Writer claims of every outstanding implementation task under the state root."""

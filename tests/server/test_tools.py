@@ -277,3 +277,19 @@ async def test_a_lead_claim_blocks_a_conflicting_dispatch_until_released(lead: C
     assert await refused(lead, "create_task", **task_args()) == "ownership_conflict"
     await call(lead, "release_writer", ref=claimed["ref"], kind="stopped", evidence="the Lead finished its edit")
     assert (await call(lead, "create_task", **task_args()))["created"]
+
+
+async def test_a_change_with_two_homes_refuses_a_second_writer_and_status_shows_the_hold(
+    lead: Client, state_root: Path
+) -> None:
+    await call(lead, "create_task", **task_args())
+    make_change(state_root, "2026-11-30-other")
+    (state_root / "specdev" / "archive" / "2026-11" / CHANGE).mkdir(parents=True)
+    other = task_args(change="2026-11-30-other", topic="second", workspace="required", writable=["docs/b/**"])
+    assert await refused(lead, "create_task", **other) == "ownership_conflict"
+    status = await call(lead, "handoff_status")
+    held = [t for t in status["tasks"] if t["ref"] == f"{CHANGE}/*/*"]
+    assert len(held) == 1
+    assert held[0]["state"] == "invalid"
+    assert held[0]["claim"].startswith(f"whole workspace (change {CHANGE} cannot be read")
+    assert "more than one place" in held[0]["problems"][0]
