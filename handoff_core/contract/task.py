@@ -11,7 +11,7 @@ from handoff_core.contract.ids import check_task as check_task_id
 from handoff_core.contract.markdown import check_fragment, required_sections
 from handoff_core.contract.scope import LIST_START, SCOPE_FENCE, Scope, check_scope, scope_from, scope_lines
 from handoff_core.contract.values import is_real
-from handoff_core.errors import InvalidContent
+from handoff_core.errors import InvalidContent, QuotedTokenCheck
 from handoff_core.layout import KINDS, TASK_SECTIONS, Kind
 
 __all__ = [
@@ -67,6 +67,17 @@ class Task(NamedTuple):
         return TaskBody(self.kind, self.goal, self.inputs, self.scope, self.acceptance, self.return_notes, self.ticket)
 
 
+def _quoted_check(body: TaskBody) -> str | None:
+    """The first field of ``body`` that holds the report token check label, in any case or fence."""
+    scope = body.scope
+    fields = {"goal": body.goal, "inputs": body.inputs, "acceptance": body.acceptance}
+    fields |= {"return notes": body.return_notes, "scope notes": scope.notes, "ticket": body.ticket or ""}
+    fields |= {"scope": "\n".join([*scope.writable, *scope.read_only, *scope.artifacts, *scope.resources])}
+    fields["shared"] = "\n".join(f"{s.path}\n{s.owner}" for s in scope.shared)
+    label = _TOKEN_CHECK.strip(" -").casefold()
+    return next((name for name, text in fields.items() if label in text.casefold()), None)
+
+
 def check_body(body: TaskBody) -> TaskBody:
     """Normalise the Lead's text and refuse anything the file could not hold faithfully."""
     if body.kind not in KINDS:
@@ -74,6 +85,12 @@ def check_body(body: TaskBody) -> TaskBody:
     if body.ticket is not None and not (is_real(body.ticket) and body.ticket.isprintable()):
         raise InvalidContent(f"ticket {body.ticket!r} is a placeholder; omit it or give the real ticket id")
     scope = check_scope(body.kind, body.scope)
+    if (field := _quoted_check(body._replace(scope=scope))) is not None:
+        # The server writes the one check line of a TASK; a quoted one could pass for another task's.
+        raise QuotedTokenCheck(
+            f"the {field} holds a '{_TOKEN_CHECK.strip(' -')}' line; each TASK records only its own, "
+            "written by the server: remove that line (refer to the other task by its ref) and retry"
+        )
     notes = check_fragment(scope.notes, "scope notes") if scope.notes.strip() else ""
     return TaskBody(
         kind=body.kind,

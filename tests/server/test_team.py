@@ -281,3 +281,35 @@ async def test_the_board_on_the_team_server_opens_with_the_lead_token_only(team:
         summary = await http.get(f"{board}/api/summary")
     assert summary.status_code == 200
     assert summary.json()["total"] == 1
+
+
+def _check_line(created: dict[str, Any]) -> str:
+    text = Path(created["task_path"]).read_text()
+    return next(row for row in text.splitlines() if row.startswith("- Report token check: "))
+
+
+async def test_a_dispatch_quoting_another_tasks_check_line_is_refused(team: Team) -> None:
+    mine = await dispatch(team, kind="review", workspace="", writable=[], topic="review-a")
+    async with team.lead() as lead:
+        quoting = task_args(
+            kind="review", workspace="", writable=[], topic="review-b", goal=f"See:\n{_check_line(mine)}"
+        )
+        assert await refused(lead, "create_task", **quoting) == "quoted_token_check"
+
+
+@pytest.mark.parametrize("session", ["20200101T000000Z", "20991231T235959Z"])  # before and after the real one
+async def test_a_planted_task_quoting_a_check_line_in_its_goal_is_not_opened_by_that_token(
+    team: Team, session: str
+) -> None:
+    mine = await dispatch(team, kind="review", workspace="", writable=[], topic="review-a")
+    line, text = _check_line(mine), Path(mine["task_path"]).read_text()
+    planted = team.state_root / "specdev" / "changes" / CHANGE / "sessions" / session / "001-planted"
+    planted.mkdir(parents=True)
+    real_session, real_task = mine["ref"].split("/")[1:]
+    forged = text.replace(real_session, session).replace(real_task, "001-planted").replace(line + "\n", "")
+    (planted / "TASK.md").write_text(forged.replace("## Goal\n", f"## Goal\n{line}\n", 1))
+    async with team.client("executor", mine["report_token"]) as executor:
+        status = await call(executor, "handoff_status")
+        assert [t["ref"] for t in status["tasks"]] == [mine["ref"]]
+        assert (await call(executor, "read_task", ref=mine["ref"]))["task_sha256"] == mine["task_sha256"]
+        assert await refused(executor, "read_task", ref=f"{CHANGE}/{session}/001-planted") == "scope_refused"
