@@ -293,3 +293,11 @@ async def test_a_change_with_two_homes_refuses_a_second_writer_and_status_shows_
     assert held[0]["state"] == "invalid"
     assert held[0]["claim"].startswith(f"whole workspace (change {CHANGE} cannot be read")
     assert "more than one place" in held[0]["problems"][0]
+
+
+async def test_a_dispatch_beside_a_character_class_claim_gets_a_coded_answer(lead: Client) -> None:
+    claimed = {"workspace": "required", "writable": ["src/[a-z0-9]*.py"], "shared": [], "writer_limit": 3}
+    await call(lead, "create_task", **task_args(**claimed))
+    for other in ("src/main.py", "**", "src/[a-z0-9]*.py"):
+        second = task_args(topic="second", workspace="required", writable=[other], shared=[], writer_limit=3)
+        assert await refused(lead, "create_task", **second) == "ownership_conflict"
