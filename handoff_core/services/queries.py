@@ -11,17 +11,18 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from handoff_core.contract.ids import Ref, check_change, check_round, is_change_id
 from handoff_core.contract.snapshot import TaskSnapshot
 from handoff_core.contract.task import Task, parse_task
-from handoff_core.contract.validate import Verdict, check_handoff
+from handoff_core.contract.validate import Verdict, check_handoff, closes_claim
 from handoff_core.contract.values import relative_parts
 from handoff_core.errors import HandoffError
 from handoff_core.files.leftovers import Leftover, find_leftovers
 from handoff_core.files.paths import entry_mode, read_regular, walked
 from handoff_core.files.reader import read_change_snapshots, read_snapshot
-from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256, translated
+from handoff_core.files.task_dir import Roots, StoredFile, TaskDir, open_task_dir, sha256, translated
 from handoff_core.layout import CHANGES, CLOSING_FILES, TASK_FILE
 from handoff_core.services.claims import ClaimIndex, change_hold, unreadable_change
 from handoff_core.services.disk_cache import DiskCache, Section
@@ -29,7 +30,20 @@ from handoff_core.services.ownership import Claim
 from handoff_core.services.status import TaskStatus, with_writers_since
 from handoff_core.services.verdicts import Verdicts
 
-__all__ = ["Queries", "held_status"]
+__all__ = ["Queries", "ends_claim", "held_status"]
+
+
+def _ends_claim(task_dir: TaskDir, name: str) -> bool:
+    return task_dir.has(name) and closes_claim(task_dir.entry(name), name, task_dir.ref.session, task_dir.ref.task)
+
+
+def ends_claim(state_root: Path, ref: Ref, name: str) -> bool:
+    """Whether the task's ``name`` (REPORT.md or RELEASE.md) ends its claim now, as the claims judge it."""
+    try:
+        with open_task_dir(state_root, ref, active_only=False) as task_dir:
+            return _ends_claim(task_dir, name)
+    except (HandoffError, OSError):
+        return False  # no such task (any more), or unreadable: nothing arrived
 
 
 def held_status(change: str, because: str) -> TaskStatus:
@@ -145,11 +159,15 @@ class Queries:
 
     @translated
     def arrivals(self, refs: list[Ref]) -> dict[Ref, str]:
-        """Which of ``refs`` have a REPORT.md (or else a RELEASE.md) now."""
+        """Which of ``refs`` have a REPORT.md (or else a RELEASE.md) that ends their claim now.
+
+        An entry under that name that ends nothing (an empty file, a FIFO, a dangling link, another
+        task's text) is no arrival: waiting on it would hand the Lead a report that is not there.
+        """
         found: dict[Ref, str] = {}
         for ref in refs:
             with open_task_dir(self.roots.state_root, ref, active_only=False) as task_dir:
-                name = next((n for n in CLOSING_FILES if task_dir.has(n)), None)
+                name = next((n for n in CLOSING_FILES if _ends_claim(task_dir, n)), None)
             if name is not None:
                 found[ref] = name
         return found
