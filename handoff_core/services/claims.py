@@ -36,18 +36,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from handoff_core.contract.ids import Ref
+from handoff_core.contract.ids import Ref, task_number
 from handoff_core.contract.snapshot import Stamp
 from handoff_core.contract.validate import closes_claim
 from handoff_core.errors import ChangeNotFound, HandoffError
-from handoff_core.files.paths import open_dir
+from handoff_core.files.paths import is_symlink, open_dir
 from handoff_core.files.reader import locate_change, read_entry, shown_name, stamp_of
 from handoff_core.layout import CLOSING_FILES, SESSIONS, TASK_FILE
 from handoff_core.services.disk_cache import decode_claim, decoded, encode_claim
 from handoff_core.services.ownership import Claim
 from handoff_core.services.status import task_kind_and_scope
 
-__all__ = ["WHOLE_CHANGE", "WHOLE_WORKSPACE", "ClaimIndex", "change_hold", "unreadable_change"]
+__all__ = ["WHOLE_CHANGE", "WHOLE_WORKSPACE", "ClaimIndex", "change_hold", "unreadable_because", "unreadable_change"]
 
 WHOLE_WORKSPACE = ("**",)
 WHOLE_CHANGE = "*"  # the round and task of a hold that stands for every task of a change
@@ -87,7 +87,7 @@ def _judge(task_fd: int, ref: Ref, names: list[str]) -> _Seen | None:
     return _Seen(TASK_FILE, entry.stamp, claim, entry.mtime)
 
 
-def _held(change: str, why: str) -> str:
+def unreadable_because(change: str, why: str) -> str:
     return f"change {change} cannot be read: {why}"
 
 
@@ -95,13 +95,13 @@ def unreadable_change(root: Path, change: str) -> str:
     """Why the tasks of ``change`` cannot be judged one by one; "" when they can (or it is gone)."""
     try:
         with locate_change(root, change) as (facts, _):
-            return _held(change, facts.unreadable) if facts.unreadable else ""
+            return unreadable_because(change, facts.unreadable) if facts.unreadable else ""
     except ChangeNotFound:
         return ""  # nothing of it is left to be writing
     except HandoffError as exc:
-        return _held(change, exc.message)
+        return unreadable_because(change, exc.message)
     except OSError as exc:
-        return _held(change, exc.strerror or str(exc))
+        return unreadable_because(change, exc.strerror or str(exc))
 
 
 def change_hold(change: str, because: str) -> Claim:
@@ -125,9 +125,9 @@ class ClaimIndex:
             except ChangeNotFound:
                 continue  # removed since it was listed: nothing of it is left to be writing
             except HandoffError as exc:
-                found.append(change_hold(change, _held(change, exc.message)))
+                found.append(change_hold(change, unreadable_because(change, exc.message)))
             except OSError as exc:
-                found.append(change_hold(change, _held(change, exc.strerror or str(exc))))
+                found.append(change_hold(change, unreadable_because(change, exc.strerror or str(exc))))
         return found
 
     def _change_claims(self, root: Path, change: str, now: float) -> list[Claim]:
@@ -136,7 +136,7 @@ class ClaimIndex:
             if facts.location != "active":
                 return found
             if facts.unreadable:
-                return [change_hold(change, _held(change, facts.unreadable))]
+                return [change_hold(change, unreadable_because(change, facts.unreadable))]
             try:
                 sessions_fd = open_dir(change_fd, SESSIONS)
             except FileNotFoundError:
@@ -146,7 +146,9 @@ class ClaimIndex:
                 try:
                     round_fd = open_dir(sessions_fd, session)
                 except (HandoffError, NotADirectoryError):
-                    continue
+                    if is_symlink(sessions_fd, session):
+                        raise  # a round elsewhere may hold writers: the change holds the workspace
+                    continue  # a stray file is no round
                 try:
                     found += self._round_claims(round_fd, change, session, now)
                 finally:
@@ -174,7 +176,11 @@ class ClaimIndex:
             task_fd = open_dir(round_fd, task)
         except (HandoffError, NotADirectoryError):
             self._seen.pop(key, None)
-            return None  # a symlink or a file: never a task of ours
+            if task_number(task) is not None and is_symlink(round_fd, task):
+                # What it points at is not ours to read, but may be a writer's: judged again each scan.
+                held = Claim(Ref(change, session, shown_name(task)), "current", WHOLE_WORKSPACE, (), 0.0, True)
+                return _Seen(TASK_FILE, (0, 0, 0, 0), replace(held, held_because="its task directory is a symlink"))
+            return None  # a file: never a task of ours
         try:
             names = os.listdir(task_fd)
             unchanged = seen is not None and seen.file == TASK_FILE and not set(CLOSING_FILES) & set(names)

@@ -33,7 +33,7 @@ class Claim:
 
     def describe(self) -> str:
         if self.held_because:
-            return f"{self.ref} ({self.held_because}; so its tasks hold the whole workspace until it is fixed)"
+            return f"{self.ref} ({self.held_because}: it holds the whole workspace until that is fixed)"
         if self.unreadable:
             return f"{self.ref} (TASK.md unreadable, so it holds the whole workspace; fix it or release it)"
         return f"{self.ref} ({self.workspace}, {', '.join(self.writable)}, age {int(self.age_seconds)}s)"

@@ -18,13 +18,13 @@ from handoff_core.contract.snapshot import TaskSnapshot
 from handoff_core.contract.task import Task, parse_task
 from handoff_core.contract.validate import Verdict, check_handoff, closes_claim
 from handoff_core.contract.values import relative_parts
-from handoff_core.errors import HandoffError
+from handoff_core.errors import ChangeNotFound, HandoffError
 from handoff_core.files.leftovers import Leftover, find_leftovers
 from handoff_core.files.paths import entry_mode, read_regular, walked
 from handoff_core.files.reader import read_change_snapshots, read_snapshot
 from handoff_core.files.task_dir import Roots, StoredFile, TaskDir, open_task_dir, sha256, translated
 from handoff_core.layout import CHANGES, CLOSING_FILES, TASK_FILE
-from handoff_core.services.claims import ClaimIndex, change_hold, unreadable_change
+from handoff_core.services.claims import ClaimIndex, change_hold, unreadable_because, unreadable_change
 from handoff_core.services.disk_cache import DiskCache, Section
 from handoff_core.services.ownership import Claim
 from handoff_core.services.status import TaskStatus, with_writers_since
@@ -209,10 +209,10 @@ class Queries:
         walk = read_change_snapshots(self.roots.state_root, change, session, reuse=self._verdicts, readers=readers)
         try:
             return hold + [self._verdicts.judge((change, r, t), snap, began, self.snapshot) for r, t, snap in walk]
-        except (HandoffError, OSError):
-            if not hold:
-                raise
-            return hold  # its tasks cannot be walked; the hold says why
+        except ChangeNotFound:
+            raise
+        except HandoffError as exc:  # a round that is a symlink, say: the change holds the workspace (``claims``)
+            return hold or [held_status(change, unreadable_because(change, exc.message))]
 
     def claims(self) -> list[Claim]:
         """Writer claims of every outstanding implementation task under the state root."""

@@ -187,7 +187,14 @@ def _symlinked_change(store: Store, change: str) -> None:
     folder.symlink_to(folder.with_name("moved-away"))
 
 
-@pytest.mark.parametrize("breakage", [_second_home, _oversize_readme, _symlinked_change])
+def _symlinked_round(store: Store, change: str) -> None:
+    sessions = store.roots.state_root / "specdev" / "changes" / change / "sessions"
+    (folder,) = sessions.iterdir()
+    folder.rename(store.roots.state_root / "elsewhere")
+    folder.symlink_to(store.roots.state_root / "elsewhere")
+
+
+@pytest.mark.parametrize("breakage", [_second_home, _oversize_readme, _symlinked_change, _symlinked_round])
 @pytest.mark.parametrize("workspace", ["current", "required"])
 def test_a_change_that_cannot_be_read_holds_the_whole_workspace_and_status_says_why(
     store: Store, breakage: Callable[[Store, str], None], workspace: str
@@ -218,3 +225,15 @@ def test_a_change_whose_second_home_is_removed_frees_its_claims_again(store: Sto
     claims = store.queries.claims()
     assert [c.ref.task for c in claims] == ["001-implement-a1"]
     assert not claims[0].unreadable
+
+
+def test_a_task_directory_replaced_by_a_symlink_holds_the_whole_workspace(store: Store) -> None:
+    holder = store.create_task(implementation()).ref
+    folder, elsewhere = store.roots.task_dir(holder), store.roots.state_root / "moved-away"
+    folder.rename(elsewhere)  # out of the round: only the link is left there
+    folder.symlink_to(elsewhere)
+    error = refused_writer(store)
+    assert f"{holder} (its task directory is a symlink" in error.message
+    scope = Scope("required", ("docs/elsewhere/**",))
+    with pytest.raises(OwnershipConflict):
+        store.create_task(implementation("docs", scope=scope, writer_limit=3))
