@@ -99,8 +99,10 @@ def _key(dir_fd: int, directory: Path, *, create: bool) -> bytes | None:
     return key
 
 
-def _mac(key: bytes, name: str, data: bytes) -> bytes:
-    return hmac.new(key, name.encode() + b"\0" + data, hashlib.sha256).hexdigest().encode()
+def _mac(key: bytes, name: str, data: bytes | memoryview) -> bytes:
+    mac = hmac.new(key, name.encode() + b"\0", hashlib.sha256)
+    mac.update(data)  # not concatenated: a cache runs to many megabytes
+    return mac.hexdigest().encode()
 
 
 def load_cache(path: Path, limit: int) -> bytes | None:
