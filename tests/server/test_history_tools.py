@@ -93,8 +93,8 @@ async def test_write_handoff_refuses_or_redacts_each_common_secret_form(
     args = {"scope": "core", "topic": "parser", "focused": FOCUS, "details": f"Context line.\n{text}"}
     result = await executor.call_tool("write_handoff", args)
     assert result.is_error, name
-    assert "details line " in result.content[0].text  # type: ignore[union-attr]
-    assert secret not in result.content[0].text  # type: ignore[union-attr]
+    assert "details line " in text_of(result)
+    assert secret not in text_of(result)
     published = Path((await call(executor, "write_handoff", redact=True, **args))["path"]).read_text()
     assert secret not in published
     assert "[REDACTED]" in published

@@ -13,6 +13,7 @@ from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope
 from handoff_core.errors import InvalidContent, OwnershipConflict
+from handoff_core.layout import WORKSPACES, Workspace
 from handoff_core.services.store import Store
 from tests.conftest import CHANGE, implementation, make_change, review
 
@@ -195,14 +196,14 @@ def _symlinked_round(store: Store, change: str) -> None:
 
 
 @pytest.mark.parametrize("breakage", [_second_home, _oversize_readme, _symlinked_change, _symlinked_round])
-@pytest.mark.parametrize("workspace", ["current", "required"])
+@pytest.mark.parametrize("workspace", WORKSPACES)
 def test_a_change_that_cannot_be_read_holds_the_whole_workspace_and_status_says_why(
-    store: Store, breakage: Callable[[Store, str], None], workspace: str
+    store: Store, breakage: Callable[[Store, str], None], workspace: Workspace
 ) -> None:
     make_change(store.roots.state_root, OTHER)
     store.create_task(implementation())
     breakage(store, CHANGE)
-    scope = Scope(workspace, ("src/elsewhere/**",))  # type: ignore[arg-type]
+    scope = Scope(workspace, ("src/elsewhere/**",))
     with pytest.raises(OwnershipConflict) as caught:
         store.create_task(implementation("second-writer", change=OTHER, scope=scope))
     assert f"{CHANGE}/*/*" in caught.value.message

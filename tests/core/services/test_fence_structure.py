@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -118,11 +119,11 @@ def _publish_release(store: Store, field: str, text: str) -> Path:
     return store.release_writer(ref, "none", "no writer was started", text).path
 
 
-def _check(publish: object, field: str, text: str) -> None:
+def _check(publish: Callable[[Store, str, str], Path], field: str, text: str) -> None:
     with tempfile.TemporaryDirectory() as folder:
         store = _store(Path(folder))
         try:
-            path = publish(store, field, text)  # type: ignore[operator]
+            path = publish(store, field, text)
         except InvalidContent:
             assert seed_misreads(text), text  # refused: the seed would have read the sections otherwise
             return
