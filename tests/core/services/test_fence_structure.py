@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from handoff_core.contract.markdown import body_lines, split_lines
-from handoff_core.contract.report import Report
+from handoff_core.contract.report import Report, captured_text, parse_report
 from handoff_core.contract.scope import Scope
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import REPORT_NEXT
@@ -173,3 +173,20 @@ def test_release_details_with_any_fence_publish_only_what_the_seed_reads_alike(
     fence: tuple[str, str], heading: str
 ) -> None:
     _check(_publish_release, "details", fragment(fence, heading))
+
+
+def test_an_indented_fence_inside_a_longer_fence_is_kept_as_its_content(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    path = _publish_task(store, "goal", "Reply as given:\n\n````text\n1. step\n   ```bash\n   make\n   ```\n````")
+    assert "   ```bash" in path.read_text()
+    _same_sections(path.read_text())
+    assert store.queries.status()[0].problems == ()
+
+
+def test_a_captured_reply_with_an_indented_fence_is_captured_verbatim(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    ref = store.create_task(review()).ref
+    reply = "Done:\n1. built it\n   ```\n   make\n   ```\n## not a section"
+    stored = store.capture_report(ref, "completed", "codex exec call 7", reply)
+    _same_sections(stored.path.read_text())
+    assert captured_text(parse_report(stored.path.read_text())) == reply
