@@ -21,7 +21,7 @@ from handoff_core.contract.values import relative_parts
 from handoff_core.errors import ChangeNotFound, HandoffError
 from handoff_core.files.leftovers import Leftover, find_leftovers
 from handoff_core.files.paths import entry_mode, read_regular, walked
-from handoff_core.files.reader import read_change_snapshots, read_snapshot
+from handoff_core.files.reader import read_change_snapshots, read_snapshot, stamp_of
 from handoff_core.files.task_dir import Roots, StoredFile, TaskDir, open_task_dir, sha256, translated
 from handoff_core.layout import CHANGES, CLOSING_FILES, TASK_FILE
 from handoff_core.services.claims import ClaimIndex, change_hold, unreadable_because, unreadable_change
@@ -82,6 +82,7 @@ def _no_cycle_collection() -> Iterator[None]:
         gc.enable()
 
 
+MAX_REMEMBERED_STRAYS = 4096  # stray closing entries remembered by stat (a wait lists at most 50 tasks)
 SAVE_EVERY = 64  # new verdicts that make a save of the disk cache worth its cost (and 1 in 64 of those held)
 
 
@@ -92,6 +93,7 @@ class Queries:
         self._verdicts = verdicts if verdicts is not None else Verdicts()
         self._cache = cache
         self._restored: set[Section] = set()
+        self._ends_nothing: dict[tuple[Ref, str], tuple[int, ...]] = {}  # closing names judged to end nothing
 
     def _restore(self, section: Section) -> None:
         """Start from what an earlier process kept on disk, once, before the first walk that needs it."""
@@ -167,10 +169,27 @@ class Queries:
         found: dict[Ref, str] = {}
         for ref in refs:
             with open_task_dir(self.roots.state_root, ref, active_only=False) as task_dir:
-                name = next((n for n in CLOSING_FILES if _ends_claim(task_dir, n)), None)
+                name = next((n for n in CLOSING_FILES if self._arrived(task_dir, n)), None)
             if name is not None:
                 found[ref] = name
         return found
+
+    def _arrived(self, task_dir: TaskDir, name: str) -> bool:
+        """``_ends_claim``, remembering an entry that ends nothing by its stat: a wait polls ten times
+        a second, and a stray file of 4 MiB is not read again until it changes."""
+        info = entry_mode(task_dir.fd, name)
+        if info is None:
+            return False
+        key, seen = (task_dir.ref, name), (*stamp_of(info), info.st_ctime_ns, info.st_mode)
+        if self._ends_nothing.get(key) == seen:
+            return False
+        if _ends_claim(task_dir, name):
+            self._ends_nothing.pop(key, None)
+            return True
+        if len(self._ends_nothing) >= MAX_REMEMBERED_STRAYS:
+            self._ends_nothing.clear()
+        self._ends_nothing[key] = seen
+        return False
 
     def snapshot(self, ref: Ref) -> TaskSnapshot:
         return read_snapshot(self.roots.state_root, ref.change, ref.session, ref.task)
