@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from handoff_core.contract.frontmatter import load_yaml, quote, split_frontmatter
 from handoff_core.contract.ids import check_round
@@ -18,11 +19,13 @@ __all__ = [
     "META_KEYS",
     "Task",
     "TaskBody",
+    "TaskIdentity",
     "check_body",
     "normalise_task",
     "parse_task",
     "render_checked",
     "render_task",
+    "task_identity",
     "task_of",
 ]
 
@@ -219,28 +222,58 @@ def _parse_scope(section: str) -> Scope:
     return scope_from(load_yaml("\n".join(lines[start + 1 : end]), "handoff-scope block"), notes)
 
 
-def parse_task(text: str) -> Task:
-    """Read TASK.md back into a Task; raises InvalidContent for anything malformed."""
+class TaskIdentity(NamedTuple):
+    """Whose a TASK says it is, and the hash of its report token (what a token index needs)."""
+
+    session: str
+    task: str
+    change: str | None
+    token_check: str | None
+
+
+def _read(text: str) -> tuple[Mapping[str, Any], dict[str, str], str, str]:
+    """Frontmatter, sections, and the Return section split into the Lead's notes and the generated list."""
     meta, body = split_frontmatter(text)
     unknown = set(meta) - set(META_KEYS)
     if unknown:
         raise InvalidContent(f"TASK: unknown metadata field(s) {sorted(unknown)}")
     found = required_sections(body, TASK_SECTIONS, "TASK")
+    return_notes, returns = _before_last(found["Return"], _RETURN_START)
+    return meta, found, return_notes, returns
+
+
+def _identity(meta: Mapping[str, Any], returns: str) -> TaskIdentity:
+    change = meta.get("change")
+    check = _read_token_check(returns)
+    return TaskIdentity(
+        str(meta.get("session")), str(meta.get("task")), change if isinstance(change, str) else None, check
+    )
+
+
+def task_identity(text: str) -> TaskIdentity:
+    """``parse_task``'s ids and token check, read the same way but without the scope block; raises as it does."""
+    meta, _, _, returns = _read(text)
+    return _identity(meta, returns)
+
+
+def parse_task(text: str) -> Task:
+    """Read TASK.md back into a Task; raises InvalidContent for anything malformed."""
+    meta, found, return_notes, returns = _read(text)
     kind = meta.get("kind")
     if kind not in KINDS:
         raise InvalidContent(f"TASK: kind {kind!r} is not one of {', '.join(KINDS)}")
-    return_notes, returns = _before_last(found["Return"], _RETURN_START)
     report = re.match(rf"^{re.escape(_RETURN_START)}`([^`]*)`", returns)
+    identity = _identity(meta, returns)
     return Task(
-        session=str(meta.get("session")),
-        task=str(meta.get("task")),
+        session=identity.session,
+        task=identity.task,
         kind=kind,
         goal=found["Goal"].strip("\n"),
         inputs=found["Inputs"].strip("\n"),
         scope=_parse_scope(found["Workspace and Scope"]),
         acceptance=found["Acceptance"].strip("\n"),
         report_path=report.group(1) if report else "",
-        token_check=_read_token_check(returns),
+        token_check=identity.token_check,
         return_notes=return_notes,
         change=meta.get("change"),
         ticket=meta.get("ticket"),

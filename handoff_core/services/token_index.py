@@ -6,10 +6,11 @@ reads each task directory's TASK.md once (a TASK never changes) and looks only a
 directories it has not seen when a hash is unknown; a refused token therefore costs a directory
 listing of the tree, never a re-read of its files.
 
-A TASK's hash is read as the TASK parser reads it, from the generated list of its Return section
-only, and only from a TASK whose own ids are those of the directory holding it: a line quoted in a
-Goal, or a copy of another task's TASK.md, never takes that task's place. A hash that two TASKs
-record anyway opens neither (which one is seen first depends on directory order).
+A TASK's hash is read by the TASK parser (``task_identity``: ``parse_task`` without the scope
+block), from the generated list of its Return section only, and only from a TASK whose own ids
+are those of the directory holding it: a line quoted in a Goal, or a copy of another task's
+TASK.md, never takes that task's place. A hash that two TASKs record anyway opens neither (which
+one is seen first depends on directory order).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from handoff_core.contract.ids import Ref, is_change_id, is_round_id, task_number
-from handoff_core.contract.task import parse_task
+from handoff_core.contract.task import task_identity
 from handoff_core.errors import HandoffError
 from handoff_core.files.paths import walked
 from handoff_core.files.reader import read_entry
@@ -33,7 +34,7 @@ __all__ = ["TokenIndex"]
 def recorded_check(data: bytes, ref: Ref) -> str | None:
     """The token check of the TASK ``data``, when it reads as a TASK and is the one ``ref`` names."""
     try:
-        task = parse_task(data.decode("utf-8").removeprefix("\ufeff"))
+        task = task_identity(data.decode("utf-8").removeprefix("\ufeff"))
     except (HandoffError, UnicodeDecodeError):
         return None
     if (task.session, task.task) != (ref.session, ref.task) or task.change not in (None, ref.change):
