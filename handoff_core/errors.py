@@ -7,6 +7,7 @@ can match on; the message says what to do next. The hierarchy::
     ├── InvalidInput                 code invalid_input       bad argument; fix it and call again
     │   ├── InvalidIdentifier        code invalid_id          change / round / task id off-grammar
     │   ├── InvalidContent           code invalid_content     TASK / REPORT / RELEASE text refused
+    │   │   └── QuotedTokenCheck     code quoted_token_check  a TASK's text holds a report token check line
     │   └── InvalidLocator           code invalid_locator     session-locator path refused
     ├── NotFound                     code not_found
     │   ├── ChangeNotFound           code change_not_found
@@ -51,6 +52,7 @@ __all__ = [
     "LocatorConflict",
     "NotFound",
     "OwnershipConflict",
+    "QuotedTokenCheck",
     "RoleRefused",
     "ScopeRefused",
     "StateRefused",
@@ -84,6 +86,10 @@ class InvalidIdentifier(InvalidInput):
 
 class InvalidContent(InvalidInput):
     code = "invalid_content"
+
+
+class QuotedTokenCheck(InvalidContent):
+    code = "quoted_token_check"
 
 
 class InvalidLocator(InvalidInput):

@@ -16,6 +16,7 @@ import re
 from collections import deque
 from collections.abc import Iterator
 from functools import lru_cache
+from itertools import count
 
 from handoff_core.errors import InvalidContent
 
@@ -203,10 +204,16 @@ def _real(state: int, char: str) -> int | None:
     return 3
 
 
+def _stand_ins() -> Iterator[str]:
+    """Characters to stand for "any character no glob names": plain ones first, then an endless supply."""
+    yield from "zqjkw0123456789xyv_~+@%="
+    yield from map(chr, count(0xC0))  # a class names only [A-Za-z0-9._-] and a glob is short: one is free
+
+
 def _alphabet(a: str, b: str) -> tuple[str, ...]:
     """One character per class of characters the two globs cannot tell apart."""
     named = {c for glob in (a, b) for tokens in _tokens(glob) if tokens for pred, _ in tokens if pred for c in pred[0]}
-    other = next(c for c in "zqjkw0123456789xyv" if c not in named | set(a + b))
+    other = next(c for c in _stand_ins() if c not in named and c not in "/.")
     return tuple(sorted(named | {"/", ".", other}))
 
 

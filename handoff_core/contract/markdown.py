@@ -163,6 +163,10 @@ def normalise_newlines(text: str) -> str:
 
 
 _INDENTED_FENCE = re.compile(r"^(?: {4,}|[ ]{0,3}\t[ \t]*)(`{3,}|~{3,})")
+# The seed's reader takes a fence only at the first column, CommonMark up to three spaces in: a
+# fence one to three spaces in opens (or closes) for one and not the other, so the sections around
+# it differ. Inside a fence such a line is harmless unless CommonMark would take it as the close.
+_SHIFTED_FENCE = re.compile(r"^ {1,3}(`{3,}|~{3,})")
 _PLACEHOLDER_SECTION = re.compile(
     r"^(?:unknown|unassigned|pending|todo|tbd|\.\.\.|…|<[^<>]*>|\{[^{}]*\})\Z", re.I | re.A
 )
@@ -172,6 +176,8 @@ def _ambiguous(line: str, fence: str | None) -> str | None:
     """Why the seed and CommonMark would read this line differently, or None."""
     if _INDENTED_FENCE.match(line):
         return "an indented or tab-led code fence"
+    if _SHIFTED_FENCE.match(line) and (fence is None or _closes(line, fence)):
+        return "an indented code fence, which the seed reads as plain text (start it at the first column)"
     stripped = line.lstrip(" ")
     if fence is None and len(line) - len(stripped) <= 3 and stripped.startswith("```"):
         run = len(stripped) - len(stripped.lstrip("`"))

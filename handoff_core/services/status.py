@@ -44,6 +44,7 @@ class TaskStatus:
     dispatched_at: float = 0.0  # TASK.md's mtime
     released_at: float | None = None  # RELEASE.md's mtime
     closed_at: float | None = None  # the mtime of the REPORT (or RELEASE) that closed it
+    held_because: str = ""  # a change that cannot be read: why its tasks hold the whole workspace
 
     def age(self, now: float) -> float:
         """Seconds since the TASK was dispatched (0 when there is no TASK file)."""
@@ -64,6 +65,8 @@ class TaskStatus:
         """The claim as shown: ``current: src/a1/**``, or why it is the whole workspace."""
         if not self.claims_writer:
             return ""
+        if self.held_because:
+            return f"whole workspace ({self.held_because})"
         if self.scope is None or self.scope.workspace is None:
             return "whole workspace (TASK.md unreadable: fix it or release_writer)"
         return f"{self.scope.workspace}: {', '.join(self.scope.writable)}"

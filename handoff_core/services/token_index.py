@@ -5,17 +5,23 @@ task. Each TASK.md carries ``sha256`` of its token, so the index maps those hash
 reads each task directory's TASK.md once (a TASK never changes) and looks only at task
 directories it has not seen when a hash is unknown; a refused token therefore costs a directory
 listing of the tree, never a re-read of its files.
+
+A TASK's hash is read by the TASK parser (``task_identity``: ``parse_task`` without the scope
+block), from the generated list of its Return section only, and only from a TASK whose own ids
+are those of the directory holding it: a line quoted in a Goal, or a copy of another task's
+TASK.md, never takes that task's place. A hash that two TASKs record anyway opens neither (which
+one is seen first depends on directory order).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from handoff_core.contract.ids import Ref, is_change_id, is_round_id, task_number
+from handoff_core.contract.task import task_identity
 from handoff_core.errors import HandoffError
 from handoff_core.files.paths import walked
 from handoff_core.files.reader import read_entry
@@ -24,13 +30,23 @@ from handoff_core.services.tokens import token_check
 
 __all__ = ["TokenIndex"]
 
-_CHECK_LINE = re.compile(rb"^- Report token check: `(sha256:[0-9a-f]{64})`$", re.MULTILINE)
+
+def recorded_check(data: bytes, ref: Ref) -> str | None:
+    """The token check of the TASK ``data``, when it reads as a TASK and is the one ``ref`` names."""
+    try:
+        task = task_identity(data.decode("utf-8").removeprefix("\ufeff"))
+    except (HandoffError, UnicodeDecodeError):
+        return None
+    if (task.session, task.task) != (ref.session, ref.task) or task.change not in (None, ref.change):
+        return None  # a copy of another task's TASK.md
+    return task.token_check
 
 
 class TokenIndex:
     def __init__(self, state_root: Path) -> None:
         self.state_root = state_root
         self._refs: dict[str, Ref] = {}
+        self._doubled: set[str] = set()  # hashes two TASKs record: they open neither
         self._seen: set[tuple[str, str, str]] = set()
         self._lock = threading.Lock()
 
@@ -40,7 +56,7 @@ class TokenIndex:
         with self._lock:
             if check not in self._refs:
                 self._scan()
-            return self._refs.get(check)
+            return None if check in self._doubled else self._refs.get(check)
 
     def _scan(self) -> None:
         for change in self._names(CHANGES, is_change_id):
@@ -66,5 +82,5 @@ class TokenIndex:
         if entry.data is None:
             return  # no TASK yet (or not a readable one): look again next time
         self._seen.add((ref.change, ref.session, ref.task))
-        if (match := _CHECK_LINE.search(entry.data)) is not None:
-            self._refs[match.group(1).decode()] = ref
+        if (check := recorded_check(entry.data, ref)) is not None and self._refs.setdefault(check, ref) != ref:
+            self._doubled.add(check)
