@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from handoff_core.contract.ids import Ref
+from handoff_core.contract.proof import PROOFS
 from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope, SharedPath
 from handoff_core.errors import OwnershipConflict
@@ -274,6 +275,7 @@ statuses = st.builds(
     st.tuples(names, names),
     st.booleans(),
     st.tuples(names),
+    st.sampled_from([*PROOFS, None]),
     times,
     st.none() | times,
     st.none() | times,
