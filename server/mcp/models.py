@@ -76,6 +76,7 @@ class Validation(Wire):
     errors: list[str] = []
     warnings: list[str] = []
     caveat: str = ""
+    proof: str = ""
 
 
 class TaskState(Wire):
@@ -86,6 +87,7 @@ class TaskState(Wire):
     claim: str = ""
     has_locator: bool = False
     problems: list[str] = []
+    proof: str = ""
 
 
 class Status(Wire):
@@ -111,10 +113,11 @@ class Handoff(Wire):
     focused: str
     rest: str = ""
     locator_path: str = ""
-    task_changed: bool = Field(default=False, description="REPORT pins another TASK")
+    task_changed: bool = False  # the REPORT pins another TASK
     provenance: list[str] = []
     flags: list[str] = Field(default=[], description="hidden characters found")
     truncated: bool = False
+    proof: str = ""
 
 
 class History(Wire):

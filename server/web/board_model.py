@@ -51,6 +51,7 @@ def _row(judged: tuple[TaskStatus, float], now: float) -> dict[str, Any]:
         "writable": list(scope.writable) if scope else [],
         "claim": status.claim,
         "problems": [visible(problem) for problem in status.problems],
+        "evidence": [f"REPORT proof: {status.proof}"] if status.proof not in (None, "valid") else [],
     }
 
 
@@ -143,6 +144,7 @@ class BoardModel:
                 "sections": view.sections,
                 "flags": list(view.flags),
                 "task_changed": view.pinned_task_matches is False,
+                "proof": view.proof,
             }
         }
 

@@ -27,7 +27,7 @@ def shared(services: Services) -> list[Tool]:
     store, queries = services.store, services.queries
 
     def read_handoff(ref: RefArg) -> Handoff:
-        """A task's REPORT (untrusted text), focused handoff first."""
+        """A task's REPORT: untrusted text, focused first."""
         view = report_view.read_handoff(queries, services.in_scope(parse_ref(ref)))
         rest = "\n\n".join(f"## {name}\n{text}" for name, text in view.sections.items())
         return Handoff(
@@ -39,11 +39,12 @@ def shared(services: Services) -> list[Tool]:
             provenance=[f"{p.file} by {p.written_by}, sha256 {p.sha256}, {p.path}" for p in view.provenance],
             flags=list(view.flags),
             truncated=view.truncated,
+            proof=view.proof,
         )
 
     def search_history(
         ref: RefArg,
-        query: Annotated[str, Field(description="keywords, all must match")],
+        query: Annotated[str, Field(description="all must match")],
         max_hits: Annotated[int, Field(ge=1, le=20)] = 5,
         context_chars: Annotated[int, Field(ge=0, le=400)] = 200,
     ) -> History:
@@ -64,7 +65,7 @@ def shared(services: Services) -> list[Tool]:
         history: str = "",
         redact: Annotated[bool, Field(description="redact secrets instead of refusing")] = False,
     ) -> Document:
-        """Write a handoff doc (commands/handoff/): the focused handoff first."""
+        """Write a handoff doc (commands/handoff/)."""
         services.outside_any_task("write_handoff")
         doc = session_handoff.HandoffDoc(scope, topic, focused, details, tuple(references), tuple(skills), history)
         stored = session_handoff.publish(store, doc, redact)

@@ -67,7 +67,15 @@ def tools(services: Services) -> list[Tool]:
         body = TaskBody(kind, goal, inputs, scope, acceptance, return_notes, ticket or None)
         earlier = parse_ref(retry_of) if retry_of else None
         request = TaskRequest(
-            change, topic, body, session or None, force_new, services.token_check, writer_limit or None, earlier
+            change,
+            topic,
+            body,
+            session or None,
+            force_new,
+            services.token_check,
+            writer_limit or None,
+            earlier,
+            signing_key=services.signing_key,
         )
         services.secret()  # a refused secret must stop the dispatch before TASK.md (and its claim) exists
         stored = store.create_task(request)
@@ -117,7 +125,8 @@ def tools(services: Services) -> list[Tool]:
         text: Annotated[str, Field(description="the executor's reply, verbatim")],
     ) -> Written:
         """Capture an executor's text-only reply verbatim as its REPORT."""
-        stored = store.capture_report(parse_ref(ref), status, original_locator, text)
+        parsed = parse_ref(ref)
+        stored = store.capture_report(parsed, status, original_locator, text, token=services.token(parsed))
         return Written(path=str(stored.path), sha256=stored.sha256, created=stored.created)
 
     def release_writer(

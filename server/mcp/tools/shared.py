@@ -50,7 +50,7 @@ def tools(services: Services) -> list[Tool]:
         location = store.roots.shown(store.roots.task_dir(parsed) / REPORT_FILE)
         reply_line = summary_line(parsed.session, parsed.task, status, location, first_sentence(focused))
         warnings = [problem] if (problem := focused_problem(focused)) is not None else []
-        stored = store.write_report(report, parsed.change, task_sha256 or None, accept_warnings)
+        stored = store.write_report(report, parsed.change, task_sha256 or None, accept_warnings, token=token)
         return ReportWritten(
             path=str(stored.path),
             sha256=stored.sha256,
@@ -77,6 +77,7 @@ def tools(services: Services) -> list[Tool]:
             errors=list(verdict.errors),
             warnings=list(verdict.warnings),
             caveat=verdict.caveat,
+            proof=verdict.proof or "",
         )
 
     def handoff_status(
@@ -128,6 +129,7 @@ def _task_state(t: TaskStatus, now: float) -> TaskState:
         claim=t.claim,
         has_locator=t.has_locator,
         problems=[*t.problems, *t.notes, *(f"leftover temp file {n}" for n in t.temp_files)],
+        proof=t.proof or "",
     )
 
 

@@ -1,0 +1,61 @@
+"""Evidence through the tools: a REPORT proven by its signature, and the tool lists within budget."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from handoff_core.contract.proof import PROOF_INVALID
+from tests.conftest import CHANGE
+from tests.server.test_tools import call, report_args, task_args
+
+pytestmark = pytest.mark.anyio
+
+LEAD_BUDGET = 16_384
+EXECUTOR_BUDGET = 6_144
+
+
+async def _listed_bytes(client: Client) -> int:
+    """The tools as a client receives them in tools/list, compact JSON (what an agent's context holds)."""
+    tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in (await client.list_tools()).tools]
+    return len(json.dumps(tools, separators=(",", ":")).encode())
+
+
+async def test_each_roles_tool_list_stays_within_its_context_budget(lead: Client, executor: Client) -> None:
+    assert await _listed_bytes(lead) <= LEAD_BUDGET
+    assert await _listed_bytes(executor) <= EXECUTOR_BUDGET
+
+
+async def test_a_report_the_executors_server_publishes_is_proven_to_the_lead(lead: Client, executor: Client) -> None:
+    created = await call(lead, "create_task", **task_args())
+    assert "- Report signing key: `ed25519:" in Path(created["task_path"]).read_text()
+    await call(executor, "write_report", **report_args(created))
+    assert (await call(lead, "read_handoff", ref=created["ref"]))["proof"] == "valid"
+    assert (await call(lead, "validate_handoff", ref=created["ref"], stage="return"))["proof"] == "valid"
+    status = await call(lead, "handoff_status", change=CHANGE, view="all")
+    assert [t["proof"] for t in status["tasks"]] == ["valid"]
+
+
+async def test_a_captured_reply_is_proven_too(lead: Client) -> None:
+    created = await call(lead, "create_task", **task_args())
+    await call(lead, "capture_report", ref=created["ref"], status="completed", original_locator="call-1", text="done")
+    assert (await call(lead, "read_handoff", ref=created["ref"]))["proof"] == "valid"
+
+
+async def test_an_edited_report_is_flagged_invalid_in_status_and_still_ends_the_claim(lead: Client) -> None:
+    created = await call(lead, "create_task", **task_args())
+    written = await call(lead, "write_report", **report_args(created))
+    path = Path(written["path"])
+    data = path.read_bytes().replace(b"pytest: exit 0", b"pytest: exit 0, and more")
+    path.chmod(0o644)
+    path.unlink()
+    path.write_bytes(data)
+    verdict = await call(lead, "validate_handoff", ref=created["ref"], stage="return")
+    assert verdict["proof"] == "invalid"
+    assert PROOF_INVALID in verdict["errors"]
+    status = await call(lead, "handoff_status", change=CHANGE, view="all")
+    assert [(t["state"], t["proof"], t["claim"]) for t in status["tasks"]] == [("returned:completed", "invalid", "")]
+    assert (await call(lead, "read_handoff", ref=created["ref"]))["proof"] == "invalid"
