@@ -99,14 +99,18 @@ def _encode_scope(scope: Scope | None) -> list[Any] | None:
     if scope is None:
         return None
     shared = [[s.path, s.owner] for s in scope.shared]
-    return [scope.workspace, scope.writable, scope.read_only, shared, scope.artifacts, scope.notes, scope.resources]
+    head = [scope.workspace, scope.writable, scope.read_only, shared, scope.artifacts, scope.notes, scope.resources]
+    return [*head, scope.worktree, scope.branch, scope.base, scope.dirty]
 
 
 def _decode_scope(row: list[Any] | None) -> Scope | None:
     if row is None:
         return None
     shared = tuple(SharedPath(path, owner) for path, owner in row[3])
-    return Scope(row[0], tuple(row[1]), tuple(row[2]), shared, tuple(row[4]), str(row[5]), tuple(row[6]))
+    return Scope(
+        row[0], tuple(row[1]), tuple(row[2]), shared, tuple(row[4]), str(row[5]), tuple(row[6]),
+        str(row[7]), str(row[8]), str(row[9]), tuple(str(path) for path in row[10]),
+    )  # fmt: skip
 
 
 def encode_body(status: TaskStatus) -> list[Any]:

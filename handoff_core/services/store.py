@@ -60,6 +60,7 @@ from handoff_core.services import session_logs
 from handoff_core.services.disk_cache import DiskCache
 from handoff_core.services.ownership import check_dispatch
 from handoff_core.services.queries import Queries
+from handoff_core.services.workspaces import pin_workspace
 
 logger = logging.getLogger(__name__)
 
@@ -166,6 +167,10 @@ class Store:
             body = self._citing(request.retry_of, body)
         with self._locked(), locate_change(self.roots.state_root, request.change) as (facts, change_fd):
             _require_active(facts)
+            # Read from git under the lock: the base is the branch tip at the moment of dispatch.
+            body = body._replace(
+                scope=pin_workspace(self.roots.project_root, self.roots.state_root, body.kind, body.scope)
+            )
             sessions_fd = open_dir(change_fd, SESSIONS, create=True)
             try:
                 return self._create_in(sessions_fd, request, body)

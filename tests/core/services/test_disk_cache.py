@@ -261,6 +261,10 @@ scopes = st.none() | st.builds(
     st.tuples(names),
     names,
     st.tuples(names),
+    names,
+    names,
+    names,
+    st.tuples(names),
 )
 times = st.floats(min_value=0, max_value=2e9, allow_nan=False)
 statuses = st.builds(

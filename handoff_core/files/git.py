@@ -1,0 +1,192 @@
+"""Git as a subprocess, for the evidence of a task's change: a fixed environment, bounded in time
+and output, ``-z`` output parsed (never a path quoted or split on spaces).
+
+The environment is the repository's own facts only: no system or global configuration, no hooks,
+no pager, no prompt, no external diff or text conversion, ``core.quotePath=false``; ``GIT_*``
+variables of the caller (a hook's ``GIT_DIR``/``GIT_INDEX_FILE`` aside, see ``run``) are dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+from handoff_core.errors import GitError
+
+__all__ = [
+    "MAX_OUTPUT",
+    "TIMEOUT",
+    "Change",
+    "Worktree",
+    "changes",
+    "dirty_paths",
+    "is_ancestor",
+    "rev_parse",
+    "run",
+    "staged_paths",
+    "toplevel",
+    "worktrees",
+]
+
+TIMEOUT = 20.0
+MAX_OUTPUT = 64 * 1024 * 1024
+_CONFIG = (
+    "-c",
+    "core.quotePath=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "diff.external=",
+    "-c",
+    "color.ui=false",
+)
+_KEPT = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
+
+
+class Change(NamedTuple):
+    status: str  # A, C, D, M, R, T, U, X (git's letters; ? for untracked)
+    path: str
+    old_path: str | None = None  # the other side of a rename or copy
+
+
+class Worktree(NamedTuple):
+    path: str
+    head: str | None
+    branch: str | None  # refs/heads/NAME, None when detached or bare
+
+
+def _environment(keep: Mapping[str, str] | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env |= {
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_PAGER": "cat",
+        "PAGER": "cat",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_OPTIONAL_LOCKS": "0",
+        "LC_ALL": "C",
+    }
+    return env | dict(keep or {})
+
+
+def run(cwd: Path, *args: str, ok: tuple[int, ...] = (0,), keep: Mapping[str, str] | None = None) -> tuple[int, bytes]:
+    """``git args`` in ``cwd``: (exit code, stdout); refused when the code is not in ``ok``, on a timeout,
+    or past ``MAX_OUTPUT`` bytes. ``keep`` passes chosen ``GIT_*`` variables (a hook runs under them)."""
+    command = ["git", *_CONFIG, "--no-pager", *args]
+    with tempfile.TemporaryFile() as err:
+        try:
+            process = subprocess.Popen(
+                command, cwd=cwd, env=_environment(keep), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err
+            )
+        except OSError as exc:
+            raise GitError(
+                f"cannot run git in {cwd}: {exc.strerror}; is git installed and the path a directory?"
+            ) from exc
+        watchdog = threading.Timer(TIMEOUT, process.kill)  # bounds the read below, however git behaves
+        watchdog.start()
+        try:
+            assert process.stdout is not None
+            out = process.stdout.read(MAX_OUTPUT + 1)
+            if len(out) > MAX_OUTPUT:
+                process.kill()
+            code = process.wait()
+        finally:
+            watchdog.cancel()
+            process.stdout.close() if process.stdout else None
+        err.seek(0)
+        message = err.read(4096).decode("utf-8", "replace").strip().splitlines()[:1]
+    if len(out) > MAX_OUTPUT:
+        raise GitError(f"git {args[0]} said more than {MAX_OUTPUT} bytes in {cwd}; nothing was judged")
+    if code < 0:
+        raise GitError(f"git {args[0]} was stopped after {TIMEOUT:.0f} s in {cwd}; nothing was judged")
+    if code not in ok:
+        raise GitError(f"git {args[0]} failed in {cwd}: {(message or ['exit ' + str(code)])[0]}")
+    return code, out
+
+
+def _fields(out: bytes) -> list[str]:
+    return [part.decode("utf-8", "surrogateescape") for part in out.split(b"\0")[:-1]]
+
+
+def _name_status(out: bytes) -> list[Change]:
+    """``--name-status -z`` records: a status, then one path, or two for a rename or copy (old, new)."""
+    fields, found, index = _fields(out), [], 0
+    while index + 1 < len(fields):
+        status = fields[index][:1]
+        if status in ("R", "C") and index + 2 < len(fields):
+            found.append(Change(status, fields[index + 2], fields[index + 1]))
+            index += 3
+        else:
+            found.append(Change(status, fields[index + 1]))
+            index += 2
+    return found
+
+
+def toplevel(cwd: Path) -> Path | None:
+    """The work tree ``cwd`` lies in, or None outside any repository."""
+    code, out = run(cwd, "rev-parse", "--show-toplevel", ok=(0, 128))
+    return Path(out.decode("utf-8", "surrogateescape").strip()) if code == 0 else None
+
+
+def rev_parse(cwd: Path, rev: str) -> str | None:
+    """The full object name of the commit ``rev`` names, or None when there is none."""
+    code, out = run(cwd, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}", ok=(0, 1, 128))
+    return out.decode().strip() if code == 0 else None
+
+
+def is_ancestor(cwd: Path, ancestor: str, descendant: str) -> bool:
+    code, _ = run(cwd, "merge-base", "--is-ancestor", ancestor, descendant, ok=(0, 1))
+    return code == 0
+
+
+def worktrees(cwd: Path) -> list[Worktree]:
+    """Every work tree of the repository ``cwd`` belongs to, the main one first."""
+    _, out = run(cwd, "worktree", "list", "--porcelain", "-z")
+    found: list[Worktree] = []
+    record: dict[str, str] = {}
+    for field in [*_fields(out), ""]:
+        if field:
+            key, _, value = field.partition(" ")
+            record[key] = value
+        elif record:
+            branch = record.get("branch")
+            found.append(Worktree(record.get("worktree", ""), record.get("HEAD"), branch))
+            record = {}
+    return found
+
+
+def changes(cwd: Path, base: str, checkpoint: str) -> list[Change]:
+    """Every path changed from ``base`` to ``checkpoint``: renames and copies with both sides, deletions,
+    mode and submodule changes (``git diff --name-status``, nothing ignored)."""
+    _, out = run(
+        cwd, "diff", "--name-status", "-z", "-M", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none",
+        base, checkpoint, "--",
+    )  # fmt: skip
+    return _name_status(out)
+
+
+def dirty_paths(cwd: Path) -> list[Change]:
+    """What is uncommitted or untracked in the work tree (ignored files aside), both sides of a rename."""
+    _, out = run(cwd, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=none")
+    fields, found, index = _fields(out), [], 0
+    while index < len(fields):
+        code, path = fields[index][:2], fields[index][3:]
+        if "R" in code or "C" in code:
+            found.append(Change(code.strip()[:1], path, fields[index + 1]))
+            index += 2
+        else:
+            found.append(Change("?" if code == "??" else code.strip()[:1], path))
+            index += 1
+    return found
+
+
+def staged_paths(cwd: Path, keep: Mapping[str, str] | None = None) -> list[Change]:
+    """What the next commit would change against HEAD (the index), for a pre-commit hook."""
+    head = "HEAD" if rev_parse(cwd, "HEAD") else "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree
+    _, out = run(cwd, "diff", "--cached", "--name-status", "-z", "-M", "--no-ext-diff", head, "--", keep=keep)
+    return _name_status(out)

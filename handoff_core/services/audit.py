@@ -1,0 +1,128 @@
+"""``audit_task``: the actual change of a task judged against its frozen TASK, from git and the files.
+
+Every path changed from the TASK's base commit to the REPORT's checkpoint (both sides of a rename,
+deletions, mode and submodule changes), plus what is left uncommitted or untracked in the worktree,
+is judged by the one scope rule (``scope_rule``). A dirty worktree fails: the checkpoint is not the
+whole work. What cannot be judged is ``unknown`` with the reason, never a guess: no base, no
+checkpoint, a checkpoint that does not descend from the base, or a shared tree (a ``current`` task,
+or a read-only task without a worktree) where changes cannot be attributed to one task. Nothing
+is recorded: the audit is derived again on each call.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Literal
+
+from handoff_core.contract.ids import Ref
+from handoff_core.contract.report import header_fields
+from handoff_core.errors import GitError
+from handoff_core.files import git
+from handoff_core.layout import REPORT_FILE
+from handoff_core.services.queries import Queries
+from handoff_core.services.scope_rule import ScopeRule
+
+__all__ = ["MAX_LISTED", "Audit", "Violation", "audit_task"]
+
+Verdict = Literal["passed", "failed", "unknown"]
+MAX_LISTED = 200  # paths listed per answer; the counts say how many there were
+SHARED_TREE = "the task shares the project tree with other writers: its changes cannot be attributed to it"
+
+
+@dataclass(frozen=True)
+class Violation:
+    path: str
+    why: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Audit:
+    verdict: Verdict
+    reason: str
+    base: str = ""
+    checkpoint: str = ""
+    worktree: str = ""
+    changed: tuple[str, ...] = ()  # "M path", "D path", "R old -> new"
+    violations: tuple[Violation, ...] = ()
+    dirty: tuple[str, ...] = ()  # uncommitted or untracked in the worktree
+    changed_count: int = 0
+
+
+def _shown(change: git.Change) -> str:
+    return (
+        f"{change.status} {change.old_path} -> {change.path}" if change.old_path else f"{change.status} {change.path}"
+    )
+
+
+def _judged(rule: ScopeRule, top: Path, change: git.Change, prefix: str) -> list[Violation]:
+    found = []
+    if (why := rule.judge(top / change.path)) is not None:
+        verb = "deleted" if change.status == "D" else "written"
+        found.append(Violation(change.path, f"{prefix}{verb}, {why}"))
+    if change.old_path and (why := rule.judge(top / change.old_path)) is not None:
+        found.append(Violation(change.old_path, f"{prefix}renamed away (its deleted side), {why}"))
+    return found
+
+
+def _checkpoint(queries: Queries, ref: Ref) -> str | None:
+    data = queries.read_optional(ref, REPORT_FILE)
+    if data is None:
+        return None
+    return header_fields(data.decode("utf-8", "replace"))[0].get("Source-Checkpoint", "")
+
+
+def audit_task(queries: Queries, ref: Ref) -> Audit:
+    task, _ = queries.read_task(ref)
+    scope = task.scope
+    roots = queries.roots
+    rule = ScopeRule(
+        task, str(ref), Path(os.path.realpath(roots.project_root)), Path(os.path.realpath(roots.state_root))
+    )
+    if not scope.base:
+        return Audit(verdict="unknown", reason="the TASK records no base commit: it was dispatched without git")
+    checkpoint = _checkpoint(queries, ref)
+    if checkpoint is None:
+        return Audit(verdict="unknown", reason="no REPORT yet: nothing to audit", base=scope.base)
+    if not checkpoint:
+        return Audit(verdict="unknown", reason="the REPORT names no Source-Checkpoint commit", base=scope.base)
+    top = rule.root
+    if not top.is_dir():
+        return Audit(verdict="unknown", reason=f"the worktree {top} is gone", base=scope.base, checkpoint=checkpoint)
+    try:
+        return _audit(rule, top, scope.base, checkpoint, shared=not scope.worktree, dirty_then=set(scope.dirty))
+    except GitError as exc:
+        return Audit(verdict="unknown", reason=exc.message, base=scope.base, checkpoint=checkpoint)
+
+
+def _audit(rule: ScopeRule, top: Path, base: str, checkpoint: str, *, shared: bool, dirty_then: set[str]) -> Audit:
+    made = partial(Audit, base=base, checkpoint=checkpoint, worktree=str(top) if not shared else "")
+    if git.rev_parse(top, checkpoint) != checkpoint:
+        return made(verdict="unknown", reason=f"the checkpoint {checkpoint} is not a commit of this repository")
+    if not git.is_ancestor(top, base, checkpoint):
+        return made(verdict="unknown", reason="the checkpoint does not descend from the base commit")
+    changes = git.changes(top, base, checkpoint)
+    dirty = [d for d in git.dirty_paths(top) if not ({d.path, d.old_path} - {None} <= dirty_then)]
+    violations = [v for change in changes for v in _judged(rule, top, change, "")]
+    for d in dirty:  # each fails the audit; the scope rule says whether it would have been allowed at all
+        judged = _judged(rule, top, d, "uncommitted (not in the checkpoint), ")
+        out_of_scope = {v.path for v in judged}
+        violations += judged
+        violations += [] if d.path in out_of_scope else [Violation(d.path, "uncommitted: not in the checkpoint")]
+    if shared:
+        verdict: Verdict = "unknown"
+        reason = SHARED_TREE
+    elif violations:
+        verdict, reason = "failed", f"{len(violations)} violation(s) of the TASK's scope ({rule.described()})"
+    else:
+        verdict, reason = "passed", f"every changed path lies in the TASK's scope ({rule.described()})"
+    return made(
+        verdict=verdict,
+        reason=reason,
+        changed=tuple(_shown(c) for c in changes[:MAX_LISTED]),
+        violations=tuple(violations[:MAX_LISTED]),
+        dirty=tuple(_shown(d) for d in dirty[:MAX_LISTED]),
+        changed_count=len(changes),
+    )
