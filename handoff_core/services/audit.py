@@ -19,13 +19,14 @@ from typing import Literal
 
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import header_fields
-from handoff_core.errors import GitError
+from handoff_core.errors import GitError, HandoffError
 from handoff_core.files import git
 from handoff_core.layout import REPORT_FILE
 from handoff_core.services.queries import Queries
 from handoff_core.services.scope_rule import ScopeRule
+from handoff_core.services.status import TaskStatus
 
-__all__ = ["MAX_LISTED", "Audit", "Violation", "audit_task"]
+__all__ = ["MAX_AUDITS", "MAX_LISTED", "Audit", "Violation", "audit_task", "audit_verdicts", "worktree_verdict"]
 
 Verdict = Literal["passed", "failed", "unknown"]
 MAX_LISTED = 200  # paths listed per answer; the counts say how many there were
@@ -126,3 +127,30 @@ def _audit(rule: ScopeRule, top: Path, base: str, checkpoint: str, *, shared: bo
         dirty=tuple(_shown(d) for d in dirty[:MAX_LISTED]),
         changed_count=len(changes),
     )
+
+
+def _verdict(queries: Queries, ref: Ref) -> str:
+    try:
+        return audit_task(queries, ref).verdict
+    except HandoffError:  # its TASK cannot be read now: status says so elsewhere
+        return "unknown"
+
+
+def worktree_verdict(queries: Queries, ref: Ref) -> str:
+    """The audit verdict of a worktree task; empty for a task without one (its tree is shared)."""
+    try:
+        worktree = queries.read_task(ref)[0].scope.worktree
+    except HandoffError:
+        return ""
+    return _verdict(queries, ref) if worktree else ""
+
+
+MAX_AUDITS = 16  # audits run for one status page: each costs a few git calls
+
+
+def audit_verdicts(queries: Queries, statuses: list[TaskStatus], limit: int = MAX_AUDITS) -> dict[Ref, str]:
+    """The audit verdict of each returned worktree task among ``statuses`` (the first ``limit``);
+    the rest are said to be left to ``audit_task``."""
+    wanted = [s.ref for s in statuses if s.state == "returned" and s.scope is not None and s.scope.worktree]
+    verdicts = {ref: _verdict(queries, ref) for ref in wanted[:limit]}
+    return verdicts | dict.fromkeys(wanted[limit:], "not audited here: call audit_task")

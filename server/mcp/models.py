@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -88,6 +88,7 @@ class TaskState(Wire):
     has_locator: bool = False
     problems: list[str] = []
     proof: str = ""
+    audit: str = ""
 
 
 class Status(Wire):
@@ -97,6 +98,18 @@ class Status(Wire):
     free_writer_slots: int
     state_root: str
     external: list[str] = []  # external-web dispatches (the Lead's view)
+
+
+class Audited(Wire):
+    verdict: Literal["passed", "failed", "unknown"]
+    reason: str
+    base: str = ""
+    checkpoint: str = ""
+    worktree: str = ""
+    changed: list[str] = []
+    changed_count: int = 0
+    violations: list[dict[str, str]] = []
+    dirty: list[str] = []
 
 
 class Waited(Wire):
@@ -118,6 +131,7 @@ class Handoff(Wire):
     flags: list[str] = Field(default=[], description="hidden characters found")
     truncated: bool = False
     proof: str = ""
+    audit: str = ""
 
 
 class History(Wire):

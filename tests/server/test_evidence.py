@@ -10,7 +10,8 @@ from mcp import Client
 
 from handoff_core.contract.proof import PROOF_INVALID
 from tests.conftest import CHANGE
-from tests.server.test_tools import call, report_args, task_args
+from tests.core.evidence.gitrepo import add_worktree, commit_all, git, make_repo, write
+from tests.server.test_tools import call, refused, report_args, task_args
 
 pytestmark = pytest.mark.anyio
 
@@ -59,3 +60,33 @@ async def test_an_edited_report_is_flagged_invalid_in_status_and_still_ends_the_
     status = await call(lead, "handoff_status", change=CHANGE, view="all")
     assert [(t["state"], t["proof"], t["claim"]) for t in status["tasks"]] == [("returned:completed", "invalid", "")]
     assert (await call(lead, "read_handoff", ref=created["ref"]))["proof"] == "invalid"
+
+
+async def test_a_worktree_task_is_audited_through_the_tools(lead: Client, executor: Client, project: Path) -> None:
+    make_repo(project)
+    tree = add_worktree(project, "task-a")
+    args = task_args(workspace="required", worktree=str(tree), branch="task-a", shared=[])
+    created = await call(lead, "create_task", **args)
+    base = git(tree, "rev-parse", "HEAD").stdout.strip()
+    write(tree, "src/a1/new.py")
+    write(tree, "src/b/other.py", "not this task's\n")
+    checkpoint = commit_all(tree)
+    await call(executor, "write_report", **report_args(created, source_checkpoint=checkpoint))
+    audited = await call(lead, "audit_task", ref=created["ref"])
+    assert (audited["verdict"], audited["base"], audited["checkpoint"]) == ("failed", base, checkpoint)
+    assert [v["path"] for v in audited["violations"]] == ["src/b/other.py"]
+    assert audited["changed"] == ["A src/a1/new.py", "M src/b/other.py"]
+    status = await call(lead, "handoff_status", change=CHANGE, view="all")
+    assert [t["audit"] for t in status["tasks"]] == ["failed"]
+    assert (await call(lead, "read_handoff", ref=created["ref"]))["audit"] == "failed"
+
+
+async def test_a_path_that_is_not_a_linked_worktree_is_refused_at_dispatch(lead: Client, project: Path) -> None:
+    make_repo(project)
+    args = task_args(workspace="required", worktree=str(project), branch="main", shared=[])
+    assert await refused(lead, "create_task", **args) == "workspace_refused"
+
+
+async def test_a_checkpoint_that_is_not_a_full_commit_id_is_refused(lead: Client) -> None:
+    created = await call(lead, "create_task", **task_args())
+    assert await refused(lead, "write_report", **report_args(created, source_checkpoint="HEAD")) == "invalid_content"

@@ -13,6 +13,7 @@ from pydantic import Field
 from handoff_core.contract.ids import parse_ref
 from handoff_core.layout import COORDINATION_FILE, LogTool
 from handoff_core.services import coordination, report_view, session_handoff, session_logs
+from handoff_core.services.audit import worktree_verdict
 from server.mcp.models import Coordination, Document, Handoff, History, LogCandidates
 from server.mcp.params import RefArg
 from server.mcp.registration import CREATE, READ_ONLY, tool
@@ -40,6 +41,7 @@ def shared(services: Services) -> list[Tool]:
             flags=list(view.flags),
             truncated=view.truncated,
             proof=view.proof,
+            audit=worktree_verdict(queries, view.ref),
         )
 
     def search_history(

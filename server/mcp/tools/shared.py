@@ -13,6 +13,7 @@ from pydantic import Field
 from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.report import Report, first_sentence, focused_problem, summary_line
 from handoff_core.layout import FOCUSED_LENGTH, REPORT_FILE, ReportStatus, Stage
+from handoff_core.services.audit import audit_verdicts
 from handoff_core.services.exchange import external_dispatches
 from handoff_core.services.status import TaskStatus
 from handoff_core.services.status_page import changed_since, page_status
@@ -38,13 +39,22 @@ def tools(services: Services) -> list[Tool]:
         problems: str = "",
         task_sha256: str = "",
         accept_warnings: bool = False,
+        source_checkpoint: str = "",
     ) -> ReportWritten:
-        """Publish the task's REPORT.md once (token from your dispatch)."""
+        """Publish the task's REPORT.md once."""
         parsed = services.in_scope(parse_ref(ref))
         services.check_report_token(parsed, token)
         # "无" (none) when left out; a schema default in Chinese costs every agent six bytes a character.
         report = Report(
-            parsed.session, parsed.task, status, focused, artifacts, verification, unverified or "无", problems or "无"
+            parsed.session,
+            parsed.task,
+            status,
+            focused,
+            artifacts,
+            verification,
+            unverified or "无",
+            problems or "无",
+            source_checkpoint=source_checkpoint or None,
         )
         # Everything the reply needs is made before the publish: nothing after it may fail.
         location = store.roots.shown(store.roots.task_dir(parsed) / REPORT_FILE)
@@ -83,10 +93,10 @@ def tools(services: Services) -> list[Tool]:
     def handoff_status(
         change: Annotated[str, Field(description="default: all active")] = "",
         session: Annotated[str, Field(description="a round of it")] = "",
-        view: Annotated[str, Field(description="needs_lead (default), all, a state or next_cursor")] = "",
+        view: Annotated[str, Field(description="needs_lead (default), all, a state, a cursor")] = "",
         since: Annotated[str, Field(description="ISO time: changed since")] = "",
     ) -> Status:
-        """Counts per state and a page of tasks (default: needing the Lead)."""
+        """Counts per state and a page of tasks."""
         if (scope := TASK_SCOPE.get()) is not None:  # a task's session sees its own task only
             tasks = [t for t in queries.status(scope.change, scope.session) if t.ref == scope]
             view = "all"
@@ -103,9 +113,10 @@ def tools(services: Services) -> list[Tool]:
             return _sent_bytes(row)
 
         page = page_status(tasks, view or "needs_lead", now=now, size=sent_bytes)
+        audits = audit_verdicts(queries, page.tasks)
         return Status(
             counts=page.counts,
-            tasks=[rows[str(t.ref)] for t in page.tasks],
+            tasks=[rows[str(t.ref)].model_copy(update={"audit": audits.get(t.ref, "")}) for t in page.tasks],
             next_cursor=page.next_cursor,
             free_writer_slots=max(0, services.settings.writer_cap - len(claims)),
             state_root=str(services.settings.state_root),
