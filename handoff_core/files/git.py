@@ -19,6 +19,7 @@ from typing import NamedTuple
 from handoff_core.errors import GitError
 
 __all__ = [
+    "KEPT",
     "MAX_OUTPUT",
     "TIMEOUT",
     "Change",
@@ -45,7 +46,7 @@ _CONFIG = (
     "-c",
     "color.ui=false",
 )
-_KEPT = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
+KEPT = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
 
 
 class Change(NamedTuple):
@@ -74,10 +75,14 @@ def _environment(keep: Mapping[str, str] | None) -> dict[str, str]:
     return env | dict(keep or {})
 
 
-def run(cwd: Path, *args: str, ok: tuple[int, ...] = (0,), keep: Mapping[str, str] | None = None) -> tuple[int, bytes]:
+def run(
+    cwd: Path, *args: str, ok: tuple[int, ...] = (0,), keep: Mapping[str, str] | None = None, own_hooks: bool = False
+) -> tuple[int, bytes]:
     """``git args`` in ``cwd``: (exit code, stdout); refused when the code is not in ``ok``, on a timeout,
-    or past ``MAX_OUTPUT`` bytes. ``keep`` passes chosen ``GIT_*`` variables (a hook runs under them)."""
-    command = ["git", *_CONFIG, "--no-pager", *args]
+    or past ``MAX_OUTPUT`` bytes. ``keep`` passes chosen ``GIT_*`` variables (a hook runs under them);
+    ``own_hooks`` leaves the repository's ``core.hooksPath`` in force (to find where hooks live)."""
+    config = (*_CONFIG[:2], *_CONFIG[4:]) if own_hooks else _CONFIG
+    command = ["git", *config, "--no-pager", *args]
     with tempfile.TemporaryFile() as err:
         try:
             process = subprocess.Popen(

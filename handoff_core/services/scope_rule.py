@@ -76,7 +76,7 @@ class ScopeRule:
             return None
         if owner is not None:
             return f"a shared path owned by {owner}"
-        return f"outside the task's scope ({self.described()})"
+        return "outside the task's scope"
 
     def judge(self, path: Path) -> str | None:
         """Why the absolute, already resolved ``path`` may not be written; None when it may."""

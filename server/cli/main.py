@@ -25,7 +25,7 @@ from server.mcp.services import open_store
 
 __all__ = ["main"]
 
-COMMANDS = ("serve", "validate", "status", "token", "doctor", "config", "board", "package", "receive")
+COMMANDS = ("serve", "validate", "status", "token", "doctor", "config", "board", "package", "receive", "guard")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -245,6 +245,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args_list.insert(0, "serve")
     if args_list[0] == "validate":
         return validate_cli.main(args_list[1:])
+    if args_list[0] == "guard":  # its own parser: a hook's argument error must not exit 2, which reads as a deny
+        from server.cli.guard import main as guard_main
+
+        return guard_main(args_list[1:])
     args = _parser().parse_args(args_list)
     try:
         logs.configure(args.log_level)
