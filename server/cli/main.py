@@ -65,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
             )
             sub.add_argument("--url", help="an HTTP team server endpoint instead of a command")
             sub.add_argument("--token", help="with --url: the bearer token (a task's report token, or the Lead's)")
+            sub.add_argument("--ref", help="an executor's task: wire in its guard hook (handoff-mcp guard)")
         if name == "board":
             sub.add_argument("--port", type=int, default=8766, help="default 8766")
         if name in ("package", "receive"):
@@ -186,12 +187,19 @@ def doctor(settings: Settings, fix: bool) -> int:
     return 0
 
 
-def config(settings: Settings, client: Client, command: str | None, url: str | None, token: str | None) -> int:
+def config(
+    settings: Settings, client: Client, command: str | None, url: str | None, token: str | None, ref: str | None = None
+) -> int:
     if url is not None and not token:
         raise ConfigError("--url needs --token: the task's report token for an executor, the Lead token for the Lead")
-    launch = http_launch(settings.role, url, token or "") if url else launch_for(settings, settings.role, command)
+    if ref is not None:
+        parse_ref(ref)
+    launch = http_launch(settings.role, url, token or "") if url else launch_for(settings, settings.role, command, ref)
     print(render(launch, client), end="")
-    for note in (settings.note, launch.note):
+    trust = (
+        "Codex runs the guard hook only once trusted (/hooks), or headless with exec --dangerously-bypass-hook-trust"
+    )
+    for note in (settings.note, launch.note, trust if launch.guard and client.startswith("codex") else None):
         if note:
             print(f"handoff-mcp: {note}", file=sys.stderr)
     if client == "claude-code" and settings.role == "lead":
@@ -266,7 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "board":
             return board(settings, args.port)
         if args.command == "config":
-            return config(settings, args.client, args.command_path, args.url, args.token)
+            return config(settings, args.client, args.command_path, args.url, args.token, args.ref)
         return token(settings, args.ref, args.lead)
     except HandoffError as exc:
         print(f"handoff-mcp: {exc}", file=sys.stderr)

@@ -13,10 +13,13 @@ from server.mcp.models import ExecutorConfig
 __all__ = ["dispatch_message", "executor_config"]
 
 
-def executor_config(settings: Settings, url: str | None = None, token: str | None = None) -> ExecutorConfig:
-    """What ``handoff-mcp config --role executor`` prints for each client: this server's project over
-    stdio, or, from the HTTP team server, its executor endpoint with the task's token as bearer."""
-    launch = http_launch("executor", url, token or "") if url else launch_for(settings, "executor")
+def executor_config(
+    settings: Settings, url: str | None = None, token: str | None = None, ref: str | None = None
+) -> ExecutorConfig:
+    """What ``handoff-mcp config --role executor [--ref REF]`` prints for each client: this server's
+    project over stdio with the task's guard hook, or, from the HTTP team server, its executor endpoint
+    with the task's token as bearer (a remote executor's guard needs the tree: run it there)."""
+    launch = http_launch("executor", url, token or "") if url else launch_for(settings, "executor", ref=ref)
     return ExecutorConfig(
         claude_code_mcp_json=render(launch, "claude-code"),
         claude_code_cli=render(launch, "claude-code-cli").strip(),

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -12,8 +14,10 @@ import pytest
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope
 from handoff_core.services.store import Store
+from server.cli import main
 from tests.conftest import implementation
 from tests.core.evidence.gitrepo import ENV, add_worktree, git, make_repo, write
+from tests.server.test_client_config import cli, run
 
 SCRIPT = Path(sys.executable).parent / "handoff-mcp"
 
@@ -125,3 +129,60 @@ def test_a_ref_whose_task_names_another_worktree_is_refused_at_install(project: 
     result = guard(project, "--install-git-hook", "--ref", str(ref), cwd=other)
     assert result.returncode == 2
     assert "workspace_refused" in result.stderr or "names the worktree" in result.stderr
+
+
+def printed_config(capsys: pytest.CaptureFixture[str], project: Path, ref: Ref, client: str) -> str:
+    assert (
+        main(["config", "--role", "executor", "--client", client, "--ref", str(ref), "--project-root", str(project)])
+        == 0
+    )
+    return capsys.readouterr().out
+
+
+def run_hook(command: str, data: str, cwd: Path) -> dict[str, object]:
+    done = subprocess.run(
+        ["sh", "-c", command], input=data, capture_output=True, text=True, timeout=60, check=False, cwd=cwd
+    )
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout)["hookSpecificOutput"]) if done.stdout else {}
+
+
+def test_the_printed_claude_code_launch_line_runs_the_guard_before_each_edit(
+    project: Path, ref: Ref, worktree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    words = shlex.split(printed_config(capsys, project, ref, "claude-code-cli"))
+    settings = json.loads(words[words.index("--settings") + 1])
+    (entry,) = settings["hooks"]["PreToolUse"]
+    assert entry["matcher"] == "Write|Edit|MultiEdit|NotebookEdit"
+    command = entry["hooks"][0]["command"]
+    assert run_hook(command, event(worktree / "src/b/other.py", worktree), worktree)["permissionDecision"] == "deny"
+    assert run_hook(command, event(worktree / "src/a1/x.py", worktree), worktree) == {}
+
+
+def test_the_printed_codex_forms_load_in_codex_and_run_the_guard_for_apply_patch(
+    project: Path, ref: Ref, worktree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = printed_config(capsys, project, ref, "codex")
+    (entry,) = tomllib.loads(text)["hooks"]["PreToolUse"]
+    assert entry["matcher"] == "^apply_patch$"
+    patch = "*** Begin Patch\n*** Update File: src/a1/core.py\n*** Move to: src/b/core.py\n*** End Patch\n"
+    data = json.dumps(
+        {
+            "hook_event_name": "PreToolUse",
+            "tool_name": "apply_patch",
+            "tool_input": {"command": patch},
+            "cwd": str(worktree),
+        }
+    )
+    assert run_hook(entry["hooks"][0]["command"], data, worktree)["permissionDecision"] == "deny"
+    codex = cli("codex")
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(text)
+    assert run([codex, "mcp", "list", "--json"], project, home).returncode == 0  # the hooks table loads
+    (home / ".codex" / "config.toml").write_text(text.replace('matcher = "^apply_patch$"', "matcher = 5"))
+    assert run([codex, "mcp", "list", "--json"], project, home).returncode != 0  # and is read: a bad one is refused
+    words = shlex.split(printed_config(capsys, project, ref, "codex-args"))
+    assert words[-2:] == ["exec", "--dangerously-bypass-hook-trust"]
+    (home / ".codex" / "config.toml").unlink()
+    assert run([codex, *words[1:-2], "mcp", "list", "--json"], project, home).returncode == 0

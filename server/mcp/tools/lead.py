@@ -95,7 +95,7 @@ def tools(services: Services) -> list[Tool]:
             task_sha256=stored.sha256,
             report_token=token,
             dispatch_message=dispatch_message(stored, token, task_rel, report_rel),
-            executor_config=executor_config(services.settings, services.executor_url, token),
+            executor_config=executor_config(services.settings, services.executor_url, token, str(stored.ref)),
             warnings=list(stored.warnings),
         )
 
