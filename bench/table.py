@@ -214,6 +214,22 @@ def _exchange(s: dict[str, Any]) -> list[str]:
     ]
 
 
+def _evidence(s: dict[str, Any]) -> list[str]:
+    return [
+        _row(
+            "guard per hook event (p50 ms)",
+            f"{s['guard_event']['p50_ms']} (floor, python -c pass: "
+            f"{s['python_-c_pass']['p50_ms']}; x{s['guard_ratio']})",
+            "a fresh process per write, as the CLIs run it",
+        ),
+        _row(
+            f"audit_task, {s['files']}-file change (p50 ms)",
+            f"{s['audit_task']['p50_ms']} (floor, git diff --name-status: {s['git_diff_floor']['p50_ms']}; "
+            f"x{s['audit_ratio']}) {s['verdict']}",
+        ),
+    ]
+
+
 def render(results: dict[str, Any]) -> str:
     m = results["machine"]
     lines = [f"handoff-mcp bench · Python {m['python']} ({m['executable']}) · {m['cpus']} CPUs", ""]
@@ -227,6 +243,7 @@ def render(results: dict[str, Any]) -> str:
         ("http", _http),
         ("board", _board),
         ("exchange", _exchange),
+        ("evidence", _evidence),
     ):
         if key in results:
             lines += [f"[{key}]", *fn(results[key]), ""]

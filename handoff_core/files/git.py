@@ -144,9 +144,10 @@ def rev_parse(cwd: Path, rev: str) -> str | None:
     return out.decode().strip() if code == 0 else None
 
 
-def is_ancestor(cwd: Path, ancestor: str, descendant: str) -> bool:
-    code, _ = run(cwd, "merge-base", "--is-ancestor", ancestor, descendant, ok=(0, 1))
-    return code == 0
+def is_ancestor(cwd: Path, ancestor: str, descendant: str) -> bool | None:
+    """Whether ``descendant`` descends from ``ancestor``; None when either is not a commit here."""
+    code, _ = run(cwd, "merge-base", "--is-ancestor", ancestor, descendant, ok=(0, 1, 128))
+    return None if code == 128 else code == 0
 
 
 def worktrees(cwd: Path) -> list[Worktree]:

@@ -58,12 +58,12 @@ def _shown(change: git.Change) -> str:
     )
 
 
-def _judged(rule: ScopeRule, top: Path, change: git.Change, prefix: str) -> list[Violation]:
+def _judged(rule: ScopeRule, top: str, change: git.Change, prefix: str) -> list[Violation]:
     found = []
-    if (why := rule.judge(top / change.path)) is not None:
+    if (why := rule.judge(f"{top}/{change.path}")) is not None:
         verb = "deleted" if change.status == "D" else "written"
         found.append(Violation(change.path, f"{prefix}{verb}, {why}"))
-    if change.old_path and (why := rule.judge(top / change.old_path)) is not None:
+    if change.old_path and (why := rule.judge(f"{top}/{change.old_path}")) is not None:
         found.append(Violation(change.old_path, f"{prefix}renamed away (its deleted side), {why}"))
     return found
 
@@ -100,15 +100,20 @@ def audit_task(queries: Queries, ref: Ref) -> Audit:
 
 def _audit(rule: ScopeRule, top: Path, base: str, checkpoint: str, *, shared: bool, dirty_then: set[str]) -> Audit:
     made = partial(Audit, base=base, checkpoint=checkpoint, worktree=str(top) if not shared else "")
-    if git.rev_parse(top, checkpoint) != checkpoint:
-        return made(verdict="unknown", reason=f"the checkpoint {checkpoint} is not a commit of this repository")
-    if not git.is_ancestor(top, base, checkpoint):
+    descends = git.is_ancestor(top, base, checkpoint)
+    if descends is None:
+        return made(
+            verdict="unknown", reason=f"the checkpoint {checkpoint} or the base is not a commit of this repository"
+        )
+    if not descends:
         return made(verdict="unknown", reason="the checkpoint does not descend from the base commit")
     changes = git.changes(top, base, checkpoint)
     dirty = [d for d in git.dirty_paths(top) if not ({d.path, d.old_path} - {None} <= dirty_then)]
-    violations = [v for change in changes for v in _judged(rule, top, change, "")]
+    # git names paths from the top of the work tree, which a current task's project root may lie below
+    base_dir = str(top) if not shared else os.path.realpath(git.toplevel(top) or top)
+    violations = [v for change in changes for v in _judged(rule, base_dir, change, "")]
     for d in dirty:  # each fails the audit; the scope rule says whether it would have been allowed at all
-        judged = _judged(rule, top, d, "uncommitted (not in the checkpoint), ")
+        judged = _judged(rule, base_dir, d, "uncommitted (not in the checkpoint), ")
         out_of_scope = {v.path for v in judged}
         violations += judged
         violations += [] if d.path in out_of_scope else [Violation(d.path, "uncommitted: not in the checkpoint")]

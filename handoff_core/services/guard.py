@@ -130,6 +130,6 @@ def check_commit(tree: Path, roots: Roots, keep: dict[str, str]) -> tuple[str | 
     found = []
     for change in git.staged_paths(tree, keep):
         for side in (change.path, change.old_path):
-            if side and (why := rule.judge(tree / side)) is not None:
+            if side and (why := rule.judge(f"{tree}/{side}")) is not None:
                 found.append(f"{side}: {why}")
     return ref, found

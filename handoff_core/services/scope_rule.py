@@ -29,9 +29,13 @@ def owns_shared(task: Task, owner: str) -> bool:
     return owner in _OWNERS or owner in (task.task, f"{task.session}/{task.task}")
 
 
-def _inside(path: Path, root: Path) -> str | None:
-    """``path`` relative to ``root`` (posix), or None when it lies outside."""
-    return path.relative_to(root).as_posix() if path == root or path.is_relative_to(root) else None
+def _inside(path: str, root: str) -> str | None:
+    """``path`` relative to ``root`` (both absolute, normalised), or None when it lies outside; strings,
+    not ``pathlib``: an audit judges every changed path, and this is its inner loop."""
+    if path == root:
+        return "."
+    prefix = root if root.endswith("/") else f"{root}/"
+    return path[len(prefix) :] if path.startswith(prefix) else None
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,11 @@ class ScopeRule:
     @cached_property
     def _handoff(self) -> str | None:
         """The handoff tree's place inside any work tree of the project (a worktree holds its own copy)."""
-        return _inside(self.state_root, self.project_root)
+        return _inside(str(self.state_root), str(self.project_root))
+
+    @cached_property
+    def _roots(self) -> tuple[str, str, str]:
+        return str(self.state_root), str(self.root), str(self.project_root)
 
     def described(self) -> str:
         what = "writable" if self.task.kind == "implementation" else "artifacts"
@@ -78,23 +86,25 @@ class ScopeRule:
             return f"a shared path owned by {owner}"
         return "outside the task's scope"
 
-    def judge(self, path: Path) -> str | None:
+    def judge(self, path: Path | str) -> str | None:
         """Why the absolute, already resolved ``path`` may not be written; None when it may."""
-        if _inside(path, self.state_root) is not None:
+        state, root, project = self._roots
+        if _inside(str(path), state) is not None:
             return "inside the handoff tree: TASK.md and REPORT.md are written only through the tools"
-        relative = _inside(path, self.root)
+        relative = _inside(str(path), root)
         if relative is not None:
             return self.judge_relative(relative) if relative != "." else "the task's root itself"
-        if _inside(path, self.project_root) is not None:
+        if _inside(str(path), project) is not None:
             return f"in the main tree, outside the task's worktree {self.root}"
         if self._other_worktree(path):
             return f"in another worktree of the project, outside the task's worktree {self.root}"
         return None
 
-    def _other_worktree(self, path: Path) -> bool:
+    def _other_worktree(self, path: Path | str) -> bool:
         """Whether ``path`` lies in a linked worktree of this repository: its ``.git`` file points into
         the main tree's ``.git/worktrees`` (a few stats up the path, no walk of any tree)."""
         common = str(self.project_root / ".git" / "worktrees") + "/"
+        path = Path(path)
         for parent in (path, *path.parents):
             marker = parent / ".git"
             if marker.is_file():
