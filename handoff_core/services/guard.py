@@ -19,7 +19,6 @@ from pathlib import Path
 from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.task import parse_task
 from handoff_core.errors import HandoffError, StorageError
-from handoff_core.files import git, git_hooks
 from handoff_core.files.task_dir import Roots, open_task_dir
 from handoff_core.layout import TASK_FILE
 from handoff_core.services.scope_rule import ScopeRule
@@ -120,6 +119,8 @@ def hook_answer(decision: Decision) -> str:
 def check_commit(tree: Path, roots: Roots, keep: dict[str, str]) -> tuple[str | None, list[str]]:
     """For a pre-commit hook in ``tree``: the task the worktree works for (None: no task names it) and
     each staged path outside its scope, as ``path: why``; both sides of a staged rename are judged."""
+    from handoff_core.files import git, git_hooks  # here: the PreToolUse hook never starts git
+
     ref = git_hooks.recorded_task(tree, keep)
     if ref is None:
         return None, []

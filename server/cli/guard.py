@@ -18,11 +18,8 @@ from typing import NoReturn
 
 from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import HandoffError, WorkspaceRefused
-from handoff_core.files import git, git_hooks
 from handoff_core.files.task_dir import Roots
 from handoff_core.services import guard
-from handoff_core.services.queries import Queries
-from server.config import Settings, settings_from
 
 __all__ = ["USAGE_EXIT", "main"]
 
@@ -47,9 +44,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _hook(settings: Settings, ref: str) -> int:
+def _roots(args: argparse.Namespace) -> Roots:
+    """The roots as given: the printed hook passes both, so a write pays for no discovery of them."""
+    if args.project_root and args.state_root and Path(args.state_root).is_absolute():
+        return Roots(Path(args.state_root), Path(args.project_root).absolute())
+    from server.config import settings_from
+
+    settings = settings_from("executor", args.project_root, args.state_root, role_required=False)
+    return Roots(settings.state_root, settings.project_root)
+
+
+def _hook(roots: Roots, ref: str) -> int:
     data = sys.stdin.buffer.read(guard.MAX_EVENT_BYTES + 1)
-    roots = Roots(settings.state_root, settings.project_root)
     if len(data) > guard.MAX_EVENT_BYTES:
         decision = guard.Decision(False, f"handoff guard for {ref}: the hook event is too large to judge; denied")
     else:
@@ -58,10 +64,12 @@ def _hook(settings: Settings, ref: str) -> int:
     return 0
 
 
-def _pre_commit(settings: Settings) -> int:
+def _pre_commit(roots: Roots) -> int:
+    from handoff_core.files import git
+
     tree = Path(os.path.realpath(os.getcwd()))  # git runs a pre-commit hook at the top of the work tree
     keep = {name: os.environ[name] for name in git.KEPT if name in os.environ}
-    ref, violations = guard.check_commit(tree, Roots(settings.state_root, settings.project_root), keep)
+    ref, violations = guard.check_commit(tree, roots, keep)
     if not violations:
         return 0
     print(f"handoff-mcp guard: this commit stages paths outside task {ref}'s scope:", file=sys.stderr)
@@ -71,7 +79,9 @@ def _pre_commit(settings: Settings) -> int:
     return 1
 
 
-def _install(settings: Settings, ref: str | None, uninstall: bool) -> int:
+def _install(roots: Roots, ref: str | None, uninstall: bool) -> int:
+    from handoff_core.files import git, git_hooks
+
     tree = git.toplevel(Path.cwd())
     if tree is None:
         raise WorkspaceRefused("not inside a git repository: run --install-git-hook in the project or a worktree")
@@ -79,14 +89,15 @@ def _install(settings: Settings, ref: str | None, uninstall: bool) -> int:
         removed = git_hooks.uninstall(tree)
         print(f"handoff-mcp guard: {'removed the pre-commit hook' if removed else 'no hook of ours was installed'}")
         return 0
+    from handoff_core.services.queries import Queries
     from server.client_config import server_command
 
-    roots = ["--project-root", str(settings.project_root), "--state-root", str(settings.state_root)]
-    path = git_hooks.install(tree, [server_command()[0], "guard", "--pre-commit", *roots])
+    given = ["--project-root", str(roots.project_root), "--state-root", str(roots.state_root)]
+    path = git_hooks.install(tree, [server_command()[0], "guard", "--pre-commit", *given])
     print(f"handoff-mcp guard: pre-commit hook at {path}")
     if ref is not None:
-        task, _ = Queries(Roots(settings.state_root, settings.project_root)).read_task(parse_ref(ref))
-        if os.path.realpath(task.scope.worktree or settings.project_root) != os.path.realpath(tree):
+        task, _ = Queries(roots).read_task(parse_ref(ref))
+        if os.path.realpath(task.scope.worktree or roots.project_root) != os.path.realpath(tree):
             raise WorkspaceRefused(f"{ref} names the worktree {task.scope.worktree or 'none'}, not {tree}")
         print(f"handoff-mcp guard: {tree} works for {ref} ({git_hooks.record_task(tree, ref)})")
     return 0
@@ -98,12 +109,12 @@ def main(argv: Sequence[str]) -> int:
     if sum(modes) != 1 or (args.uninstall and not args.install_git_hook):
         _parser().error("give exactly one of --ref REF, --install-git-hook [--ref REF] [--uninstall], --pre-commit")
     try:
-        settings = settings_from("executor", args.project_root, args.state_root, role_required=False)
+        roots = _roots(args)
         if args.pre_commit:
-            return _pre_commit(settings)
+            return _pre_commit(roots)
         if args.install_git_hook:
-            return _install(settings, args.ref, args.uninstall)
-        return _hook(settings, args.ref)
+            return _install(roots, args.ref, args.uninstall)
+        return _hook(roots, args.ref)
     except HandoffError as exc:
         if args.ref and not args.install_git_hook:  # a hook that cannot judge denies, in the hook's own form
             print(guard.hook_answer(guard.Decision(False, f"handoff guard for {args.ref}: {exc.message}; denied")))
