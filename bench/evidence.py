@@ -4,6 +4,7 @@ runs it, beside the interpreter floor), and ``audit_task`` of a 1,000-file chang
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -14,13 +15,16 @@ from pathlib import Path
 from bench.stats import summary
 from bench.trees import CHANGE, make_change
 from handoff_core.contract.ids import parse_ref
+from handoff_core.contract.proof import proof_of, signing_key
 from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.task import TaskBody
+from handoff_core.layout import TASK_FILE
 from handoff_core.services.audit import audit_task
 from handoff_core.services.store import Store, TaskRequest
 
 FOCUS = "Built the files. Kept the API. Stopped after tests. Next: review."
+TOKEN = "bench-report-token-aaaaaaaaaaaa"
 _ENV = {
     **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
     "GIT_CONFIG_NOSYSTEM": "1",
@@ -74,6 +78,28 @@ def _once(command: list[str], stdin: bytes, cwd: Path | None = None) -> float:
     return time.perf_counter() - start
 
 
+def _proof_times(store: Store, runs: int) -> dict[str, list[float]]:
+    """Verifying one signed REPORT from the files (what judging a returned task adds), beside hashing it."""
+    ref = store.create_task(TaskRequest(CHANGE, "signed", _review(), signing_key=lambda _: signing_key(TOKEN))).ref
+    stored = store.write_report(Report(ref.session, ref.task, "completed", FOCUS, "x", "y"), CHANGE, token=TOKEN)
+    task, report = (store.roots.task_dir(ref) / TASK_FILE).read_bytes(), stored.path.read_bytes()
+    assert proof_of(task, report) == "valid"
+    times: dict[str, list[float]] = {"proof_verify": [], "sha256_floor": []}
+    for _ in range(runs):
+        start = time.perf_counter()
+        proof_of(task, report)
+        times["proof_verify"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        hashlib.sha256(report).hexdigest()
+        times["sha256_floor"].append(time.perf_counter() - start)
+    return times
+
+
+def _review() -> TaskBody:
+    scope = Scope(None, (), ("src/**",), (), ("out/**",))
+    return TaskBody("review", "Review the files.", "None.", scope, "Findings listed.")
+
+
 def run(work: Path, runs: int, files: int = 1000) -> dict[str, object]:
     store, ref, tree, base, checkpoint = _setup(work, files)
     event = json.dumps(
@@ -97,6 +123,7 @@ def run(work: Path, runs: int, files: int = 1000) -> dict[str, object]:
         verdict = audit_task(store.queries, parse_ref(ref)).verdict
         times["audit_task"].append(time.perf_counter() - start)
         times["git_diff_floor"].append(_once(diff, b"", tree))
+    times |= _proof_times(store, runs * 20)
     figures = {name: summary(values) for name, values in times.items()}
     return {
         **figures,

@@ -227,6 +227,11 @@ def _evidence(s: dict[str, Any]) -> list[str]:
             f"{s['audit_task']['p50_ms']} (floor, git diff --name-status: {s['git_diff_floor']['p50_ms']}; "
             f"x{s['audit_ratio']}) {s['verdict']}",
         ),
+        _row(
+            "proof of one signed REPORT (p50 ms)",
+            f"{s['proof_verify']['p50_ms']} (floor, its sha256: {s['sha256_floor']['p50_ms']})",
+            "paid once per judgement; the verdict cache keeps it",
+        ),
     ]
 
 

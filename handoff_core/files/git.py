@@ -9,9 +9,10 @@ variables of the caller (a hook's ``GIT_DIR``/``GIT_INDEX_FILE`` aside, see ``ru
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import tempfile
-import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -31,6 +32,7 @@ __all__ = [
     "run",
     "staged_paths",
     "toplevel",
+    "work_tree_of",
     "worktrees",
 ]
 
@@ -92,17 +94,14 @@ def run(
             raise GitError(
                 f"cannot run git in {cwd}: {exc.strerror}; is git installed and the path a directory?"
             ) from exc
-        watchdog = threading.Timer(TIMEOUT, process.kill)  # bounds the read below, however git behaves
-        watchdog.start()
         try:
-            assert process.stdout is not None
-            out = process.stdout.read(MAX_OUTPUT + 1)
-            if len(out) > MAX_OUTPUT:
-                process.kill()
+            out = _bounded_read(process)
             code = process.wait()
         finally:
-            watchdog.cancel()
             process.stdout.close() if process.stdout else None
+            if process.poll() is None:
+                process.kill()
+                process.wait()
         err.seek(0)
         message = err.read(4096).decode("utf-8", "replace").strip().splitlines()[:1]
     if len(out) > MAX_OUTPUT:
@@ -112,6 +111,27 @@ def run(
     if code not in ok:
         raise GitError(f"git {args[0]} failed in {cwd}: {(message or ['exit ' + str(code)])[0]}")
     return code, out
+
+
+def _bounded_read(process: subprocess.Popen[bytes]) -> bytes:
+    """Stdout until EOF, at most ``MAX_OUTPUT + 1`` bytes and ``TIMEOUT`` seconds; past either, git is
+    killed (a wait on ``select``, not a watchdog thread: a thread costs a millisecond per call)."""
+    assert process.stdout is not None
+    fd, chunks, size = process.stdout.fileno(), [], 0
+    deadline = time.monotonic() + TIMEOUT
+    while size <= MAX_OUTPUT:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            process.kill()
+            break
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > MAX_OUTPUT:
+        process.kill()
+    return b"".join(chunks)
 
 
 def _fields(out: bytes) -> list[str]:
@@ -130,6 +150,15 @@ def _name_status(out: bytes) -> list[Change]:
             found.append(Change(status, fields[index + 1]))
             index += 2
     return found
+
+
+def work_tree_of(path: Path) -> Path | None:
+    """The top of the work tree ``path`` lies in — the nearest folder holding ``.git`` — found by a stat
+    per level, no git process: a dispatch outside any repository pays nothing for the evidence."""
+    for folder in (path, *path.parents):
+        if os.path.lexists(folder / ".git"):
+            return folder
+    return None
 
 
 def toplevel(cwd: Path) -> Path | None:

@@ -110,7 +110,7 @@ def _audit(rule: ScopeRule, top: Path, base: str, checkpoint: str, *, shared: bo
     changes = git.changes(top, base, checkpoint)
     dirty = [d for d in git.dirty_paths(top) if not ({d.path, d.old_path} - {None} <= dirty_then)]
     # git names paths from the top of the work tree, which a current task's project root may lie below
-    base_dir = str(top) if not shared else os.path.realpath(git.toplevel(top) or top)
+    base_dir = str(top) if not shared else str(git.work_tree_of(top) or top)
     violations = [v for change in changes for v in _judged(rule, base_dir, change, "")]
     for d in dirty:  # each fails the audit; the scope rule says whether it would have been allowed at all
         judged = _judged(rule, base_dir, d, "uncommitted (not in the checkpoint), ")

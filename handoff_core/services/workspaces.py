@@ -23,7 +23,7 @@ _HEADS = "refs/heads/"
 
 def _linked(project: Path, worktree: str, branch: str) -> str:
     """The tip of ``branch`` when ``worktree`` is a linked worktree of ``project``'s repository on it."""
-    if git.toplevel(project) is None:
+    if git.work_tree_of(Path(os.path.realpath(project))) is None:
         raise WorkspaceRefused(f"the project {project} is not a git repository: a worktree task needs one")
     trees = git.worktrees(project)
     wanted = os.path.realpath(worktree)
@@ -53,7 +53,8 @@ def pin_workspace(project: Path, state_root: Path, kind: Kind, scope: Scope) -> 
         return scope._replace(
             worktree=os.path.realpath(scope.worktree), base=_linked(project, scope.worktree, scope.branch)
         )
-    if kind != "implementation" or scope.workspace != "current" or (top := git.toplevel(project)) is None:
+    top = git.work_tree_of(Path(os.path.realpath(project)))
+    if kind != "implementation" or scope.workspace != "current" or top is None:
         return scope
     head = git.rev_parse(project, "HEAD")
     handoff = _inside(Path(os.path.realpath(state_root)), top)
