@@ -24,13 +24,17 @@ __all__ = [
     "MAX_OUTPUT",
     "TIMEOUT",
     "Change",
+    "Evidence",
+    "Running",
     "Worktree",
     "changes",
     "dirty_paths",
+    "evidence",
     "is_ancestor",
     "rev_parse",
     "run",
     "staged_paths",
+    "start",
     "toplevel",
     "work_tree_of",
     "worktrees",
@@ -77,23 +81,26 @@ def _environment(keep: Mapping[str, str] | None) -> dict[str, str]:
     return env | dict(keep or {})
 
 
-def run(
-    cwd: Path, *args: str, ok: tuple[int, ...] = (0,), keep: Mapping[str, str] | None = None, own_hooks: bool = False
-) -> tuple[int, bytes]:
-    """``git args`` in ``cwd``: (exit code, stdout); refused when the code is not in ``ok``, on a timeout,
-    or past ``MAX_OUTPUT`` bytes. ``keep`` passes chosen ``GIT_*`` variables (a hook runs under them);
-    ``own_hooks`` leaves the repository's ``core.hooksPath`` in force (to find where hooks live)."""
-    config = (*_CONFIG[:2], *_CONFIG[4:]) if own_hooks else _CONFIG
-    command = ["git", *config, "--no-pager", *args]
-    with tempfile.TemporaryFile() as err:
+class Running:
+    """A git process started by ``start``; ``result`` reads it (bounded) and reaps it."""
+
+    def __init__(self, cwd: Path, args: tuple[str, ...], ok: tuple[int, ...], env: dict[str, str], own_hooks: bool):
+        config = (*_CONFIG[:2], *_CONFIG[4:]) if own_hooks else _CONFIG
+        self.cwd, self.args, self.ok = cwd, args, ok
+        self.err = tempfile.TemporaryFile()  # noqa: SIM115 - closed in result()
         try:
-            process = subprocess.Popen(
-                command, cwd=cwd, env=_environment(keep), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err
-            )
+            self.process = subprocess.Popen(
+                ["git", *config, "--no-pager", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=self.err,
+            )  # fmt: skip
         except OSError as exc:
+            self.err.close()
             raise GitError(
                 f"cannot run git in {cwd}: {exc.strerror}; is git installed and the path a directory?"
             ) from exc
+
+    def result(self) -> tuple[int, bytes]:
+        process, name = self.process, self.args[0]
         try:
             out = _bounded_read(process)
             code = process.wait()
@@ -102,15 +109,32 @@ def run(
             if process.poll() is None:
                 process.kill()
                 process.wait()
-        err.seek(0)
-        message = err.read(4096).decode("utf-8", "replace").strip().splitlines()[:1]
-    if len(out) > MAX_OUTPUT:
-        raise GitError(f"git {args[0]} said more than {MAX_OUTPUT} bytes in {cwd}; nothing was judged")
-    if code < 0:
-        raise GitError(f"git {args[0]} was stopped after {TIMEOUT:.0f} s in {cwd}; nothing was judged")
-    if code not in ok:
-        raise GitError(f"git {args[0]} failed in {cwd}: {(message or ['exit ' + str(code)])[0]}")
-    return code, out
+        self.err.seek(0)
+        message = self.err.read(4096).decode("utf-8", "replace").strip().splitlines()[:1]
+        self.err.close()
+        if len(out) > MAX_OUTPUT:
+            raise GitError(f"git {name} said more than {MAX_OUTPUT} bytes in {self.cwd}; nothing was judged")
+        if code < 0:
+            raise GitError(f"git {name} was stopped after {TIMEOUT:.0f} s in {self.cwd}; nothing was judged")
+        if code not in self.ok:
+            raise GitError(f"git {name} failed in {self.cwd}: {(message or ['exit ' + str(code)])[0]}")
+        return code, out
+
+
+def start(
+    cwd: Path, *args: str, ok: tuple[int, ...] = (0,), keep: Mapping[str, str] | None = None, own_hooks: bool = False
+) -> Running:
+    """``git args`` started in ``cwd``, to be read with ``result``: several may run at once."""
+    return Running(cwd, args, ok, _environment(keep), own_hooks)
+
+
+def run(
+    cwd: Path, *args: str, ok: tuple[int, ...] = (0,), keep: Mapping[str, str] | None = None, own_hooks: bool = False
+) -> tuple[int, bytes]:
+    """``git args`` in ``cwd``: (exit code, stdout); refused when the code is not in ``ok``, on a timeout,
+    or past ``MAX_OUTPUT`` bytes. ``keep`` passes chosen ``GIT_*`` variables (a hook runs under them);
+    ``own_hooks`` leaves the repository's ``core.hooksPath`` in force (to find where hooks live)."""
+    return start(cwd, *args, ok=ok, keep=keep, own_hooks=own_hooks).result()
 
 
 def _bounded_read(process: subprocess.Popen[bytes]) -> bytes:
@@ -173,10 +197,17 @@ def rev_parse(cwd: Path, rev: str) -> str | None:
     return out.decode().strip() if code == 0 else None
 
 
+def _ancestry(cwd: Path, ancestor: str, descendant: str) -> Running:
+    return start(cwd, "merge-base", "--is-ancestor", ancestor, descendant, ok=(0, 1, 128))
+
+
+def _descends(code: int) -> bool | None:
+    return None if code == 128 else code == 0
+
+
 def is_ancestor(cwd: Path, ancestor: str, descendant: str) -> bool | None:
     """Whether ``descendant`` descends from ``ancestor``; None when either is not a commit here."""
-    code, _ = run(cwd, "merge-base", "--is-ancestor", ancestor, descendant, ok=(0, 1, 128))
-    return None if code == 128 else code == 0
+    return _descends(_ancestry(cwd, ancestor, descendant).result()[0])
 
 
 def worktrees(cwd: Path) -> list[Worktree]:
@@ -195,29 +226,51 @@ def worktrees(cwd: Path) -> list[Worktree]:
     return found
 
 
+_DIFF = ("diff", "--name-status", "-z", "-M", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none")
+_STATUS = ("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=none")
+
+
 def changes(cwd: Path, base: str, checkpoint: str) -> list[Change]:
     """Every path changed from ``base`` to ``checkpoint``: renames and copies with both sides, deletions,
     mode and submodule changes (``git diff --name-status``, nothing ignored)."""
-    _, out = run(
-        cwd, "diff", "--name-status", "-z", "-M", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none",
-        base, checkpoint, "--",
-    )  # fmt: skip
-    return _name_status(out)
+    return _name_status(start(cwd, *_DIFF, base, checkpoint, "--").result()[1])
 
 
-def dirty_paths(cwd: Path) -> list[Change]:
-    """What is uncommitted or untracked in the work tree (ignored files aside), both sides of a rename."""
-    _, out = run(cwd, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=none")
+def _status_changes(out: bytes) -> list[Change]:
     fields, found, index = _fields(out), [], 0
     while index < len(fields):
         code, path = fields[index][:2], fields[index][3:]
-        if "R" in code or "C" in code:
+        if ("R" in code or "C" in code) and index + 1 < len(fields):
             found.append(Change(code.strip()[:1], path, fields[index + 1]))
             index += 2
         else:
             found.append(Change("?" if code == "??" else code.strip()[:1], path))
             index += 1
     return found
+
+
+def dirty_paths(cwd: Path) -> list[Change]:
+    """What is uncommitted or untracked in the work tree (ignored files aside), both sides of a rename."""
+    return _status_changes(start(cwd, *_STATUS).result()[1])
+
+
+class Evidence(NamedTuple):
+    descends: bool | None  # None: the base or the checkpoint is not a commit here
+    changes: list[Change]
+    dirty: list[Change]
+
+
+def evidence(cwd: Path, base: str, checkpoint: str) -> Evidence:
+    """Ancestry, the change from base to checkpoint and the dirty paths, from three git processes run at
+    once (an audit waits for the slowest, not for their sum)."""
+    running = (_ancestry(cwd, base, checkpoint), start(cwd, *_DIFF, base, checkpoint, "--", ok=(0, 128)))
+    status = start(cwd, *_STATUS)
+    code = running[0].result()[0]
+    diff_code, diff = running[1].result()
+    dirty = _status_changes(status.result()[1])
+    if _descends(code) is not True or diff_code != 0:
+        return Evidence(_descends(code), [], dirty)
+    return Evidence(True, _name_status(diff), dirty)
 
 
 def staged_paths(cwd: Path, keep: Mapping[str, str] | None = None) -> list[Change]:

@@ -100,15 +100,16 @@ def audit_task(queries: Queries, ref: Ref) -> Audit:
 
 def _audit(rule: ScopeRule, top: Path, base: str, checkpoint: str, *, shared: bool, dirty_then: set[str]) -> Audit:
     made = partial(Audit, base=base, checkpoint=checkpoint, worktree=str(top) if not shared else "")
-    descends = git.is_ancestor(top, base, checkpoint)
+    found = git.evidence(top, base, checkpoint)
+    descends = found.descends
     if descends is None:
         return made(
             verdict="unknown", reason=f"the checkpoint {checkpoint} or the base is not a commit of this repository"
         )
     if not descends:
         return made(verdict="unknown", reason="the checkpoint does not descend from the base commit")
-    changes = git.changes(top, base, checkpoint)
-    dirty = [d for d in git.dirty_paths(top) if not ({d.path, d.old_path} - {None} <= dirty_then)]
+    changes = found.changes
+    dirty = [d for d in found.dirty if not ({d.path, d.old_path} - {None} <= dirty_then)]
     # git names paths from the top of the work tree, which a current task's project root may lie below
     base_dir = str(top) if not shared else str(git.work_tree_of(top) or top)
     violations = [v for change in changes for v in _judged(rule, base_dir, change, "")]
