@@ -258,6 +258,7 @@ class Evidence(NamedTuple):
     descends: bool | None  # None: the base or the checkpoint is not a commit here
     changes: list[Change]
     dirty: list[Change]
+    head: str | None = None  # the work tree's HEAD commit now
 
 
 def evidence(cwd: Path, base: str, checkpoint: str) -> Evidence:
@@ -265,12 +266,15 @@ def evidence(cwd: Path, base: str, checkpoint: str) -> Evidence:
     once (an audit waits for the slowest, not for their sum)."""
     running = (_ancestry(cwd, base, checkpoint), start(cwd, *_DIFF, base, checkpoint, "--", ok=(0, 128)))
     status = start(cwd, *_STATUS)
+    head = start(cwd, "rev-parse", "--verify", "--quiet", "HEAD", ok=(0, 1, 128))
     code = running[0].result()[0]
     diff_code, diff = running[1].result()
     dirty = _status_changes(status.result()[1])
+    head_code, head_out = head.result()
+    now = head_out.decode().strip() if head_code == 0 else None
     if _descends(code) is not True or diff_code != 0:
-        return Evidence(_descends(code), [], dirty)
-    return Evidence(True, _name_status(diff), dirty)
+        return Evidence(_descends(code), [], dirty, now)
+    return Evidence(True, _name_status(diff), dirty, now)
 
 
 def staged_paths(cwd: Path, keep: Mapping[str, str] | None = None) -> list[Change]:

@@ -113,6 +113,8 @@ def _audit(rule: ScopeRule, top: Path, base: str, checkpoint: str, *, shared: bo
     # git names paths from the top of the work tree, which a current task's project root may lie below
     base_dir = str(top) if not shared else str(git.work_tree_of(top) or top)
     violations = [v for change in changes for v in _judged(rule, base_dir, change, "")]
+    if not shared and found.head != checkpoint:  # later commits are work the checkpoint does not hold
+        violations.append(Violation("HEAD", f"the worktree is at {found.head}, past the checkpoint: not audited"))
     for d in dirty:  # each fails the audit; the scope rule says whether it would have been allowed at all
         judged = _judged(rule, base_dir, d, "uncommitted (not in the checkpoint), ")
         out_of_scope = {v.path for v in judged}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from handoff_core.contract.scope import read_scope
 from handoff_core.layout import FOCUSED_LENGTH
 from handoff_core.services.store import StoredFile
 from server.client_config import codex_args, http_launch, launch_for, render
@@ -32,6 +33,12 @@ def executor_config(
 def dispatch_message(stored: StoredFile, token: str, task_rel: str, report_rel: str) -> str:
     ref = stored.ref
     call = json.dumps({"ref": str(ref), "token": token, "task_sha256": stored.sha256})
+    scope = read_scope(stored.text)
+    commit = (
+        [f"   In {scope.worktree}, commit your work and pass source_checkpoint: the commit id (git rev-parse HEAD)."]
+        if scope is not None and scope.worktree
+        else []
+    )
     return "\n".join(
         [
             f"You are the executor of handoff task {ref}.",
@@ -40,6 +47,7 @@ def dispatch_message(stored: StoredFile, token: str, task_rel: str, report_rel: 
             "3. Publish your report once with the handoff MCP tool write_report, using these arguments plus "
             f"status, focused ({FOCUSED_LENGTH}), artifacts, verification, unverified and problems:",
             f"   {call}",
+            *commit,
             "4. Then reply with exactly one line:",
             f"   {ref.session}/{ref.task} · <Status> · {report_rel} · <one-sentence summary>",
         ]

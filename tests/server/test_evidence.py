@@ -67,6 +67,7 @@ async def test_a_worktree_task_is_audited_through_the_tools(lead: Client, execut
     tree = add_worktree(project, "task-a")
     args = task_args(workspace="required", worktree=str(tree), branch="task-a", shared=[])
     created = await call(lead, "create_task", **args)
+    assert f"In {tree.resolve()}, commit your work and pass source_checkpoint" in created["dispatch_message"]
     base = git(tree, "rev-parse", "HEAD").stdout.strip()
     write(tree, "src/a1/new.py")
     write(tree, "src/b/other.py", "not this task's\n")

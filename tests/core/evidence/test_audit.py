@@ -168,3 +168,14 @@ def test_the_handoff_tree_is_never_in_scope(store: Store, worktree: Path) -> Non
     audit = audit_task(store.queries, ref)
     assert audit.verdict == "failed"
     assert "handoff tree" in audit.violations[0].why
+
+
+def test_a_commit_after_the_checkpoint_fails_the_audit(store: Store, worktree: Path) -> None:
+    ref = dispatch(store, worktree)
+    write(worktree, "src/a1/new.py")
+    returned(store, ref, commit_all(worktree))
+    write(worktree, "src/b/other.py", "after the report\n")
+    commit_all(worktree)
+    audit = audit_task(store.queries, ref)
+    assert audit.verdict == "failed"
+    assert [v.path for v in audit.violations] == ["HEAD"]
