@@ -156,6 +156,7 @@ def test_the_validator_cli_loads_no_thread_pool_logging_asyncio_dataclasses_hash
     assert printed_by(code) == "[]"
 
 
+@pytest.mark.slow
 def test_the_guard_hook_loads_no_sdk_no_store_and_starts_no_git() -> None:
     """It runs before every write an executor makes: one TASK read, nothing more."""
     code = (

@@ -19,6 +19,7 @@ from tests.conftest import implementation
 from tests.core.evidence.gitrepo import ENV, add_worktree, git, make_repo, write
 from tests.server.test_client_config import cli, run
 
+pytestmark = pytest.mark.slow  # every test here runs handoff-mcp guard, git or an agent CLI as a process
 SCRIPT = Path(sys.executable).parent / "handoff-mcp"
 
 

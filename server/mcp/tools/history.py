@@ -50,7 +50,7 @@ def shared(services: Services) -> list[Tool]:
         max_hits: Annotated[int, Field(ge=1, le=20)] = 5,
         context_chars: Annotated[int, Field(ge=0, le=400)] = 200,
     ) -> History:
-        """Keyword snippets from the task's session log."""
+        """Keyword snippets from a task's session log."""
         result = session_logs.search(
             report_view.log_path(queries, services.in_scope(parse_ref(ref))), query, max_hits, context_chars
         )
@@ -76,7 +76,7 @@ def shared(services: Services) -> list[Tool]:
     def resolve_coordination(
         work_id: Annotated[str, Field(description="e.g. specdev/implement")], stage: str = ""
     ) -> Coordination:
-        """The coordination choice for a Work and stage."""
+        """Coordination choice for a Work and stage."""
         services.outside_any_task("resolve_coordination")
         data = queries.read_state_file(*COORDINATION_FILE)
         text = None if data is None else data.decode("utf-8", "replace")

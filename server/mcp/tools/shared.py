@@ -80,7 +80,7 @@ def tools(services: Services) -> list[Tool]:
         )
 
     def validate_handoff(ref: RefArg, stage: Stage) -> Validation:
-        """Validate a task's files at a stage."""
+        """Validate a task's files."""
         verdict = queries.validate(services.in_scope(parse_ref(ref)), stage)
         return Validation(
             ok=verdict.ok,
@@ -92,9 +92,9 @@ def tools(services: Services) -> list[Tool]:
 
     def handoff_status(
         change: Annotated[str, Field(description="default: all active")] = "",
-        session: Annotated[str, Field(description="a round of it")] = "",
-        view: Annotated[str, Field(description="needs_lead (default), all, a state, a cursor")] = "",
-        since: Annotated[str, Field(description="ISO time: changed since")] = "",
+        session: Annotated[str, Field(description="a round")] = "",
+        view: Annotated[str, Field(description="needs_lead (default), all, a state, cursor")] = "",
+        since: Annotated[str, Field(description="ISO 8601 time")] = "",
     ) -> Status:
         """Counts per state and a page of tasks."""
         if (scope := TASK_SCOPE.get()) is not None:  # a task's session sees its own task only
