@@ -149,7 +149,7 @@ def run_hook(command: str, data: str, cwd: Path) -> dict[str, object]:
 
 
 def test_the_printed_claude_code_launch_line_runs_the_guard_before_each_edit(
-    project: Path, ref: Ref, worktree: Path, capsys: pytest.CaptureFixture[str]
+    project: Path, ref: Ref, worktree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     words = shlex.split(printed_config(capsys, project, ref, "claude-code-cli"))
     settings = json.loads(words[words.index("--settings") + 1])
@@ -158,6 +158,13 @@ def test_the_printed_claude_code_launch_line_runs_the_guard_before_each_edit(
     command = entry["hooks"][0]["command"]
     assert run_hook(command, event(worktree / "src/b/other.py", worktree), worktree)["permissionDecision"] == "deny"
     assert run_hook(command, event(worktree / "src/a1/x.py", worktree), worktree) == {}
+    # Claude Code takes a --settings value that is not JSON for a file name: ours loads as settings.
+    claude, home = cli("claude"), tmp_path / "home"
+    loaded = run([claude, "--settings", words[words.index("--settings") + 1], "mcp", "list"], project, home)
+    assert loaded.returncode == 0, loaded.stderr
+    assert "Settings file not found" not in loaded.stdout + loaded.stderr
+    mangled = run([claude, "--settings", "{not json", "mcp", "list"], project, home)
+    assert "Settings file not found" in mangled.stdout + mangled.stderr
 
 
 def test_the_printed_codex_forms_load_in_codex_and_run_the_guard_for_apply_patch(
