@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from handoff_core.contract.ids import Ref
-from handoff_core.contract.report import header_fields
+from handoff_core.contract.report import COMMIT_RE, header_fields
 from handoff_core.errors import GitError, HandoffError
 from handoff_core.files import git
 from handoff_core.layout import REPORT_FILE
@@ -89,6 +89,9 @@ def audit_task(queries: Queries, ref: Ref) -> Audit:
         return Audit(verdict="unknown", reason="no REPORT yet: nothing to audit", base=scope.base)
     if not checkpoint:
         return Audit(verdict="unknown", reason="the REPORT names no Source-Checkpoint commit", base=scope.base)
+    # Both come from files anyone can edit, and become git arguments: only full object names pass.
+    if not COMMIT_RE.match(checkpoint) or not COMMIT_RE.match(scope.base):
+        return Audit(verdict="unknown", reason="the base or the checkpoint is not a full commit id", base=scope.base)
     top = rule.root
     if not top.is_dir():
         return Audit(verdict="unknown", reason=f"the worktree {top} is gone", base=scope.base, checkpoint=checkpoint)

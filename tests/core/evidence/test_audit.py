@@ -179,3 +179,16 @@ def test_a_commit_after_the_checkpoint_fails_the_audit(store: Store, worktree: P
     audit = audit_task(store.queries, ref)
     assert audit.verdict == "failed"
     assert [v.path for v in audit.violations] == ["HEAD"]
+
+
+def test_a_hand_edited_checkpoint_never_becomes_a_git_option(store: Store, worktree: Path, tmp_path: Path) -> None:
+    ref = dispatch(store, worktree)
+    returned(store, ref, None)
+    path = store.roots.task_dir(ref) / "REPORT.md"
+    text = path.read_text()
+    path.chmod(0o644)
+    written = tmp_path / "written-by-git"
+    path.write_text(text.replace("Status: completed", f"Status: completed\nSource-Checkpoint: --output={written}"))
+    audit = audit_task(store.queries, ref)
+    assert audit.verdict == "unknown"
+    assert not written.exists()
