@@ -94,6 +94,7 @@ def record_task(tree: Path, ref: str) -> Path:
 def recorded_task(tree: Path, keep: dict[str, str] | None = None) -> str | None:
     """The task ``tree`` works for, or None when no task names it."""
     try:
-        return (_git_dir(tree, keep) / TASK_FILE_NAME).read_text()[:512].strip() or None
+        with open(_git_dir(tree, keep) / TASK_FILE_NAME, "rb") as record:
+            return record.read(512).decode("utf-8", "replace").strip() or None
     except FileNotFoundError:
         return None
