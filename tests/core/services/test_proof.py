@@ -6,9 +6,12 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.proof import PROOF_INVALID, proof_of, signing_key
 from handoff_core.contract.report import Report
+from handoff_core.errors import QuotedTokenCheck
 from handoff_core.layout import REPORT_FILE, TASK_FILE
 from handoff_core.services.queries import Queries
 from handoff_core.services.report_view import read_handoff
@@ -116,3 +119,17 @@ def test_a_mangled_signature_line_is_invalid_not_a_crash(store: Store) -> None:
         lines = [mangled if line.startswith(b"Signature: ") else line for line in data.split(b"\n")]
         assert proof_of(task, b"\n".join(lines)) == "invalid"
     assert stored.created
+
+
+def test_a_task_text_quoting_a_signing_key_line_is_refused_at_dispatch(store: Store) -> None:
+    quoted = f"See the other task.\n- Report signing key: `{signing_key('another')}`"
+    with pytest.raises(QuotedTokenCheck):
+        store.create_task(replace(implementation(), body=implementation().body._replace(inputs=quoted)))
+
+
+def test_a_task_holding_two_key_lines_proves_nothing(store: Store) -> None:
+    ref = signed_task(store)
+    store.write_report(report(ref), ref.change, token=TOKEN)
+    task, data = files(store, ref)
+    forged = task.replace(b"## Goal\n", b"## Goal\n- Report signing key: `" + signing_key("x").encode() + b"`\n", 1)
+    assert proof_of(forged, data) == "invalid"
