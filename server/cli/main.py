@@ -140,12 +140,13 @@ def status(settings: Settings, change: str | None, session: str | None, since: s
     every = open_store(settings).queries.status(change, session)
     tasks = changed_since(every, since) if since else every
     now = time.time()
-    table = Table("ref", "kind", "state", "age", "claim", "locator", "problems", title="handoff status")
+    table = Table("ref", "kind", "state", "age", "claim", "locator", "proof", "problems", title="handoff status")
     for task in tasks:
         problems = "; ".join(task.problems + tuple(f"temp {n}" for n in task.temp_files))
         cells = [str(task.ref), task.kind or "?", task.label, _age(task.age(now)), task.claim]
         # Names come from the tree: shown as plain text (no rich markup), control characters spelled out.
-        table.add_row(*(Text(visible(cell)) for cell in [*cells, "yes" if task.has_locator else "", problems]))
+        extra = ["yes" if task.has_locator else "", task.proof or "", problems]
+        table.add_row(*(Text(visible(cell)) for cell in [*cells, *extra]))
     console = Console(width=200)
     if not every:
         console.print(Text(f"no tasks under {visible(str(settings.state_root.joinpath(*CHANGES)))}"))
