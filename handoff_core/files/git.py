@@ -278,7 +278,7 @@ def evidence(cwd: Path, base: str, checkpoint: str) -> Evidence:
 
 
 def staged_paths(cwd: Path, keep: Mapping[str, str] | None = None) -> list[Change]:
-    """What the next commit would change against HEAD (the index), for a pre-commit hook."""
-    head = "HEAD" if rev_parse(cwd, "HEAD") else "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree
-    _, out = run(cwd, "diff", "--cached", "--name-status", "-z", "-M", "--no-ext-diff", head, "--", keep=keep)
+    """What the next commit would change against HEAD (the index), for a pre-commit hook; with no commit
+    yet (an unborn branch), ``git diff --cached`` shows every staged path."""
+    _, out = run(cwd, "diff", "--cached", "--name-status", "-z", "-M", "--no-ext-diff", "--", keep=keep)
     return _name_status(out)

@@ -11,6 +11,7 @@ import pytest
 from handoff_core.errors import GitError
 from handoff_core.files import git
 from tests.core.evidence.gitrepo import add_worktree, commit_all, make_repo, write
+from tests.core.evidence.gitrepo import git as git_cli
 
 
 @pytest.fixture
@@ -62,3 +63,12 @@ def test_linked_worktrees_are_listed_with_their_branches(repo: Path) -> None:
     assert [Path(t.path).resolve() for t in found] == [repo.resolve(), tree.resolve()]
     assert found[1].branch == "refs/heads/task-a"
     assert git.work_tree_of(tree / "src" / "a1") == tree
+
+
+def test_staged_paths_are_read_on_an_unborn_branch_too(tmp_path: Path) -> None:
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    git_cli(fresh, "init", "-q", "-b", "main")
+    write(fresh, "src/a1/first.py")
+    git_cli(fresh, "add", "-A")
+    assert git.staged_paths(fresh) == [git.Change("A", "src/a1/first.py")]
