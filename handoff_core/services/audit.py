@@ -68,6 +68,17 @@ def _judged(rule: ScopeRule, top: str, change: git.Change, prefix: str) -> list[
     return found
 
 
+def _left_over(rule: ScopeRule, base_dir: str, dirty: list[git.Change]) -> list[Violation]:
+    """Each uncommitted or untracked path fails the audit; the scope rule says whether it was allowed at all."""
+    found = []
+    for change in dirty:
+        judged = _judged(rule, base_dir, change, "uncommitted (not in the checkpoint), ")
+        found += judged
+        if change.path not in {v.path for v in judged}:
+            found.append(Violation(change.path, "uncommitted: not in the checkpoint"))
+    return found
+
+
 def _checkpoint(queries: Queries, ref: Ref) -> str | None:
     data = queries.read_optional(ref, REPORT_FILE)
     if data is None:
@@ -118,11 +129,7 @@ def _audit(rule: ScopeRule, top: Path, base: str, checkpoint: str, *, shared: bo
     violations = [v for change in changes for v in _judged(rule, base_dir, change, "")]
     if not shared and found.head != checkpoint:  # later commits are work the checkpoint does not hold
         violations.append(Violation("HEAD", f"the worktree is at {found.head}, past the checkpoint: not audited"))
-    for d in dirty:  # each fails the audit; the scope rule says whether it would have been allowed at all
-        judged = _judged(rule, base_dir, d, "uncommitted (not in the checkpoint), ")
-        out_of_scope = {v.path for v in judged}
-        violations += judged
-        violations += [] if d.path in out_of_scope else [Violation(d.path, "uncommitted: not in the checkpoint")]
+    violations += _left_over(rule, base_dir, dirty)
     if shared:
         verdict: Verdict = "unknown"
         reason = SHARED_TREE
