@@ -195,13 +195,16 @@ def _passes(pred: Pred, char: str) -> bool:
     return char != "/" and (char in pred[0]) != pred[1]
 
 
-# "A real path": segments not empty, ".", or "..". States: 0 segment start, 1 ".", 2 "..", 3 other.
+# "A real path": segments not empty, ".", or "..". States: segment start, ".", "..", other.
+_SEGMENT_START, _ONE_DOT, _TWO_DOTS, _REAL_SEGMENT = 0, 1, 2, 3
+
+
 def _real(state: int, char: str) -> int | None:
     if char == "/":
-        return 0 if state == 3 else None
-    if char == "." and state < 2:
+        return _SEGMENT_START if state == _REAL_SEGMENT else None
+    if char == "." and state < _TWO_DOTS:
         return state + 1
-    return 3
+    return _REAL_SEGMENT
 
 
 def _stand_ins() -> Iterator[str]:
@@ -257,7 +260,7 @@ def overlap(a: str, b: str, budget: Budget | None = None) -> str | None:
     queue = deque([start])
     while queue:
         node = queue.popleft()
-        if node[2] == 3 and node[0] in finals[0] and node[1] in finals[1]:
+        if node[2] == _REAL_SEGMENT and node[0] in finals[0] and node[1] in finals[1]:
             return _path(parents, node)
         for char, nxt in search.moves(node):
             if nxt not in parents:

@@ -48,6 +48,7 @@ _MAGIC = (
 _ALLOWED_EXTRA = {0x5455, 0x7875, 0x000A}  # extended timestamp, Unix uid/gid, NTFS times
 _ZIP64 = 0x0001
 _EOCD = struct.Struct("<4s4H2LH")
+_ZIP64_COUNT, _ZIP64_SIZE = 0xFFFF, 0xFFFFFFFF  # a count or size that says "see the ZIP64 record"
 _LOCAL = struct.Struct("<4s5H3L2H")  # signature .. compressed, uncompressed size, name and extra lengths
 # Every name is published through a temp name beside it (``publishing.temp_name``), so a segment
 # must leave room for that within the 255 bytes a file system allows a name.
@@ -80,7 +81,7 @@ def _check_layout(data: bytes) -> None:
     if at < 0 or len(data) < at + _EOCD.size:
         raise refusal("(archive)", "no end of central directory")
     _, disk, _, _, entries, size, offset, comment = _EOCD.unpack_from(data, at)
-    if disk != 0 or 0xFFFF in (entries,) or 0xFFFFFFFF in (size, offset):
+    if disk != 0 or _ZIP64_COUNT in (entries,) or _ZIP64_SIZE in (size, offset):
         raise refusal("(archive)", "multi-disk or ZIP64 archives are not accepted")
     if offset + size != at or at + _EOCD.size + comment != len(data):
         raise refusal("(archive)", "bytes before or after the archive, or a central directory that lies")
@@ -143,7 +144,7 @@ def _check_local(data: bytes, info: zipfile.ZipInfo) -> None:
     signature, *_, packed, size, name_length, extra_length = _LOCAL.unpack_from(data, at)
     if signature != b"PK\x03\x04":
         raise refusal(info.filename, "no local header where the central directory points")
-    if 0xFFFFFFFF in (packed, size):
+    if _ZIP64_SIZE in (packed, size):
         raise refusal(info.filename, "ZIP64 sizes in its local header: ZIP64 archives are not accepted")
     start = at + _LOCAL.size + name_length
     _check_extra(info.filename, data[start : start + extra_length], "local header")

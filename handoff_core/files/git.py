@@ -42,6 +42,7 @@ __all__ = [
 
 TIMEOUT = 20.0
 MAX_OUTPUT = 64 * 1024 * 1024
+_NO_SUCH_COMMIT = 128  # git merge-base --is-ancestor: a name that is no commit (0 yes, 1 no)
 _CONFIG = (
     "-c",
     "core.quotePath=false",
@@ -198,11 +199,11 @@ def rev_parse(cwd: Path, rev: str) -> str | None:
 
 
 def _ancestry(cwd: Path, ancestor: str, descendant: str) -> Running:
-    return start(cwd, "merge-base", "--is-ancestor", ancestor, descendant, ok=(0, 1, 128))
+    return start(cwd, "merge-base", "--is-ancestor", ancestor, descendant, ok=(0, 1, _NO_SUCH_COMMIT))
 
 
 def _descends(code: int) -> bool | None:
-    return None if code == 128 else code == 0
+    return None if code == _NO_SUCH_COMMIT else code == 0
 
 
 def is_ancestor(cwd: Path, ancestor: str, descendant: str) -> bool | None:

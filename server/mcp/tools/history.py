@@ -47,8 +47,8 @@ def shared(services: Services) -> list[Tool]:
     def search_history(
         ref: RefArg,
         query: Annotated[str, Field(description="all must match")],
-        max_hits: Annotated[int, Field(ge=1, le=20)] = 5,
-        context_chars: Annotated[int, Field(ge=0, le=400)] = 200,
+        max_hits: Annotated[int, Field(ge=1, le=session_logs.MAX_HITS)] = 5,
+        context_chars: Annotated[int, Field(ge=0, le=session_logs.MAX_CONTEXT_CHARS)] = 200,
     ) -> History:
         """Keyword snippets from a task's session log."""
         result = session_logs.search(
