@@ -1,8 +1,9 @@
 """`python -m bench [--quick] [--json PATH] [--only SECTIONS]`: every figure in one run, printed and saved.
 
-Sections: startup, latency, validator, scaling, contention, history, http, board, exchange,
-evidence (schema size comes with startup).
-Temporary directories only; fixed inputs; no network.
+Sections: startup, latency, validator, scaling, contention, history, exchange, board, evidence,
+http (schema size comes with startup). Each section's rows are printed, and the JSON saved whole, as
+soon as it finishes. Runs from a plain install: nothing here needs the dev extras (the board is
+skipped without playwright). Temporary directories only; fixed inputs; no network.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import platform
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,10 +59,10 @@ SECTIONS = (
     "scaling",
     "contention",
     "history",
-    "http",
-    "board",
     "exchange",
+    "board",
     "evidence",
+    "http",
 )
 
 
@@ -112,33 +114,54 @@ def run_validator(work: Path, secret: Path, runs: int) -> dict[str, object]:
     return validator.run(project, state_root, (ref.change, ref.session, ref.task), runs)
 
 
-def collect(sections: list[str], sizes: dict[str, Any], work: Path) -> dict[str, Any]:
+def _runners(sizes: dict[str, Any], work: Path) -> dict[str, Callable[[], object]]:
+    """One call per section, in the order they run."""
     secret = work / "secret"
     project = work / "project"
     make_change(project / "speculo" / ".speculo")
+    files, entries = sizes["exchange"]
+    return {
+        "startup": lambda: startup.run(project, secret, sizes["startup_runs"]),
+        "latency": lambda: run_latency(work, secret, sizes["calls"]),
+        "validator": lambda: run_validator(work, secret, sizes["validator_runs"]),
+        "scaling": lambda: scaling.run(work, sizes["sizes"], sizes["repeats"], min(sizes["calls"], 60)),
+        "contention": lambda: contention.run(work, sizes["processes"], sizes["per_process"]),
+        "history": lambda: history.run(work, sizes["log_mb"], sizes["repeats"]),
+        "exchange": lambda: exchange.run(work, files, entries, max(2, sizes["repeats"])),
+        "board": lambda: board.run(work, sizes["board_sizes"], max(3, sizes["repeats"])),
+        "evidence": lambda: evidence.run(work, sizes["evidence_runs"]),
+        "http": lambda: http.run(work, [sys.executable, "-m", "server"], sizes["http_calls"]),
+    }
+
+
+def save(path: Path, results: dict[str, Any]) -> None:
+    """The figures so far, whole: a crash in a later section loses none of the earlier ones."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temp.write_text(json.dumps(results, indent=2) + "\n")
+    os.replace(temp, path)  # noqa: TID251 - a results file is rewritten on purpose; it is not a handoff file
+
+
+def collect(sections: list[str], sizes: dict[str, Any], work: Path, out: Path) -> dict[str, Any]:
+    """Run ``sections`` in order, saving ``out`` and printing each section's rows as it finishes."""
+    from bench.table import render
+
     results: dict[str, Any] = {"machine": machine(), "settings": sizes}
-    if "startup" in sections:
-        results["startup"] = startup.run(project, secret, sizes["startup_runs"])
-    if "latency" in sections:
-        results["latency"] = run_latency(work, secret, sizes["calls"])
-    if "validator" in sections:
-        results["validator"] = run_validator(work, secret, sizes["validator_runs"])
-    if "scaling" in sections:
-        results["scaling"] = scaling.run(work, sizes["sizes"], sizes["repeats"], min(sizes["calls"], 60))
-    if "contention" in sections:
-        results["contention"] = contention.run(work, sizes["processes"], sizes["per_process"])
-    if "history" in sections:
-        results["history"] = history.run(work, sizes["log_mb"], sizes["repeats"])
-    if "exchange" in sections:
-        files, entries = sizes["exchange"]
-        results["exchange"] = exchange.run(work, files, entries, max(2, sizes["repeats"]))
-    if "board" in sections:
-        results["board"] = board.run(work, sizes["board_sizes"], max(3, sizes["repeats"]))
-    if "evidence" in sections:
-        results["evidence"] = evidence.run(work, sizes["evidence_runs"])
-    if "http" in sections:
-        results["http"] = http.run(work, [sys.executable, "-m", "server"], sizes["http_calls"])
+    print(render(results), flush=True)  # the machine line; each section's rows follow as it finishes
+    runners = _runners(sizes, work)
+    for name in runners:
+        if name in sections:
+            results[name] = runners[name]()
+            save(out, results)
+            print(render({"machine": results["machine"], name: results[name]}).split("\n", 2)[2], flush=True)
     return results
+
+
+def _sections(only: str) -> list[str]:
+    sections = [s.strip() for s in only.split(",") if s.strip()]
+    unknown = [s for s in sections if s not in SECTIONS]
+    if unknown:
+        raise SystemExit(f"unknown section {', '.join(unknown)}: pass some of {','.join(SECTIONS)}")
+    return sections
 
 
 def main() -> int:
@@ -147,20 +170,16 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=Path("bench/results/latest.json"))
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
     args = parser.parse_args()
-    sections = [s for s in args.only.split(",") if s in SECTIONS]
+    sections = _sections(args.only)
     # Byte-compile the packages as an install does (pip compiles; an editable checkout under
     # PYTHONDONTWRITEBYTECODE never would): start-up figures are about running, not compiling.
     root = Path(__file__).resolve().parents[1]
     for package in ("handoff_core", "server"):
         compileall.compile_dir(root / package, quiet=1)
-    with tempfile.TemporaryDirectory(prefix="handoff-bench-") as tmp:
-        results = collect(sections, QUICK if args.quick else FULL, Path(tmp))
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(results, indent=2) + "\n")
-    from bench.table import render
-
-    print(render(results))
-    print(f"\nJSON: {args.json}")
+    with tempfile.TemporaryDirectory(prefix="handoff-bench-") as tmp:
+        collect(sections, QUICK if args.quick else FULL, Path(tmp), args.json)
+    print(f"JSON: {args.json}")
     return 0
 
 

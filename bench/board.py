@@ -6,6 +6,7 @@ with its counts on screen, at each tree size beside an empty tree (the floor), a
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import statistics
 import sys
@@ -78,6 +79,8 @@ async def _many(roots: dict[int, Path]) -> AsyncIterator[dict[int, tuple[str, Bo
 def run(work: Path, sizes: list[int], repeats: int) -> dict[str, Any]:
     if not Path(CHROMIUM).exists():
         return {"skipped": "Debian's chromium is not installed"}
+    if importlib.util.find_spec("playwright") is None:
+        return {"skipped": "playwright is not installed (pip install -e '.[dev]')"}
     roots = {0: work / "board-0" / "speculo" / ".speculo"}
     make_change(roots[0])
     for size in sizes:
@@ -88,12 +91,12 @@ def run(work: Path, sizes: list[int], repeats: int) -> dict[str, Any]:
 
 def _mixed_tree(project: Path) -> Store:
     """A dozen tasks in every state the board tells apart."""
+    from bench.requests import DEMO, implementation, review
     from handoff_core.contract.report import Report
     from handoff_core.contract.scope import Scope
-    from tests.conftest import implementation, make_change, review  # the tests' own request builders
 
     state_root = project / "speculo" / ".speculo"
-    make_change(state_root)
+    make_change(state_root, DEMO)
     store = Store(state_root, project)
     store.create_task(implementation())
     store.create_task(implementation("docs-pass", scope=Scope("required", ("docs/**",))))

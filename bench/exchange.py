@@ -87,8 +87,8 @@ def child(action: str, project: str, target: str) -> None:
 
 
 def run(work: Path, files: int, entries: int, repeats: int) -> dict[str, Any]:
+    from bench.requests import review
     from handoff_core.services.store import Store
-    from tests.conftest import review
 
     project = work / "exchange"
     make_change(project / "speculo" / ".speculo", "2026-11-30-demo")

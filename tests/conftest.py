@@ -2,16 +2,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import settings
 
-from handoff_core.contract.scope import Scope
-from handoff_core.contract.task import TaskBody
-from handoff_core.services.store import Store, TaskRequest
+from bench.requests import DEMO, implementation, review
+from handoff_core.services.store import Store
 
-CHANGE = "2026-11-30-demo"
+CHANGE = DEMO
+__all__ = ["CHANGE", "implementation", "make_change", "review"]
 
 # Same examples on every run (no example database, derandomized), and no per-example deadline:
 # a loaded CI machine must not turn a slow example into a failure.
@@ -46,27 +45,6 @@ def make_change(state_root: Path, change: str = CHANGE, outcome: str = "active")
     path.mkdir(parents=True)
     (path / "README.md").write_text(f"# {change}\n\nOutcome: {outcome}\n")
     return path
-
-
-def implementation(topic: str = "implement-a1", **overrides: object) -> TaskRequest:
-    fields: dict[str, Any] = {
-        "change": CHANGE,
-        "topic": topic,
-        "kind": "implementation",
-        "goal": "Lead: main session. Executor implements A1 so that `pytest tests/a1` passes.",
-        "inputs": "- SPEC.md section A1\n- decision: keep the public API",
-        "scope": Scope("current", ("src/a1/**",), ("docs/**",)),
-        "acceptance": "`pytest tests/a1 -q` exits 0.",
-    }
-    fields.update(overrides)
-    keys = ("change", "topic", "session", "force_new", "writer_limit", "retry_of")
-    request = {key: fields.pop(key) for key in keys if key in fields}
-    return TaskRequest(body=TaskBody(**fields), **request)
-
-
-def review(topic: str = "review-a1", **overrides: object) -> TaskRequest:
-    base = {"kind": "review", "scope": Scope(None, (), ("src/**",), (), (".pytest_cache/**",))}
-    return implementation(topic, **{**base, **overrides})
 
 
 @pytest.fixture

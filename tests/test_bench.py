@@ -1,28 +1,79 @@
-"""The benchmark runs end to end (figures are read from its output, never asserted against targets here)."""
+"""The benchmark runs end to end (figures are read from its output, never asserted against targets here).
+
+It runs as from a plain install: the dev extras (pytest, hypothesis) and this test package are made
+unimportable in the bench's process and in every process it starts.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from bench.__main__ import SECTIONS
+
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow  # the benchmark, in its own processes
+
+# Imported at start-up by every Python process that has this folder on PYTHONPATH.
+BLOCKER = """
+import sys
+BLOCKED = ("tests", "pytest", "_pytest", "hypothesis")
+
+class Blocked:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r} (a plain install)", name=name)
+        return None
+
+sys.meta_path.insert(0, Blocked)
+"""
+
+
+def plain_install_env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a plain install: the dev-only modules and ``tests`` cannot be imported."""
+    site = tmp_path / "plain-site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(BLOCKER)
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+
+def bench(tmp_path: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", *args],
+        cwd=ROOT,
+        env=plain_install_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_the_plain_install_blocker_refuses_the_test_package(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", "import tests.conftest"],
+        cwd=ROOT,
+        env=plain_install_env(tmp_path),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "a plain install" in result.stderr
 
 
 def test_the_quick_benchmark_prints_a_table_and_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    result = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--only", "validator,history,scaling", "--json", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    result = bench(tmp_path, "--only", "validator,history,scaling", "--json", str(out))
     assert result.returncode == 0, result.stderr
     figures = json.loads(out.read_text())
     assert figures["machine"]["cpus"] >= 1
@@ -38,14 +89,7 @@ def test_the_quick_benchmark_prints_a_table_and_writes_json(tmp_path: Path) -> N
 
 def test_the_evidence_section_measures_guard_and_audit_beside_their_floors(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    result = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--only", "evidence", "--json", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    result = bench(tmp_path, "--only", "evidence", "--json", str(out))
     assert result.returncode == 0, result.stderr
     figures = json.loads(out.read_text())["evidence"]
     assert figures["verdict"] == "passed"
@@ -53,3 +97,42 @@ def test_the_evidence_section_measures_guard_and_audit_beside_their_floors(tmp_p
     assert figures["guard_event"]["p50_ms"] > 0
     assert figures["git_diff_floor"]["p50_ms"] > 0
     assert "audit_task, 1000-file change" in result.stdout
+
+
+@pytest.mark.parametrize("section", [s for s in SECTIONS if s not in ("validator", "history", "scaling", "evidence")])
+def test_every_section_runs_quick_alone_from_a_plain_install(tmp_path: Path, section: str) -> None:
+    out = tmp_path / "bench.json"
+    result = bench(tmp_path, "--only", section, "--json", str(out))
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(out.read_text())
+    assert set(figures) == {"machine", "settings", section}
+    assert figures[section]
+    assert f"[{section}]" in result.stdout
+
+
+def test_an_unknown_section_is_refused_with_the_known_ones(tmp_path: Path) -> None:
+    result = bench(tmp_path, "--only", "validator,statuss", "--json", str(tmp_path / "bench.json"))
+    assert result.returncode != 0
+    assert "statuss" in result.stderr
+    assert "validator" in result.stderr.split("statuss", 1)[1]
+    assert not (tmp_path / "bench.json").exists()
+
+
+def test_a_section_saves_its_figures_before_the_next_one_ends(tmp_path: Path) -> None:
+    """A bench killed in its second section still leaves the first one's figures, whole."""
+    out = tmp_path / "bench.json"
+    command = [sys.executable, "-m", "bench", "--quick", "--only", "validator,scaling", "--json", str(out)]
+    # Its own process group: the kill reaches the children it runs measurements in, too.
+    env = plain_install_env(tmp_path)
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not out.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # a bounded wait for the first section's file
+        assert process.poll() is None, "the bench ended before any figures were saved"
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+    figures = json.loads(out.read_text())
+    assert figures["validator"]["handoff-validate"]["p50_ms"] > 0
+    assert "scaling" not in figures

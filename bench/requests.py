@@ -1,0 +1,34 @@
+"""Task requests the bench dispatches (the tests use the same builders): plain core types, no test tools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from handoff_core.contract.scope import Scope
+from handoff_core.contract.task import TaskBody
+from handoff_core.services.store import TaskRequest
+
+__all__ = ["DEMO", "implementation", "review"]
+
+DEMO = "2026-11-30-demo"
+
+
+def implementation(topic: str = "implement-a1", **overrides: object) -> TaskRequest:
+    fields: dict[str, Any] = {
+        "change": DEMO,
+        "topic": topic,
+        "kind": "implementation",
+        "goal": "Lead: main session. Executor implements A1 so that `pytest tests/a1` passes.",
+        "inputs": "- SPEC.md section A1\n- decision: keep the public API",
+        "scope": Scope("current", ("src/a1/**",), ("docs/**",)),
+        "acceptance": "`pytest tests/a1 -q` exits 0.",
+    }
+    fields.update(overrides)
+    keys = ("change", "topic", "session", "force_new", "writer_limit", "retry_of")
+    request = {key: fields.pop(key) for key in keys if key in fields}
+    return TaskRequest(body=TaskBody(**fields), **request)
+
+
+def review(topic: str = "review-a1", **overrides: object) -> TaskRequest:
+    base = {"kind": "review", "scope": Scope(None, (), ("src/**",), (), (".pytest_cache/**",))}
+    return implementation(topic, **{**base, **overrides})
