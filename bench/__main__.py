@@ -1,7 +1,7 @@
 """`python -m bench [--quick] [--json PATH] [--only SECTIONS]`: every figure in one run, printed and saved.
 
-Sections: startup, latency, validator, scaling, contention, history, exchange, board, evidence,
-http (schema size comes with startup). Each section's rows are printed, and the JSON saved whole, as
+Sections: startup, latency, validator, status, scaling, contention, history, exchange, board,
+evidence, http (schema size comes with startup). Each section's rows are printed, and the JSON saved whole, as
 soon as it finishes. Runs from a plain install: nothing here needs the dev extras (the board is
 skipped without playwright). Temporary directories only; fixed inputs; no network.
 """
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import board, contention, evidence, exchange, history, http, latency, scaling, startup, validator
+from bench import board, contention, evidence, exchange, history, http, latency, scaling, startup, status, validator
 from bench.trees import CHANGE, make_change
 from handoff_core.services.store import Store
 
@@ -29,6 +29,7 @@ FULL = {
     "calls": 500,
     "validator_runs": 30,
     "sizes": [100, 1000, 10000, 100000],
+    "status_sizes": [1000, 10000, 100000],
     "repeats": 3,
     "processes": [1, 2, 4, 8],
     "per_process": 40,
@@ -43,6 +44,7 @@ QUICK = {
     "calls": 30,
     "validator_runs": 5,
     "sizes": [100, 1000],
+    "status_sizes": [300],
     "repeats": 1,
     "processes": [1, 2],
     "per_process": 10,
@@ -56,6 +58,7 @@ SECTIONS = (
     "startup",
     "latency",
     "validator",
+    "status",
     "scaling",
     "contention",
     "history",
@@ -124,6 +127,7 @@ def _runners(sizes: dict[str, Any], work: Path) -> dict[str, Callable[[], object
         "startup": lambda: startup.run(project, secret, sizes["startup_runs"]),
         "latency": lambda: run_latency(work, secret, sizes["calls"]),
         "validator": lambda: run_validator(work, secret, sizes["validator_runs"]),
+        "status": lambda: status.run(work, sizes["status_sizes"], sizes["repeats"]),
         "scaling": lambda: scaling.run(work, sizes["sizes"], sizes["repeats"], min(sizes["calls"], 60)),
         "contention": lambda: contention.run(work, sizes["processes"], sizes["per_process"]),
         "history": lambda: history.run(work, sizes["log_mb"], sizes["repeats"]),

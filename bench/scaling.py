@@ -39,6 +39,24 @@ def bare_walk(state_root: Path) -> int:
     return found
 
 
+def read_walk(state_root: Path) -> int:
+    """The floor under a cold status: the bare walk, and every handoff file opened and read once."""
+    found = 0
+    for sessions in state_root.glob("specdev/changes/*/sessions"):
+        with os.scandir(sessions) as rounds:
+            for round_entry in rounds:
+                round_fd = os.open(round_entry.path, os.O_RDONLY | os.O_DIRECTORY)
+                for task in os.listdir(round_fd):
+                    fd = os.open(task, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=round_fd)
+                    for name in os.listdir(fd):
+                        file_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
+                        found += len(os.read(file_fd, os.fstat(file_fd).st_size + 1))
+                        os.close(file_fd)
+                    os.close(fd)
+                os.close(round_fd)
+    return found
+
+
 VALIDATE_UP_TO = 10_000  # validating every task one by one is a per-task figure: larger trees add nothing
 
 

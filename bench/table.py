@@ -23,6 +23,9 @@ TARGETS = {
 }
 
 
+STATUS_TARGETS = {"cold": "issue 26: <= 3x read walk at 10k, 100k", "warm": "<= 1x bare walk"}
+
+
 def _row(label: str, value: str, target: str = "") -> str:
     return f"{label:<44} {value:<48} {target}"
 
@@ -143,6 +146,28 @@ def _scaling(s: dict[str, Any]) -> list[str]:
     return rows
 
 
+def _status_row(size: str, what: str, f: dict[str, Any]) -> str:
+    read, bare = f["seconds"] / f["read_seconds"], f["seconds"] / f["bare_seconds"]
+    value = (
+        f"{f['seconds']} s = {read:.2f}x read walk, {bare:.2f}x bare walk; {f['bytes']} B;"
+        f" unjudged {f['unjudged']}; peak {f['peak_rss_mb']} MB"
+    )
+    return _row(f"handoff_status {what} @ {size} tasks", value, STATUS_TARGETS.get(what, ""))
+
+
+def _status(s: dict[str, Any]) -> list[str]:
+    rows = []
+    for size, figures in s.items():
+        floors = figures["cold"]
+        rows.append(
+            _row(
+                f"floors @ {size} tasks", f"bare walk {floors['bare_seconds']} s, read walk {floors['read_seconds']} s"
+            )
+        )
+        rows += [_status_row(size, what, figures[what]) for what in ("cold", "cached", "warm")]
+    return rows
+
+
 def _contention(s: dict[str, Any]) -> list[str]:
     return [
         _row(f"create_task x{n} processes", f"{f['tasks']} tasks in {f['seconds']} s = {f['tasks_per_second']}/s")
@@ -242,6 +267,7 @@ def render(results: dict[str, Any]) -> str:
         ("startup", _startup),
         ("latency", _latency),
         ("validator", _validator),
+        ("status", _status),
         ("scaling", _scaling),
         ("contention", _contention),
         ("history", _history),

@@ -50,6 +50,7 @@ __all__ = [
     "check_handoff",
     "closes_claim",
     "identity_problems",
+    "meta_problems",
     "report_problems",
     "task_problems",
 ]
@@ -95,7 +96,7 @@ def _text(entry: Entry, name: str, errors: list[str]) -> str | None:
     return None
 
 
-def _meta_problems(meta: Mapping[str, Any], change: str, session: str, task: str) -> list[str]:
+def meta_problems(meta: Mapping[str, Any], change: str, session: str, task: str) -> list[str]:
     version = meta.get("schema_version")
     if isinstance(version, bool) or not isinstance(version, int | float) or version != 1:
         return ["TASK requires schema_version 1; retain legacy handoffs under their original contract"]
@@ -114,7 +115,7 @@ def task_problems(text: str, change: str, session: str, task: str) -> list[str]:
         meta, body = split_frontmatter(text)
     except HandoffError as exc:
         return [exc.message]
-    return _meta_problems(meta, change, session, task) + section_problems(body, TASK_SECTIONS)
+    return meta_problems(meta, change, session, task) + section_problems(body, TASK_SECTIONS)
 
 
 def report_problems(text: str, session: str, task: str, task_sha: str | None) -> tuple[list[str], list[str]]:

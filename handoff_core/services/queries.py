@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 from handoff_core.contract.ids import Ref, check_change, check_round, is_change_id
@@ -27,7 +29,7 @@ from handoff_core.layout import CHANGES, CLOSING_FILES, TASK_FILE
 from handoff_core.services.claims import ClaimIndex, change_hold, unreadable_because, unreadable_change
 from handoff_core.services.disk_cache import DiskCache, Section
 from handoff_core.services.ownership import Claim
-from handoff_core.services.status import TaskStatus, with_writers_since
+from handoff_core.services.status import TaskStatus, named_since, task_status, with_writers_since
 from handoff_core.services.verdicts import Verdicts
 
 __all__ = ["Queries", "ends_claim", "held_status"]
@@ -83,6 +85,7 @@ def _no_cycle_collection() -> Iterator[None]:
 
 
 MAX_REMEMBERED_STRAYS = 4096  # stray closing entries remembered by stat (a wait lists at most 50 tasks)
+PACE_EVERY, PACE_SECONDS = 8, 0.0005  # background judging: ~1 ms of work, then the GIL is let go
 SAVE_EVERY = 64  # new verdicts that make a save of the disk cache worth its cost (and 1 in 64 of those held)
 
 
@@ -94,6 +97,8 @@ class Queries:
         self._cache = cache
         self._restored: set[Section] = set()
         self._ends_nothing: dict[tuple[Ref, str], tuple[int, ...]] = {}  # closing names judged to end nothing
+        self._judging: threading.Thread | None = None  # judging what a glancing walk left (``status``)
+        self._judging_lock = threading.Lock()
 
     def _restore(self, section: Section) -> None:
         """Start from what an earlier process kept on disk, once, before the first walk that needs it."""
@@ -206,32 +211,85 @@ class Queries:
             return []
 
     @translated
-    def status(self, change: str | None = None, session: str | None = None) -> list[TaskStatus]:
-        """Every task's derived state, for one change (and round) or all active changes."""
+    def status(
+        self, change: str | None = None, session: str | None = None, *, glancing: bool = False
+    ) -> list[TaskStatus]:
+        """Every task's derived state, for one change (and round) or all active changes.
+
+        ``glancing``: settled tasks with no held verdict may be glanced (``status.glance``: counted,
+        not yet validated; ``judged`` False) and are then judged in full on a thread of their own, so
+        that a later answer holds their verdicts; ``judged`` gives one in full at once.
+        """
         if session is not None:
             check_round(session)
+        found = self._walk(change, session, glancing=glancing)
+        if any(not status.judged for status in found):
+            self._judge_later(change, session)
+        return with_writers_since(found)
+
+    def _walk(
+        self, change: str | None, session: str | None, *, glancing: bool = False, paced: bool = False
+    ) -> list[TaskStatus]:
         with _no_cycle_collection():
             self._restore("verdicts")
             began = time.time_ns()
-            found = [status for name in self._named(change) for status in self._change_status(name, session, began)]
+            found = [
+                status
+                for name in self._named(change)
+                for status in self._change_status(name, session, began, glancing=glancing, paced=paced)
+            ]
             self.save_cache()
-        return with_writers_since(found)
+        return found
+
+    def judged(self, status: TaskStatus, among: list[TaskStatus]) -> TaskStatus:
+        """``status`` judged in full (read afresh when it is a glance); ``among`` is the answer it is part of."""
+        if status.judged:
+            return status
+        return named_since(task_status(status.ref, self.snapshot(status.ref)), among)
+
+    def _judge_later(self, change: str | None, session: str | None) -> None:
+        """Judge in full, on one thread at a time, what a glancing walk left unjudged."""
+        with self._judging_lock:
+            if self._judging is not None and self._judging.is_alive():
+                return
+            judge = partial(self._walk, change, session, paced=True)
+            self._judging = threading.Thread(target=judge, name="handoff-judge", daemon=True)
+            self._judging.start()
+
+    def wait_judged(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the judging a glancing walk started; whether it is done."""
+        with self._judging_lock:
+            judging = self._judging
+        if judging is not None:
+            judging.join(timeout)
+        return judging is None or not judging.is_alive()
 
     def _named(self, change: str | None) -> list[str]:
         return [check_change(change)] if change else self.changes()
 
-    def _change_status(self, change: str, session: str | None, began: int) -> list[TaskStatus]:
+    def _change_status(
+        self, change: str, session: str | None, began: int, *, glancing: bool, paced: bool
+    ) -> list[TaskStatus]:
         """The change's tasks; a change that cannot be read is first shown as the hold it is (see ``claims``)."""
         held = unreadable_change(self.roots.state_root, change)
         hold = [held_status(change, held)] if held else []
-        readers = 0 if self._verdicts.expects_reuse else 2  # held verdicts: the walk is mostly stat calls
+        # Held verdicts: the walk is mostly stat calls. A glance is mostly Python: threads would
+        # only contend with it for the GIL.
+        readers = 0 if self._verdicts.expects_reuse or glancing or paced else 2
         walk = read_change_snapshots(self.roots.state_root, change, session, reuse=self._verdicts, readers=readers)
+        found = []
         try:
-            return hold + [self._verdicts.judge((change, r, t), snap, began, self.snapshot) for r, t, snap in walk]
+            for index, (r, t, snapshot) in enumerate(walk):
+                found.append(self._verdicts.judge((change, r, t), snapshot, began, self.snapshot, glancing=glancing))
+                if paced and not snapshot.reused and index % PACE_EVERY == 0:
+                    # Judging in the background holds the GIL in long runs of Python: a short sleep now
+                    # and then lets the threads that answer (and the event loop that sends) run at once.
+                    time.sleep(PACE_SECONDS)
         except ChangeNotFound:
             raise
         except HandoffError as exc:  # a round that is a symlink, say: the change holds the workspace (``claims``)
             return hold or [held_status(change, unreadable_because(change, exc.message))]
+        return hold + found
 
     def claims(self) -> list[Claim]:
         """Writer claims of every outstanding implementation task under the state root."""

@@ -11,7 +11,7 @@ from handoff_core.contract.proof import PROOF_INVALID, Proof
 from handoff_core.contract.report import header_fields
 from handoff_core.contract.scope import Scope, read_scope
 from handoff_core.contract.snapshot import Entry, TaskSnapshot
-from handoff_core.contract.validate import LATE_REPORT, check_handoff, closes_claim
+from handoff_core.contract.validate import LATE_REPORT, check_handoff, closes_claim, identity_problems, meta_problems
 from handoff_core.errors import HandoffError
 from handoff_core.layout import (
     CLOSING_FILES,
@@ -19,13 +19,14 @@ from handoff_core.layout import (
     LOCATOR_FILE,
     RELEASE_FILE,
     REPORT_FILE,
+    REPORT_STATUSES,
     TASK_FILE,
     Kind,
     TaskState,
     is_temp,
 )
 
-__all__ = ["TaskStatus", "task_kind_and_scope", "task_status", "with_writers_since"]
+__all__ = ["TaskStatus", "glance", "named_since", "task_kind_and_scope", "task_status", "with_writers_since"]
 
 _INACTIVE = "dispatch requires an active change"
 
@@ -49,6 +50,8 @@ class TaskStatus:
     released_at: float | None = None  # RELEASE.md's mtime
     closed_at: float | None = None  # the mtime of the REPORT (or RELEASE) that closed it
     held_because: str = ""  # a change that cannot be read: why its tasks hold the whole workspace
+    # False for a glance (``glance``): counted by its files' presence and headers, not yet validated.
+    judged: bool = True
 
     def age(self, now: float) -> float:
         """Seconds since the TASK was dispatched (0 when there is no TASK file)."""
@@ -144,12 +147,75 @@ def task_status(ref: Ref, snapshot: TaskSnapshot) -> TaskStatus:
     )
 
 
+def _glance_kind(ref: Ref, task: Entry) -> Kind | None:
+    """The TASK's kind when its frontmatter reads cleanly and names this task; else None."""
+    try:
+        text = (task.data or b"").decode("utf-8").removeprefix("\ufeff")
+        meta = split_frontmatter(text)[0]
+    except (HandoffError, UnicodeDecodeError):
+        return None
+    kind = meta.get("kind")
+    if meta_problems(meta, ref.change, ref.session, ref.task) or kind not in KINDS:
+        return None
+    return cast(Kind, kind)
+
+
+def _readable(snapshot: TaskSnapshot) -> bool:
+    """Every handoff file present is a singly linked regular file within the size limit."""
+    return all(e.kind == "file" and e.data is not None and e.nlink == 1 for e in snapshot.files.values())
+
+
+def glance(ref: Ref, snapshot: TaskSnapshot) -> TaskStatus | None:
+    """A task's state from the cheapest read that decides it, or None when that read cannot.
+
+    What a glance reads: which files exist, the TASK's frontmatter (its kind and ids), the REPORT's
+    ``Status:`` header. Its counts, claim and times are a full judgement's; only the validation of
+    the sections, the scope, the locator and the REPORT's body is left for later (``judged`` is
+    False), so a glanced task may yet turn out ``invalid``. Anything out of the ordinary (bad ids, a
+    shared number, an unreadable or odd file, an implementation task with a REPORT or RELEASE, whose
+    claim rests on that file's validity) is no glance: the caller judges it in full at once.
+    """
+    task = snapshot.file(TASK_FILE)
+    if identity_problems(ref.change, ref.session, ref.task) or snapshot.problems or snapshot.same_number != 1:
+        return None
+    if task.kind != "file" or not _readable(snapshot) or (kind := _glance_kind(ref, task)) is None:
+        return None
+    report, release = snapshot.file(REPORT_FILE), snapshot.file(RELEASE_FILE)
+    closing = next((e for e in (report, release) if e.kind == "file"), None)
+    if closing is not None and kind == "implementation":
+        return None
+    state: TaskState = "dispatched" if closing is None else "returned" if report.kind == "file" else "released"
+    report_status = None
+    if state == "returned":
+        report_status = header_fields((report.data or b"").decode("utf-8", "replace"))[0].get("Status")
+        if report_status not in REPORT_STATUSES:
+            return None
+    return TaskStatus(
+        ref=ref,
+        kind=kind,
+        state=state,
+        report_status=report_status,
+        scope=None,
+        has_locator=snapshot.file(LOCATOR_FILE).kind != "missing",
+        temp_files=tuple(name for name in snapshot.task_entries if is_temp(name)),
+        problems=(),
+        # Closed and not an implementation task: it holds no claim either way; whether its REPORT
+        # ends it (and so whether it needs the Lead) is decided when it is judged, before any page shows it.
+        outstanding=closing is None,
+        closed_at=None if closing is None else closing.mtime,
+        notes=(LATE_REPORT,) if _late(snapshot) else (),
+        dispatched_at=task.mtime,
+        released_at=_mtime(release),
+        judged=False,
+    )
+
+
 def with_writers_since(tasks: list[TaskStatus]) -> list[TaskStatus]:
     """A late REPORT's note names the writers dispatched after its RELEASE: they may have overlapped."""
-    return [_named_since(status, tasks) for status in tasks]
+    return [named_since(status, tasks) for status in tasks]
 
 
-def _named_since(status: TaskStatus, tasks: list[TaskStatus]) -> TaskStatus:
+def named_since(status: TaskStatus, tasks: list[TaskStatus]) -> TaskStatus:
     released = status.released_at
     if not status.notes or released is None:
         return status

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from handoff_core.contract.ids import parse_ref
+from handoff_core.contract.ids import Ref, parse_ref
 from handoff_core.errors import HandoffError, InvalidInput
 from handoff_core.layout import RECENT_ARRIVAL_SECONDS, STATUS_PAGE_BYTES, STATUS_VIEWS, StatusView
 from handoff_core.services.status import TaskStatus
@@ -29,6 +29,7 @@ class StatusPage:
     tasks: list[TaskStatus]
     counts: dict[str, int]  # by label (``returned:completed``), over every task asked about
     next_cursor: str  # empty on the last page
+    unjudged: int = 0  # of the tasks counted, how many were glanced and not yet validated
 
 
 def needs_lead(status: TaskStatus, now: float) -> bool:
@@ -79,18 +80,31 @@ def page_status(
     now: float,
     size: Callable[[TaskStatus], int],
     budget: int = STATUS_PAGE_BYTES,
+    judge: Callable[[TaskStatus], TaskStatus] | None = None,
 ) -> StatusPage:
-    """The page of ``tasks`` that ``view`` (a view or a cursor) selects; ``size`` is a task's bytes as sent."""
+    """The page of ``tasks`` that ``view`` (a view or a cursor) selects; ``size`` is a task's bytes as sent.
+
+    ``judge`` gives a glanced task (``judged`` False) in full: each task is judged before it is
+    placed in or out of the view, up to the first that no longer fits, so the page is the one a
+    fully judged answer has; the counts take the rest as glanced (``unjudged`` says how many).
+    """
     named, after = _read_view(view)
-    rows = sorted((t for t in tasks if _in_view(t, named, now)), key=_place)
+    rows = sorted(tasks, key=_place)
     if after is not None:
         rows = [t for t in rows if _place(t) > after]
+    judged: dict[Ref, TaskStatus] = {}
     shown: list[TaskStatus] = []
-    used = 0
-    for status in rows:
+    used, more = 0, False
+    for row in rows:
+        status = row if row.judged or judge is None else judged.setdefault(row.ref, judge(row))
+        if not _in_view(status, named, now):
+            continue
         used += size(status)
         if shown and used > budget:
+            more = True
             break
         shown.append(status)
-    more = len(shown) < len(rows)
-    return StatusPage(shown, dict(Counter(t.label for t in tasks)), f"{named}|{shown[-1].ref}" if more else "")
+    counted = [judged.get(t.ref, t) for t in tasks]
+    counts = dict(Counter(t.label for t in counted))
+    unjudged = sum(1 for t in counted if not t.judged)
+    return StatusPage(shown, counts, f"{named}|{shown[-1].ref}" if more else "", unjudged)

@@ -24,7 +24,7 @@ from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.snapshot import Probe, TaskSnapshot, probe_ctimes
 from handoff_core.services.disk_cache import decode_body, decoded, encode_body
-from handoff_core.services.status import TaskStatus, task_status
+from handoff_core.services.status import TaskStatus, glance, task_status
 
 __all__ = ["SETTLE_SECONDS", "Verdicts"]
 
@@ -81,7 +81,9 @@ class Verdicts:
 
     def _adopt(self, place: _Place, key: _Key) -> _Held | None:
         """Hold a verdict from the disk cache when its digest is this probe's, else drop it."""
-        kept = self._kept.pop(place)
+        kept = self._kept.pop(place, None)
+        if kept is None:  # another thread's walk adopted (or dropped) it just now
+            return self._held.get(place)
         if kept.digest != key_digest(key):
             return None
         status = TaskStatus(Ref(*place), *self._bodies[kept.body], *kept.times)
@@ -89,17 +91,29 @@ class Verdicts:
         return held
 
     def judge(
-        self, place: _Place, snapshot: TaskSnapshot, began_ns: int, reread: Callable[[Ref], TaskSnapshot]
+        self,
+        place: _Place,
+        snapshot: TaskSnapshot,
+        began_ns: int,
+        reread: Callable[[Ref], TaskSnapshot],
+        *,
+        glancing: bool = False,
     ) -> TaskStatus:
         """The status of the task at ``place`` (change, round, task): the held verdict when the snapshot
-        reused it, else judged (and held if settled)."""
+        reused it, else judged (and held if settled). ``glancing``: a settled task that a glance
+        decides is glanced instead (``status.glance``), and nothing is held for it."""
         if snapshot.reused:
             held = self._held.get(place)
             if held is not None and held.key == (snapshot.change, snapshot.same_number, snapshot.probe):
                 return held.status
             snapshot = reread(Ref(*place))  # another walk replaced the verdict after this one's probe
+        settled = snapshot.probe is not None and self._settled(snapshot.probe, began_ns)
+        # Unsettled files are judged at once: a verdict on them is not held, so a later walk could
+        # never take a glance's place with one.
+        if glancing and settled and (glanced := glance(Ref(*place), snapshot)) is not None:
+            return glanced
         status = task_status(Ref(*place), snapshot)
-        if snapshot.probe is not None and snapshot.change is not None and self._settled(snapshot.probe, began_ns):
+        if settled and snapshot.probe is not None and snapshot.change is not None:
             self._held[place] = _Held((snapshot.change, snapshot.same_number, snapshot.probe), status)
             self._kept.pop(place, None)
             self.fresh += 1

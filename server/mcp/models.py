@@ -93,6 +93,7 @@ class TaskState(Wire):
 
 class Status(Wire):
     counts: dict[str, int]
+    unjudged: int = 0  # counted from file headers, not yet validated (may turn invalid); 0 once judged
     tasks: list[TaskState]
     next_cursor: str = ""
     free_writer_slots: int

@@ -101,7 +101,9 @@ def tools(services: Services) -> list[Tool]:
             tasks = [t for t in queries.status(scope.change, scope.session) if t.ref == scope]
             view = "all"
         else:
-            tasks = queries.status(change or None, session or None)
+            # A cold server glances at what it holds no verdict on; the page is judged in full.
+            tasks = queries.status(change or None, session or None, glancing=True)
+        every = tasks
         claims = [t for t in tasks if t.claims_writer]  # of every task: a filter never frees a slot
         if since:
             tasks = changed_since(tasks, since)
@@ -112,10 +114,14 @@ def tools(services: Services) -> list[Tool]:
             rows[str(status.ref)] = row = _task_state(status, now)
             return _sent_bytes(row)
 
-        page = page_status(tasks, view or "needs_lead", now=now, size=sent_bytes)
+        def judge(status: TaskStatus) -> TaskStatus:
+            return queries.judged(status, every)
+
+        page = page_status(tasks, view or "needs_lead", now=now, size=sent_bytes, judge=judge)
         audits = audit_verdicts(queries, page.tasks)
         return Status(
             counts=page.counts,
+            unjudged=page.unjudged,
             tasks=[rows[str(t.ref)].model_copy(update={"audit": audits.get(t.ref, "")}) for t in page.tasks],
             next_cursor=page.next_cursor,
             free_writer_slots=max(0, services.settings.writer_cap - len(claims)),
