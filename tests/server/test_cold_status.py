@@ -1,0 +1,45 @@
+"""A cold Lead's handoff_status: the page of a fully judged answer, at once, and how many tasks it
+has not yet judged, falling to 0 as its server judges them after the answer."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from bench.trees import generate
+from handoff_core.services.store import Store
+from handoff_core.services.verdicts import Verdicts
+from server.config import Settings
+from server.mcp.app import build_server
+from tests.server.test_tools import call
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_cold_answer_says_how_many_tasks_it_has_not_judged_until_none_are_left(
+    state_root: Path, settings_for: Callable[[str], Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    generate(state_root, 600)  # every third returned, the rest dispatched
+    full = Store(state_root).queries.status()
+    monkeypatch.setattr(Verdicts.__init__, "__defaults__", (0.0,))  # the new server's files count as settled
+    async with Client(build_server(settings_for("lead")), mode="legacy") as lead:
+        first = await call(lead, "handoff_status", view="all")
+        assert 0 < first["unjudged"] < 600
+        assert first["counts"] == {"dispatched": 400, "returned:completed": 200}
+        assert first["free_writer_slots"] == 3
+        assert [t["ref"] for t in first["tasks"]] == [str(t.ref) for t in sorted(full, key=str)][: len(first["tasks"])]
+        seen = [first["unjudged"]]
+        deadline = time.monotonic() + 120
+        while seen[-1] and time.monotonic() < deadline:  # bounded: the server judges on a thread of its own
+            await anyio.sleep(0.05)
+            seen.append((await call(lead, "handoff_status", view="all"))["unjudged"])
+        last = await call(lead, "handoff_status", view="all")
+    assert seen[-1] == 0
+    assert seen == sorted(seen, reverse=True)
+    assert (last["counts"], last["next_cursor"]) == (first["counts"], first["next_cursor"])
+    assert [t["ref"] for t in last["tasks"]] == [t["ref"] for t in first["tasks"]]
