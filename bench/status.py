@@ -1,11 +1,12 @@
 """``handoff_status`` of a Lead's server, cold, from the disk cache and warm, beside two floors.
 
-Each figure is the tool's answer through the MCP SDK's in-memory client (the default view), in a
-fresh process: ``cold`` a new server with no disk cache (a new container, another HOME); ``cached``
-a new server that finds the cache an earlier one left; ``warm`` a server that has answered before
-and judged everything it glanced at. The floors, from the same run: a bare walk naming every entry
-(open, list, lstat), and a walk that also reads every handoff file once. Trees are settled (older
-than the verdicts' settle time), as a server's usually are.
+Each figure is the tool's answer (the default view) as the server makes it: the tool, its output
+checked and serialised, with no client around it (a client's own schema check of the result is
+its cost, not the server's). In a fresh process: ``cold`` a new server with no disk cache (a new
+container, another HOME); ``cached`` a new server that finds the cache an earlier one left;
+``warm`` a server that has answered before and judged everything it glanced at. The floors, from
+the same run: a bare walk naming every entry (open, list, lstat), and a walk that also reads every
+handoff file once. Trees are settled (older than the verdicts' settle time), as a server's usually are.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mcp import Client
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult
 
 from bench.scaling import bare_walk, peak_rss_kb, read_walk
 from bench.stats import child_runs, timed
@@ -31,10 +33,12 @@ FLOORS = {"bare": bare_walk, "read": read_walk}
 JUDGED_WITHIN = 1800.0  # seconds a warm child waits for its server to judge what it glanced at
 
 
-async def _call(client: Client) -> tuple[float, dict[str, Any], int]:
+async def _call(server: MCPServer) -> tuple[float, dict[str, Any], int]:
+    """One answer as the server makes it (the tool, its output checked and serialised), no client."""
     start = time.perf_counter()
-    result = await client.call_tool("handoff_status", {})
+    result = await server.call_tool("handoff_status", {})
     seconds = time.perf_counter() - start
+    assert isinstance(result, CallToolResult)
     assert not result.is_error, result.content
     assert result.structured_content is not None
     return seconds, result.structured_content, len(result.content[0].text.encode())  # type: ignore[union-attr]
@@ -46,23 +50,22 @@ def _settings(state_root: Path, cache_dir: str) -> Settings:
 
 
 async def first_answer(state_root: Path, cache_dir: str) -> dict[str, Any]:
-    async with Client(build_server(_settings(state_root, cache_dir)), mode="legacy") as client:
-        seconds, answer, size = await _call(client)
+    seconds, answer, size = await _call(build_server(_settings(state_root, cache_dir)))
     return {"seconds": seconds, "bytes": size, "unjudged": answer["unjudged"], "counts": answer["counts"]}
 
 
 async def warm_answers(state_root: Path, rounds: int = 7) -> dict[str, Any]:
     """Warm answers alternated with both floors, once the server has judged all it glanced at."""
-    async with Client(build_server(_settings(state_root, "")), mode="legacy") as client:
-        deadline = time.monotonic() + JUDGED_WITHIN
-        while (await _call(client))[1]["unjudged"] and time.monotonic() < deadline:
-            await asyncio.sleep(0.5)  # the server judges on a thread of its own meanwhile
-        times: dict[str, list[float]] = {"seconds": [], "bare": [], "read": []}
-        for _ in range(rounds):  # alternated, so drift on the shared disk touches all alike
-            times["bare"].append(timed(lambda: bare_walk(state_root)))
-            times["read"].append(timed(lambda: read_walk(state_root)))
-            seconds, answer, size = await _call(client)
-            times["seconds"].append(seconds)
+    server = build_server(_settings(state_root, ""))
+    deadline = time.monotonic() + JUDGED_WITHIN
+    while (await _call(server))[1]["unjudged"] and time.monotonic() < deadline:
+        await asyncio.sleep(0.5)  # the server judges on a thread of its own meanwhile
+    times: dict[str, list[float]] = {"seconds": [], "bare": [], "read": []}
+    for _ in range(rounds):  # alternated, so drift on the shared disk touches all alike
+        times["bare"].append(timed(lambda: bare_walk(state_root)))
+        times["read"].append(timed(lambda: read_walk(state_root)))
+        seconds, answer, size = await _call(server)
+        times["seconds"].append(seconds)
     medians = {name: statistics.median(values) for name, values in times.items()}
     return {**medians, "bytes": size, "unjudged": answer["unjudged"], "counts": answer["counts"]}
 

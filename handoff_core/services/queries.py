@@ -217,15 +217,12 @@ class Queries:
         """Every task's derived state, for one change (and round) or all active changes.
 
         ``glancing``: settled tasks with no held verdict may be glanced (``status.glance``: counted,
-        not yet validated; ``judged`` False) and are then judged in full on a thread of their own, so
-        that a later answer holds their verdicts; ``judged`` gives one in full at once.
+        not yet validated; ``judged`` False). ``judged`` gives one in full at once; ``judge_later``
+        judges the rest once the answer is made, so that a later answer holds their verdicts.
         """
         if session is not None:
             check_round(session)
-        found = self._walk(change, session, glancing=glancing)
-        if any(not status.judged for status in found):
-            self._judge_later(change, session)
-        return with_writers_since(found)
+        return with_writers_since(self._walk(change, session, glancing=glancing))
 
     def _walk(
         self, change: str | None, session: str | None, *, glancing: bool = False, paced: bool = False
@@ -247,8 +244,12 @@ class Queries:
             return status
         return named_since(task_status(status.ref, self.snapshot(status.ref)), among)
 
-    def _judge_later(self, change: str | None, session: str | None) -> None:
-        """Judge in full, on one thread at a time, what a glancing walk left unjudged."""
+    def judge_later(self, tasks: list[TaskStatus], change: str | None, session: str | None) -> None:
+        """Judge in full, on one thread at a time, what a glancing walk of ``change`` (and
+        ``session``) left unjudged in ``tasks``. Called once the answer is made: the judging then
+        takes no time from it."""
+        if all(status.judged for status in tasks):
+            return
         with self._judging_lock:
             if self._judging is not None and self._judging.is_alive():
                 return

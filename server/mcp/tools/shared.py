@@ -119,6 +119,8 @@ def tools(services: Services) -> list[Tool]:
 
         page = page_status(tasks, view or "needs_lead", now=now, size=sent_bytes, judge=judge)
         audits = audit_verdicts(queries, page.tasks)
+        if scope is None:
+            queries.judge_later(every, change or None, session or None)
         return Status(
             counts=page.counts,
             unjudged=page.unjudged,

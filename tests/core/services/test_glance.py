@@ -150,6 +150,7 @@ def test_a_glanced_task_that_is_invalid_is_counted_by_its_state_until_judged(sto
     taken_at_its_word = {state: count for state, count in full.items() if state != "invalid"}
     taken_at_its_word[label] += 1
     assert first.counts == taken_at_its_word
+    queries.judge_later(tasks, None, None)
     assert queries.wait_judged(timeout=60)
     again = page_status(queries.status(glancing=True), "needs_lead", now=time.time(), size=lambda _: 400)
     assert again.unjudged == 0
