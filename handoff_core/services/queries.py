@@ -7,6 +7,7 @@ Nothing here writes. Every read walks the tree by handle (``files``); OS errors 
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import threading
 import time
@@ -63,6 +64,9 @@ def held_status(change: str, because: str) -> TaskStatus:
         outstanding=True,
         held_because=because,
     )
+
+
+logger = logging.getLogger(__name__)
 
 
 @contextmanager
@@ -253,9 +257,15 @@ class Queries:
         with self._judging_lock:
             if self._judging is not None and self._judging.is_alive():
                 return
-            judge = partial(self._walk, change, session, paced=True)
+            judge = partial(self._judge_rest, change, session)
             self._judging = threading.Thread(target=judge, name="handoff-judge", daemon=True)
             self._judging.start()
+
+    def _judge_rest(self, change: str | None, session: str | None) -> None:
+        try:
+            self._walk(change, session, paced=True)
+        except (HandoffError, OSError) as exc:  # the tree moved under the walk: the next answer glances again
+            logger.warning("judging %s in the background stopped: %s", change or "the active changes", exc)
 
     def wait_judged(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for the judging a glancing walk started; whether it is done."""

@@ -7,6 +7,7 @@ judged: ``unjudged`` says how many such tasks there are, and it falls to 0 once 
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from pathlib import Path
@@ -163,3 +164,20 @@ def test_a_walk_of_unsettled_files_glances_at_none(store: Store) -> None:
     tasks = Queries(store.roots, Verdicts(settle_seconds=3600)).status(glancing=True)
     assert tasks
     assert all(t.judged for t in tasks)
+
+
+def test_judging_left_for_later_that_finds_the_tree_changed_under_it_stops_with_a_warning(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    history(store)
+    old_times(store)
+    queries = cold(store)
+    tasks = queries.status(glancing=True)
+    sessions = store.roots.state_root / "specdev" / "changes" / CHANGE / "sessions"
+    sessions.rename(sessions.with_name("moved"))
+    sessions.symlink_to("moved")  # never followed: the walk refuses it
+    with caplog.at_level(logging.WARNING, logger="handoff_core.services.queries"):
+        queries.judge_later(tasks, None, None)
+        assert queries.wait_judged(timeout=60)
+    assert [r.levelno for r in caplog.records] == [logging.WARNING]
+    assert "in the background stopped" in caplog.records[0].getMessage()
