@@ -130,7 +130,13 @@ def read_open(fd: int, size_hint: int, limit: int) -> bytes:
     """Up to ``limit + 1`` bytes of an open file, sized by ``size_hint`` (a huge read buffer costs time)."""
     chunks = []
     remaining = limit + 1
-    while remaining > 0 and (chunk := os.read(fd, min(remaining, max(size_hint + 1, 4096)))):
+    while remaining > 0:
+        want = min(remaining, max(size_hint + 1, 4096))
+        chunk = os.read(fd, want)
         chunks.append(chunk)
         remaining -= len(chunk)
+        # Short of what was asked, with every byte the file had when it was stat'ed: its end. (One
+        # read per file instead of two; a short read before that size, as over FUSE, reads on.)
+        if not chunk or (len(chunk) < want and limit + 1 - remaining == size_hint):
+            break
     return b"".join(chunks)
