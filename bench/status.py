@@ -89,7 +89,7 @@ def child(state_root: str, what: str, cache_dir: str = "") -> None:
 
 
 def _median(runs: list[dict[str, Any]], key: str) -> float:
-    return round(statistics.median(r[key] for r in runs), 4)
+    return round(float(statistics.median(r[key] for r in runs)), 4)
 
 
 def _first(state_root: Path, what: str, repeats: int, cache_dir: str = "") -> dict[str, Any]:
