@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -172,12 +173,10 @@ def test_judging_left_for_later_that_finds_the_tree_changed_under_it_stops_with_
     history(store)
     old_times(store)
     queries = cold(store)
-    tasks = queries.status(glancing=True)
-    sessions = store.roots.state_root / "specdev" / "changes" / CHANGE / "sessions"
-    sessions.rename(sessions.with_name("moved"))
-    sessions.symlink_to("moved")  # never followed: the walk refuses it
+    tasks = queries.status(CHANGE, glancing=True)
+    shutil.rmtree(store.roots.state_root / "specdev" / "changes" / CHANGE)  # the change is gone
     with caplog.at_level(logging.WARNING, logger="handoff_core.services.queries"):
-        queries.judge_later(tasks, None, None)
+        queries.judge_later(tasks, CHANGE, None)
         assert queries.wait_judged(timeout=60)
     assert [r.levelno for r in caplog.records] == [logging.WARNING]
     assert "in the background stopped" in caplog.records[0].getMessage()
