@@ -34,7 +34,7 @@ def tools(services: Services) -> list[Tool]:
         status: ReportStatus,
         focused: Annotated[str, Field(description=f"{FOCUSED_LENGTH}: done, decided, stop point, next")],
         artifacts: Annotated[str, Field(description="files, commits, dirty state")],
-        verification: Annotated[str, Field(description="commands, exit codes, observations")],
+        verification: Annotated[str, Field(description="commands, exit codes, output")],
         unverified: str = "",
         problems: str = "",
         task_sha256: str = "",
@@ -93,7 +93,7 @@ def tools(services: Services) -> list[Tool]:
     def handoff_status(
         change: Annotated[str, Field(description="default: all active")] = "",
         session: Annotated[str, Field(description="a round")] = "",
-        view: Annotated[str, Field(description="needs_lead (default), all, a state, cursor")] = "",
+        view: Annotated[str, Field(description="needs_lead (default), all, state, cursor")] = "",
         since: Annotated[str, Field(description="ISO 8601 time")] = "",
     ) -> Status:
         """Counts per state and a page of tasks."""
