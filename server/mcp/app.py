@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,8 @@ class HttpOptions:
     token_verifier: TokenVerifier
     bus: SubscriptionBus
     executor_url: str
+    on_dispatch: Callable[[Ref], None] | None = None  # told of each task the Lead dispatches
+    events: Callable[[], str] | None = None  # for handoff_status: "polled: …" when the watcher polls
 
 
 def _token_ref(context: Context[Any, Any] | None) -> Ref:
@@ -93,7 +96,12 @@ class HandoffServer(MCPServer):
 
 
 def build_server(settings: Settings, http: HttpOptions | None = None) -> MCPServer:
-    services = Services(settings, executor_url=http.executor_url if http else None)
+    services = Services(
+        settings,
+        executor_url=http.executor_url if http else None,
+        on_dispatch=http.on_dispatch if http else None,
+        events=http.events if http else None,
+    )
     tools = shared.tools(services) + history.shared(services)
     if settings.role == "lead":
         tools += lead.tools(services) + history.lead(services) + exchange.tools(services)

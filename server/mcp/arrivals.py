@@ -1,7 +1,7 @@
 """Arrivals pushed: a client that subscribes to a task's REPORT.md is told when it appears.
 
 A REPORT.md or RELEASE.md appearing anywhere in the tree, published by this server or written by
-hand, is seen by ``watchfiles`` (inotify, a maintained watcher) and announced twice: as a
+hand, is seen by the team server's one watcher (``server.web.watcher``) and announced twice: as a
 ``ResourceUpdated`` event on each server's subscription bus, for 2026 clients listening with
 ``subscriptions/listen``, and as ``notifications/resources/updated`` to every 2025-era session that
 asked with ``resources/subscribe``. ``wait_for_reports`` keeps working for clients without either.
@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-import anyio
 from mcp import types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
@@ -69,11 +67,9 @@ class Arrivals:
                 except Exception:  # a closed session: forget it, keep telling the others
                     self._legacy[uri].discard(session)
 
-    async def watch(self, stop: anyio.Event) -> None:
-        """Announce every closing file that appears under the state root, until ``stop``."""
-        from watchfiles import Change, awatch
+    async def observe(self, batch: Iterable[tuple[int, str]], whole: bool) -> None:
+        """Announce every closing file a watcher batch shows appearing under the state root."""
+        from watchfiles import Change
 
-        with suppress(FileNotFoundError):
-            async for changes in awatch(self.state_root, stop_event=stop, debounce=200, step=20, recursive=True):
-                found = {uri_of(self.state_root, Path(path)) for change, path in changes if change != Change.deleted}
-                await self.announce(sorted(uri for uri in found if uri))
+        found = {uri_of(self.state_root, Path(path)) for change, path in batch if change != Change.deleted}
+        await self.announce(sorted(uri for uri in found if uri))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
 
 from handoff_core.contract.ids import Ref
@@ -26,9 +27,17 @@ def open_store(settings: Settings) -> Store:
 
 
 class Services:
-    def __init__(self, settings: Settings, executor_url: str | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        executor_url: str | None = None,
+        on_dispatch: Callable[[Ref], None] | None = None,
+        events: Callable[[], str] | None = None,
+    ) -> None:
         self.settings = settings
         self.executor_url = executor_url  # set behind the HTTP team server: executors connect there
+        self._on_dispatch = on_dispatch  # behind it too: the token index learns a new task at once
+        self.events = events or str  # how the team server learns of changes, when it is worth saying
         self.store = open_store(settings)
         self.queries: Queries = self.store.queries
         self._secret: bytes | None = None
@@ -46,6 +55,11 @@ class Services:
         """Refuse what a task's session may not do (it has no business outside its task)."""
         if (scope := TASK_SCOPE.get()) is not None:
             raise ScopeRefused(f"{what} is not open to the session of task {scope}; ask the Lead")
+
+    def dispatched(self, ref: Ref) -> None:
+        """A TASK was just published: whoever must know before any watcher tells them is told."""
+        if self._on_dispatch is not None:
+            self._on_dispatch(ref)
 
     def token(self, ref: Ref) -> str:
         return report_token(self.secret(), self.settings.state_root, ref)

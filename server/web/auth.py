@@ -1,5 +1,6 @@
-"""Who may call the team server: bearer-token verifiers (the SDK's ``TokenVerifier``) and the
-Host/Origin policy the SDK's transport security enforces.
+"""Who may call the team server: bearer-token verifiers (the SDK's ``TokenVerifier``), a limit
+on refused requests per client address, and the Host/Origin policy the SDK's transport security
+enforces.
 
 Tokens never appear in a log line or an error text: a verifier keeps only a token's hash.
 """
@@ -8,17 +9,29 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
+import logging
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import anyio
 from mcp.server.auth.provider import AccessToken
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from handoff_core.services.token_index import TokenIndex
 from server.config import Role
 
-__all__ = ["Endpoint", "LeadVerifier", "TaskVerifier"]
+__all__ = ["REFUSALS", "Endpoint", "LeadVerifier", "RefusalLimit", "TaskVerifier"]
+
+logger = logging.getLogger(__name__)
+
+REFUSALS = (30, 5.0)  # refused requests a client address may make at once, and per second after that
+_ADDRESSES = 10_000  # addresses remembered; the longest quiet is forgotten first
 
 
 def _fingerprint(token: str) -> str:
@@ -40,10 +53,65 @@ class TaskVerifier:
         self._index = index
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        ref = await anyio.to_thread.run_sync(self._index.ref_of, token)
+        if not self._index.built:  # the first walk of the tree, once, off the event loop
+            await anyio.to_thread.run_sync(self._index.build)
+        ref = self._index.ref_of(token)  # a dictionary look-up: no disk, no lock, no thread
         if ref is None:
             return None
         return AccessToken(token=_fingerprint(token), client_id=f"task:{ref}", scopes=[], claims={"ref": str(ref)})
+
+
+class RefusalLimit:
+    """ASGI middleware: each 401 spends one of its client address's allowance (``REFUSALS``); an
+    address with none left is answered 429 before anything else runs.
+
+    The SDK's ``TokenVerifier`` sees the token only, never the request, so the limit sits in
+    front of the mounts and counts the answers they give. An address that never presents a wrong
+    token is never slowed, however hard another address tries.
+    """
+
+    def __init__(
+        self, app: ASGIApp, refusals: tuple[int, float] = REFUSALS, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.app, (self.burst, self.rate), self.clock = app, refusals, clock
+        self._left: OrderedDict[str, tuple[float, float]] = OrderedDict()  # address -> (allowance, at)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        address = str((scope.get("client") or ("unknown",))[0])
+        left = self._allowance(address)
+        if left < 1:
+            await _too_many(send, math.ceil((1 - left) / self.rate))
+            return
+
+        async def counted(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 401:
+                self._left[address] = (self._allowance(address) - 1, self.clock())
+                self._left.move_to_end(address)
+                if len(self._left) > _ADDRESSES:
+                    self._left.popitem(last=False)
+            await send(message)
+
+        await self.app(scope, receive, counted)
+
+    def _allowance(self, address: str) -> float:
+        left, at = self._left.get(address, (float(self.burst), 0.0))
+        return min(float(self.burst), left + (self.clock() - at) * self.rate)
+
+
+async def _too_many(send: Send, retry_after: int) -> None:
+    body = json.dumps(
+        {
+            "error": "too_many_refusals",
+            "error_description": "too many refused tokens from this address; "
+            f"check the bearer token and retry after {retry_after} s",
+        }
+    ).encode()
+    headers = [(b"content-type", b"application/json"), (b"retry-after", str(retry_after).encode())]
+    await send({"type": "http.response.start", "status": 429, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 @dataclass(frozen=True)

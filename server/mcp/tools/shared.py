@@ -85,7 +85,7 @@ def tools(services: Services) -> list[Tool]:
         view: Annotated[str, Field(description="needs_lead (default), all, a state or next_cursor")] = "",
         since: Annotated[str, Field(description="ISO time: changed since")] = "",
     ) -> Status:
-        """Counts per state and a page of tasks (default: needing the Lead)."""
+        """Counts per state and a page of tasks."""
         if (scope := TASK_SCOPE.get()) is not None:  # a task's session sees its own task only
             tasks = [t for t in queries.status(scope.change, scope.session) if t.ref == scope]
             view = "all"
@@ -109,6 +109,7 @@ def tools(services: Services) -> list[Tool]:
             free_writer_slots=max(0, services.settings.writer_cap - len(claims)),
             state_root=str(services.settings.state_root),
             external=[] if TASK_SCOPE.get() else external_dispatches(Path(services.settings.project_root)),
+            events=services.events(),
         )
 
     return [
