@@ -36,6 +36,7 @@ from server.mcp.services import open_store
 from server.web.auth import REFUSALS, Endpoint, LeadVerifier, RefusalLimit, TaskVerifier
 from server.web.board import BoardAccess, board_app
 from server.web.board_model import BoardModel
+from server.web.connections import UVICORN
 from server.web.watcher import Batch, BoardFeed, Changes, TreeWatcher
 
 __all__ = ["MAX_BODY", "IndexFeed", "run_team", "team_app"]
@@ -145,5 +146,6 @@ def run_team(settings: Settings, options: TeamOptions) -> None:
         log_level="warning",
         access_log=False,  # request lines carry no tokens, but there is no need to keep them either
         proxy_headers=options.behind_proxy,
+        **UVICORN,  # a header-read deadline beside the keep-alive timeout
     )
     uvicorn.Server(config).run()

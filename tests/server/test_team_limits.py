@@ -17,6 +17,7 @@ from handoff_core.services.store import Store
 from handoff_core.services.tokens import lead_token, load_secret, report_token, token_check
 from server.config import Settings
 from server.web.auth import REFUSALS, Endpoint
+from server.web.connections import UVICORN, HeaderDeadline
 from server.web.team import team_app
 from tests.conftest import review
 from tests.server.test_team import Team, dispatch, team
@@ -70,10 +71,14 @@ async def test_a_refused_token_costs_no_walk_of_the_tree(team: Team) -> None:
 
 
 @asynccontextmanager
-async def serving(project: Path, state_root: Path, secret_file: Path, **options: Any) -> AsyncIterator[Team]:
+async def serving(
+    project: Path, state_root: Path, secret_file: Path, uvicorn: dict[str, Any] | None = None, **options: Any
+) -> AsyncIterator[Team]:
+    """A team server as ``run_team`` serves it (``connections.UVICORN``, or ``uvicorn``)."""
     listener = loopback_listener()
     endpoint = Endpoint("127.0.0.1", listener.getsockname()[1])
-    async with served(team_app(Settings("lead", project, state_root, secret_file), endpoint, **options), listener):
+    app = team_app(Settings("lead", project, state_root, secret_file), endpoint, **options)
+    async with served(app, listener, **(UVICORN if uvicorn is None else uvicorn)):
         yield Team(endpoint, lead_token(load_secret(secret_file), state_root), state_root)
 
 
@@ -146,3 +151,33 @@ async def test_out_of_watches_the_team_server_polls_and_says_so(polled_team: Tea
         with anyio.fail_after(10):  # the next walk of the tree sees the hand-written REPORT
             while (await http.get(f"{board}/api/summary")).json()["changes"] == before:
                 await anyio.sleep(0.05)
+
+
+async def trickle(stream: Any) -> None:
+    """A byte every 0.1 s, until the server hangs up."""
+    while True:
+        await stream.send(b"X")
+        with anyio.move_on_after(0.1):
+            await stream.receive()
+
+
+class QuickDeadline(HeaderDeadline):
+    seconds = 0.5
+
+
+async def test_a_connection_that_trickles_its_headers_is_closed_at_the_deadline(
+    project: Path, state_root: Path, secret_file: Path
+) -> None:
+    async with serving(project, state_root, secret_file, {**UVICORN, "http": QuickDeadline}) as team:
+        port = team.endpoint.port
+        async with (
+            await anyio.connect_tcp("127.0.0.1", port) as idle,
+            await anyio.connect_tcp("127.0.0.1", port) as slow,
+        ):
+            await slow.send(f"GET /board HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode())
+            with anyio.fail_after(5), pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
+                await trickle(slow)
+            with anyio.fail_after(5), pytest.raises(anyio.EndOfStream):
+                await idle.receive()  # a connection that never sent a byte is closed too
+        async with httpx2.AsyncClient() as http:  # a prompt request is served as ever
+            assert (await http.get(f"{team.endpoint.base}/board")).status_code == 401
