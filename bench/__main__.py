@@ -1,6 +1,6 @@
 """`python -m bench [--quick] [--json PATH] [--only SECTIONS]`: every figure in one run, printed and saved.
 
-Sections: startup, latency, validator, scaling, contention, history, http, board, exchange
+Sections: startup, latency, validator, scaling, contention, history, http, board, exchange, tokens
 (schema size comes with startup).
 Temporary directories only; fixed inputs; no network.
 """
@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench import board, contention, exchange, history, http, latency, scaling, startup, validator
+from bench import board, contention, exchange, history, http, latency, scaling, startup, tokens, validator
 from bench.trees import CHANGE, make_change
 from handoff_core.services.store import Store
 
@@ -34,6 +34,9 @@ FULL = {
     "http_calls": 200,
     "board_sizes": [100, 1000, 10000],
     "exchange": (5000, 20000),
+    "token_sizes": [3000, 30000],
+    "token_calls": 60,
+    "trickling": 1000,
 }
 QUICK = {
     "startup_runs": 3,
@@ -47,8 +50,22 @@ QUICK = {
     "http_calls": 20,
     "board_sizes": [100],
     "exchange": (500, 2000),
+    "token_sizes": [300],
+    "token_calls": 10,
+    "trickling": 100,
 }
-SECTIONS = ("startup", "latency", "validator", "scaling", "contention", "history", "http", "board", "exchange")
+SECTIONS = (
+    "startup",
+    "latency",
+    "validator",
+    "scaling",
+    "contention",
+    "history",
+    "http",
+    "board",
+    "exchange",
+    "tokens",
+)
 
 
 def machine() -> dict[str, object]:
@@ -123,6 +140,9 @@ def collect(sections: list[str], sizes: dict[str, Any], work: Path) -> dict[str,
         results["board"] = board.run(work, sizes["board_sizes"], max(3, sizes["repeats"]))
     if "http" in sections:
         results["http"] = http.run(work, [sys.executable, "-m", "server"], sizes["http_calls"])
+    if "tokens" in sections:
+        command = [sys.executable, "-m", "server"]
+        results["tokens"] = tokens.run(work, command, sizes["token_sizes"], sizes["token_calls"], sizes["trickling"])
     return results
 
 
