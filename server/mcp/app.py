@@ -16,6 +16,7 @@ from handoff_core.contract.ids import Ref, check_ref, parse_ref
 from handoff_core.errors import HandoffError, NotFound
 from handoff_core.layout import READABLE_FILES
 from server.config import LEAD_TOOLS, ROLE_TOOLS, Role, Settings
+from server.mcp.nesting import too_deep
 from server.mcp.services import TASK_SCOPE, Services
 from server.mcp.tools import exchange, history, lead, shared, writer
 
@@ -72,6 +73,8 @@ class HandoffServer(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        if (refusal := too_deep(arguments)) is not None:
+            raise ToolError(f"Error executing tool {name}: {refusal}")
         if name not in ROLE_TOOLS[self.role] and name in LEAD_TOOLS:
             raise ToolError(
                 f"Error executing tool {name}: role_refused: {name} is a Lead tool and this server runs as "

@@ -1,4 +1,6 @@
-"""How long a client may take to send its request headers, and the uvicorn settings that hold it.
+"""What the team server takes from a connection before the SDK sees a request: its headers
+within a deadline (and the uvicorn settings that hold it), its body bounded and, nested too
+deep, marked (``server.mcp.nesting``).
 
 uvicorn times out an idle keep-alive connection, but not one that is still sending its headers:
 a peer that trickles a byte a second keeps a connection (and its file descriptor) forever, and a
@@ -12,10 +14,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Final
 
+import anyio
 import h11
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["HEADER_SECONDS", "KEEP_ALIVE_SECONDS", "UVICORN", "HeaderDeadline"]
+from server.mcp.nesting import MAX_NESTING, bounded
+
+__all__ = ["HEADER_SECONDS", "KEEP_ALIVE_SECONDS", "MAX_BODY", "UVICORN", "BoundedNesting", "HeaderDeadline"]
+
+MAX_BODY: Final = 8 * 1024 * 1024  # a 4 MiB REPORT, JSON-escaped, with room to spare
 
 HEADER_SECONDS: Final = 10.0  # from the first byte of a request (or the connection) to its last header
 KEEP_ALIVE_SECONDS: Final = 5  # uvicorn's default, said here so the docs and the bench read it
@@ -63,3 +71,39 @@ class HeaderDeadline(H11Protocol):
 
 # What every uvicorn serving the team server gets (``run_team``; the tests and the bench too).
 UVICORN: Final[dict[str, Any]] = {"http": HeaderDeadline, "timeout_keep_alive": KEEP_ALIVE_SECONDS}
+
+
+class BoundedNesting:
+    """ASGI middleware: a POST body goes through ``nesting.bounded`` before the SDK parses it.
+
+    A body over ``MAX_BODY`` is passed on as it came, for the SDK to refuse (413).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size, more, first = 0, True, None
+        while more and size <= MAX_BODY:
+            message = await receive()
+            if message["type"] != "http.request":
+                first = message  # the client left: say so to the app, in order
+                break
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        if not more and first is None and body.count(b"[") + body.count(b"{") > MAX_NESTING:
+            body = await anyio.to_thread.run_sync(bounded, body)  # a long scan stays off the event loop
+        replay: list[Message] = [{"type": "http.request", "body": body, "more_body": more}]
+        if first is not None:
+            replay.append(first)
+
+        async def replayed() -> Message:
+            return replay.pop(0) if replay else await receive()
+
+        await self.app(scope, replayed, send)

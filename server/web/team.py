@@ -36,12 +36,10 @@ from server.mcp.services import open_store
 from server.web.auth import REFUSALS, Endpoint, LeadVerifier, RefusalLimit, TaskVerifier
 from server.web.board import BoardAccess, board_app
 from server.web.board_model import BoardModel
-from server.web.connections import UVICORN
+from server.web.connections import MAX_BODY, UVICORN, BoundedNesting
 from server.web.watcher import Batch, BoardFeed, Changes, TreeWatcher
 
 __all__ = ["MAX_BODY", "IndexFeed", "run_team", "team_app"]
-
-MAX_BODY = 8 * 1024 * 1024  # a 4 MiB REPORT, JSON-escaped, with room to spare
 
 
 class IndexFeed:
@@ -103,7 +101,7 @@ def team_app(
             streamable_http_path="/mcp", transport_security=endpoint.security(), max_request_body_size=MAX_BODY
         )
         servers.append(server)
-        mounts.append(Mount(f"/{role}", app=app))
+        mounts.append(Mount(f"/{role}", app=BoundedNesting(app)))
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
