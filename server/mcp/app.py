@@ -12,12 +12,12 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.types import CallToolResult, InputRequiredResult
 
-from handoff_core.contract.ids import Ref, check_ref, parse_ref
+from handoff_core.contract.ids import Ref, check_ref
 from handoff_core.errors import HandoffError, NotFound
 from handoff_core.layout import READABLE_FILES
 from server.config import LEAD_TOOLS, ROLE_TOOLS, Role, Settings
 from server.mcp.nesting import too_deep
-from server.mcp.services import TASK_SCOPE, Services
+from server.mcp.services import TASK_SCOPE, Services, bearer_ref
 from server.mcp.tools import exchange, history, lead, shared, writer
 
 if TYPE_CHECKING:  # only the team server builds these: stdio start-up stays light
@@ -50,16 +50,15 @@ class HttpOptions:
     executor_url: str
     on_dispatch: Callable[[Ref], None] | None = None  # told of each task the Lead dispatches
     events: Callable[[], str] | None = None  # for handoff_status: "polled: …" when the watcher polls
+    middleware: tuple[Any, ...] = ()  # the SDK's ServerMiddleware (the arrivals' subscriptions)
 
 
 def _token_ref(context: Context[Any, Any] | None) -> Ref:
     """The task an HTTP session's bearer token names (set by the SDK's auth middleware)."""
     request = getattr(context.request_context, "request", None) if context is not None else None
-    user = request.scope.get("user") if request is not None else None
-    claims = getattr(getattr(user, "access_token", None), "claims", None) or {}
-    if "ref" not in claims:
+    if (ref := bearer_ref(request)) is None:
         raise ToolError("Error executing tool: scope_refused: this endpoint needs a task's report token as bearer")
-    return parse_ref(claims["ref"])
+    return ref
 
 
 class HandoffServer(MCPServer):
@@ -111,7 +110,12 @@ def build_server(settings: Settings, http: HttpOptions | None = None) -> MCPServ
         tools += writer.tools(services)
     extra: dict[str, Any] = {}
     if http is not None:
-        extra = {"auth": http.auth, "token_verifier": http.token_verifier, "subscriptions": http.bus}
+        extra = {
+            "auth": http.auth,
+            "token_verifier": http.token_verifier,
+            "subscriptions": http.bus,
+            "middleware": list(http.middleware),
+        }
     server = HandoffServer(
         settings.role,
         task_scoped=http is not None and settings.role == "executor",

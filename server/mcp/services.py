@@ -4,19 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar
+from typing import Any
 
-from handoff_core.contract.ids import Ref
+from handoff_core.contract.ids import Ref, parse_ref
 from handoff_core.errors import NotFound, ScopeRefused, TokenRefused
 from handoff_core.services.queries import Queries
 from handoff_core.services.store import Store
 from handoff_core.services.tokens import check_token, check_token_hash, load_secret, report_token, token_check
 from server.config import Settings
 
-__all__ = ["TASK_SCOPE", "Services", "open_store"]
+__all__ = ["TASK_SCOPE", "Services", "bearer_ref", "open_store"]
 
 
 # The task an HTTP executor session's bearer token names; None everywhere else (stdio, the Lead).
 TASK_SCOPE: ContextVar[Ref | None] = ContextVar("handoff_task_scope", default=None)
+
+
+def bearer_ref(request: Any) -> Ref | None:
+    """The task an HTTP request's bearer token names (the SDK's auth middleware sets the user), or None."""
+    user = request.scope.get("user") if request is not None else None
+    claims = getattr(getattr(user, "access_token", None), "claims", None) or {}
+    return parse_ref(claims["ref"]) if "ref" in claims else None
 
 
 def open_store(settings: Settings) -> Store:
