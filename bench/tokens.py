@@ -49,7 +49,7 @@ async def _initialize(http: httpx2.AsyncClient, url: str, token: str) -> float:
 
 
 async def _times(url: str, token: str, calls: int) -> list[float]:
-    async with httpx2.AsyncClient() as http:
+    async with httpx2.AsyncClient(timeout=120) as http:  # a starved executor waits: measured, not failed
         await _initialize(http, url, token)  # the connection is open before the clock starts
         return [await _initialize(http, url, token) for _ in range(calls)]
 

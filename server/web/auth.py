@@ -24,9 +24,9 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from handoff_core.services.token_index import TokenIndex
-from server.config import Role
+from server.config import LOOPBACK_HOSTS, Role
 
-__all__ = ["REFUSALS", "Endpoint", "LeadVerifier", "RefusalLimit", "TaskVerifier"]
+__all__ = ["REFUSALS", "Endpoint", "HostPolicy", "LeadVerifier", "RefusalLimit", "TaskVerifier"]
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +88,10 @@ class RefusalLimit:
 
         async def counted(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] == 401:
-                self._left[address] = (self._allowance(address) - 1, self.clock())
+                left = self._allowance(address) - 1
+                if left < 1 <= left + 1:  # said once, as the address runs out; never the token
+                    logger.warning("%s sent %d refused tokens; answering it 429 for a while", address, self.burst)
+                self._left[address] = (left, self.clock())
                 self._left.move_to_end(address)
                 if len(self._left) > _ADDRESSES:
                     self._left.popitem(last=False)
@@ -131,14 +134,59 @@ class Endpoint:
     def url(self, role: Role) -> str:
         return f"{self.base}/{role}/mcp"
 
-    def security(self) -> TransportSecuritySettings:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        hosts = [f"{host}:{self.port}", "127.0.0.1:*", "localhost:*", "[::1]:*"]
-        origins = [f"{self.scheme}://{host}:{self.port}", "http://127.0.0.1:*", "http://localhost:*"]
+    def hosts(self) -> tuple[str, ...]:
+        """Every Host header a client may send, exactly: this port on the bound name and on each
+        loopback name, and the public URL's host. No wildcard: another port, or anything after
+        the port, is another server."""
+        names = dict.fromkeys([self.host, *LOOPBACK_HOSTS])
+        hosts = [f"[{name}]:{self.port}" if ":" in name else f"{name}:{self.port}" for name in names]
         if self.public_url:
             public = urlsplit(self.public_url)
             hosts.append(public.netloc)
+            if public.port is None and public.hostname:  # a client may spell the default port out
+                hosts.append(f"{public.netloc}:{443 if public.scheme == 'https' else 80}")
+        return tuple(hosts)
+
+    def origins(self) -> tuple[str, ...]:
+        """Every Origin a browser page of this server sends, exactly (the board's own pages)."""
+        origins = [f"{self.scheme}://{host}" for host in self.hosts() if not self._public(host)]
+        if self.public_url:
+            public = urlsplit(self.public_url)
             origins.append(f"{public.scheme}://{public.netloc}")
+        return tuple(origins)
+
+    def _public(self, host: str) -> bool:
+        return self.public_url is not None and urlsplit(self.public_url).hostname == host.rsplit(":", 1)[0]
+
+    def security(self) -> TransportSecuritySettings:
+        """The same policy for the SDK's own transport check (``HostPolicy`` runs first, for every route)."""
         return TransportSecuritySettings(
-            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+            enable_dns_rebinding_protection=True, allowed_hosts=list(self.hosts()), allowed_origins=list(self.origins())
         )
+
+
+class HostPolicy:
+    """ASGI middleware: a request whose Host is not one of ``hosts`` gets 421, whose Origin (when
+    sent) is not one of ``origins`` 403, before any route, the board's included."""
+
+    def __init__(self, app: ASGIApp, hosts: tuple[str, ...], origins: tuple[str, ...]) -> None:
+        self.app, self.hosts, self.origins = app, frozenset(hosts), frozenset(origins)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            headers = {name: value for name, value in scope["headers"] if name in (b"host", b"origin")}
+            host, origin = headers.get(b"host", b"").decode("latin-1"), headers.get(b"origin")
+            if host not in self.hosts:
+                await _plain(send, 421, "this server is not reached by that Host name; use the URL it printed")
+                return
+            if origin is not None and origin.decode("latin-1") not in self.origins:
+                await _plain(send, 403, "requests from pages of other origins are refused")
+                return
+        await self.app(scope, receive, send)
+
+
+async def _plain(send: Send, status: int, text: str) -> None:
+    body = text.encode()
+    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

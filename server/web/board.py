@@ -21,13 +21,13 @@ from typing import Any
 import anyio
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import HandoffError
+from server.web.auth import Endpoint, HostPolicy
 from server.web.board_model import PAGE, BoardModel
 from server.web.watcher import Changes, watch_board
 
@@ -148,8 +148,8 @@ def board_app(model: BoardModel, access: BoardAccess, changes: Changes, prefix: 
     ]
 
 
-def standalone(model: BoardModel, access: BoardAccess) -> Starlette:
-    """The board on its own (``handoff-mcp board``), with its watcher in the lifespan."""
+def standalone(model: BoardModel, access: BoardAccess, port: int) -> Starlette:
+    """The board on its own (``handoff-mcp board``) on a loopback ``port``, with its watcher in the lifespan."""
     from contextlib import asynccontextmanager
 
     changes = Changes()
@@ -164,8 +164,8 @@ def standalone(model: BoardModel, access: BoardAccess) -> Starlette:
             finally:
                 stop.set()
 
-    hosts = TrustedHostMiddleware  # a page on another name (DNS rebinding) is refused
-    middleware = [Middleware(hosts, allowed_hosts=["127.0.0.1", "localhost", "[::1]"])]
+    loopback = Endpoint("127.0.0.1", port)  # a page on another name or port (DNS rebinding) is refused
+    middleware = [Middleware(HostPolicy, loopback.hosts(), loopback.origins())]
     return Starlette(routes=board_app(model, access, changes), lifespan=lifespan, middleware=middleware)
 
 
@@ -180,4 +180,4 @@ def run_board(model: BoardModel, port: int) -> None:
     print(
         f"handoff board for {model.queries.roots.state_root}\n  open: {url}\n  (the link works once)", file=sys.stderr
     )
-    uvicorn.run(standalone(model, access), host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    uvicorn.run(standalone(model, access, port), host="127.0.0.1", port=port, log_level="warning", access_log=False)

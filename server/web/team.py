@@ -33,7 +33,7 @@ from server.config import Role, Settings, TeamOptions
 from server.mcp.app import HttpOptions, build_server
 from server.mcp.arrivals import Arrivals
 from server.mcp.services import open_store
-from server.web.auth import REFUSALS, Endpoint, LeadVerifier, RefusalLimit, TaskVerifier
+from server.web.auth import REFUSALS, Endpoint, HostPolicy, LeadVerifier, RefusalLimit, TaskVerifier
 from server.web.board import BoardAccess, board_app
 from server.web.board_model import BoardModel
 from server.web.connections import MAX_BODY, UVICORN, BoundedNesting
@@ -123,7 +123,14 @@ def team_app(
 
     # The board, behind the Lead's token: /board?token=<lead token> opens a session.
     routes = [*board_app(board, BoardAccess(standing=lead_token(secret, settings.state_root)), board_changes), *mounts]
-    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(RefusalLimit, refusals)])
+    return Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        middleware=[
+            Middleware(HostPolicy, endpoint.hosts(), endpoint.origins()),
+            Middleware(RefusalLimit, refusals),
+        ],
+    )
 
 
 def run_team(settings: Settings, options: TeamOptions) -> None:

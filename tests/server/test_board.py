@@ -50,7 +50,8 @@ async def board(store: Store) -> AsyncIterator[Board]:
     model = BoardModel(store.queries, 3)
     model.load()
     access = BoardAccess()
-    async with served(standalone(model, access), loopback_listener()) as base:
+    listener = loopback_listener()
+    async with served(standalone(model, access, listener.getsockname()[1]), listener) as base:
         yield Board(base, access)
 
 

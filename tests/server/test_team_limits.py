@@ -72,11 +72,16 @@ async def test_a_refused_token_costs_no_walk_of_the_tree(team: Team) -> None:
 
 @asynccontextmanager
 async def serving(
-    project: Path, state_root: Path, secret_file: Path, uvicorn: dict[str, Any] | None = None, **options: Any
+    project: Path,
+    state_root: Path,
+    secret_file: Path,
+    uvicorn: dict[str, Any] | None = None,
+    public_url: str | None = None,
+    **options: Any,
 ) -> AsyncIterator[Team]:
     """A team server as ``run_team`` serves it (``connections.UVICORN``, or ``uvicorn``)."""
     listener = loopback_listener()
-    endpoint = Endpoint("127.0.0.1", listener.getsockname()[1])
+    endpoint = Endpoint("127.0.0.1", listener.getsockname()[1], public_url=public_url)
     app = team_app(Settings("lead", project, state_root, secret_file), endpoint, **options)
     async with served(app, listener, **(UVICORN if uvicorn is None else uvicorn)):
         yield Team(endpoint, lead_token(load_secret(secret_file), state_root), state_root)
