@@ -47,11 +47,11 @@ class TokenIndex:
         return self._refs.get(token_check(token.strip()))
 
     def build(self) -> None:
-        """Read every task's TASK.md once (a TASK never changes)."""
+        """Walk the tree and read every TASK.md not read yet (a TASK never changes): once at start,
+        and again only when the watcher may have missed events."""
         with self._lock:
-            if not self.built:
-                self._read_all(self._tasks_under(CHANGES))
-                self.built = True
+            self._read_all(self._tasks_under(CHANGES))
+            self.built = True
 
     def learn(self, ref: Ref) -> None:
         """A task this server has just published, known before any watcher reports it."""
