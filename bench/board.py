@@ -90,7 +90,7 @@ def run(work: Path, sizes: list[int], repeats: int) -> dict[str, Any]:
 def _mixed_tree(project: Path) -> Store:
     """A dozen tasks in every state the board tells apart."""
     from handoff_core.contract.report import Report
-    from handoff_core.contract.task import Scope
+    from handoff_core.contract.scope import Scope
     from tests.conftest import implementation, make_change, review  # the tests' own request builders
 
     state_root = project / "speculo" / ".speculo"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import threading
 import time
 from pathlib import Path
 
@@ -12,10 +13,10 @@ from handoff_core.services.store import Store
 
 
 def _worker(
-    state_root: str, change: str, session: str, worker: int, count: int, barrier: object
+    state_root: str, change: str, session: str, worker: int, count: int, barrier: threading.Barrier
 ) -> tuple[float, float]:
     store = Store(Path(state_root))
-    barrier.wait(timeout=120)  # type: ignore[attr-defined]
+    barrier.wait(timeout=120)
     start = time.time()
     for index in range(count):
         store.create_task(_request(change, worker * 10_000 + index, session))

@@ -17,7 +17,7 @@ from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.task import TaskBody
 from handoff_core.services.store import Store, TaskRequest
-from server.config import Settings
+from server.config import Role, Settings
 from server.mcp.app import build_server
 
 FOCUS = "Reviewed it. Found nothing blocking. Stopped here. Next: merge."
@@ -143,7 +143,7 @@ def status_tree(state_root: Path, change: str, tasks: int) -> None:
         store.create_task(_request(change, index, first.ref.session))
 
 
-def settings(project: Path, secret: Path, role: str = "lead") -> Settings:
+def settings(project: Path, secret: Path, role: Role = "lead") -> Settings:
     return Settings(role, project, project / "speculo" / ".speculo", secret)
 
 

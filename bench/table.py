@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from server.config import TOOLS_LIST_BUDGET
+
 TARGETS = {
     "startup ratio (lead, executor)": "<= 1.15",
     "mcp overhead p50": "<= 1 ms",
@@ -14,7 +16,7 @@ TARGETS = {
     "first dispatch 10k": "issue: <= 100 ms at 10,000",
     "steady dispatch": "issue: tree <= 1.2x empty, <= 2 ms",
     "handoff-validate": "<= 80 ms; issue: <= 1.3x floor",
-    "tools/list bytes": "lead <= 16384, executor <= 6144",
+    "tools/list bytes": f"lead <= {TOOLS_LIST_BUDGET['lead']}, executor <= {TOOLS_LIST_BUDGET['executor']}",
     "search_history 50 MB": "<= 1 s, bounded memory",
     "http p50": "HTTP p50 <= 2x stdio",
     "board paint": "<= 1 s at 10,000 tasks",

@@ -23,13 +23,16 @@ can match on; the message says what to do next. The hierarchy::
     ├── UnsafePath                   code unsafe_path         symlink, hard link, collision, escape
     ├── TokenRefused                 code token_refused       report token missing or wrong
     │   └── ScopeRefused             code scope_refused       a task's session reached past its task
+    ├── RoleRefused                  code role_refused        a Lead tool called on an executor's server
     ├── StorageError                 code storage_error       the OS failed; nothing was half-written
     └── ConfigError                  code config_error        a flag or HANDOFF_* variable is wrong
 
 OS errors are translated once, where the files layer meets the services
 (``files.task_dir.translated``: ``raise StorageError(...) from exc``); YAML errors where the
-contract reads frontmatter (``InvalidContent``). The MCP adapter turns every one of these into a
-tool error ``Error executing tool NAME: CODE: message`` in one place (``server.registration``).
+contract reads frontmatter (``InvalidContent``). Each interface of the adapter turns them into its
+own answer in one place: the MCP server in ``server.mcp.registration`` (tools, as ``Error executing
+tool NAME: CODE: message``, and resources), the command line in ``server.cli.main.main`` (a line on
+stderr, exit 2), the board in ``server.web.board`` (a JSON error with its HTTP status).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ __all__ = [
     "LocatorConflict",
     "NotFound",
     "OwnershipConflict",
+    "RoleRefused",
     "ScopeRefused",
     "StateRefused",
     "StorageError",
@@ -84,6 +88,10 @@ class InvalidContent(InvalidInput):
 
 class InvalidLocator(InvalidInput):
     code = "invalid_locator"
+
+
+class InvalidArguments(InvalidInput):
+    code = "invalid_arguments"
 
 
 class NotFound(HandoffError):
@@ -144,6 +152,10 @@ class TokenRefused(HandoffError):
 
 class ScopeRefused(TokenRefused):
     code = "scope_refused"
+
+
+class RoleRefused(HandoffError):
+    code = "role_refused"
 
 
 class StorageError(HandoffError):

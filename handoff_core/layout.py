@@ -13,6 +13,7 @@ from typing import Final, Literal, get_args
 
 __all__ = [
     "ARCHIVE",
+    "ATTEMPTS_BEFORE_WARNING",
     "CHANGES",
     "CLOSING_FILES",
     "COORDINATION_FILE",
@@ -20,12 +21,14 @@ __all__ = [
     "DEFAULT_WRITER_CAP",
     "EXCLUSIONS_SHOWN",
     "EXTERNAL_SHOWN",
+    "FOCUSED_LENGTH",
     "FOCUSED_SENTENCES",
     "HANDOFF_DOCS",
     "HANDOFF_FILES",
     "KINDS",
     "LOCATIONS",
     "LOCATOR_FILE",
+    "LOG_TOOLS",
     "MAX_FILE_BYTES",
     "OUTCOMES",
     "READABLE_FILES",
@@ -45,13 +48,16 @@ __all__ = [
     "TASK_FILE",
     "TASK_SECTIONS",
     "TASK_STATES",
+    "UNFINISHED_STATUSES",
     "WORKSPACES",
     "EntryKind",
     "Kind",
     "Location",
+    "LogTool",
     "Outcome",
     "ReleaseKind",
     "ReportStatus",
+    "SelfWriter",
     "Stage",
     "StatusView",
     "TaskState",
@@ -103,6 +109,7 @@ REPORT_WORK: Final = "产物与验证"
 REPORT_NEXT: Final = "问题与下一步"
 REPORT_SECTIONS: Final = (REPORT_FOCUSED, REPORT_WORK, REPORT_NEXT)
 FOCUSED_SENTENCES: Final = (3, 5)  # the focused handoff's length, in sentences
+FOCUSED_LENGTH: Final = f"{FOCUSED_SENTENCES[0]}-{FOCUSED_SENTENCES[1]} sentences"  # as tools and messages say it
 
 
 def focused_length_ok(sentences: int) -> bool:
@@ -115,6 +122,8 @@ Kind = Literal["implementation", "review", "research", "test-observation"]
 Workspace = Literal["current", "required"]
 ReportStatus = Literal["completed", "blocked", "failed", "cancelled"]
 ReleaseKind = Literal["stopped", "none"]  # stopped: the writer was seen to stop; none: no writer ran
+SelfWriter = Literal["lead", "team"]  # who writes under claim_writer: the Lead itself, or its native team
+LogTool = Literal["claude-code", "codex"]  # the agent CLIs whose session logs are found by id
 Stage = Literal["dispatch", "return"]
 Outcome = Literal["active", "completed", "cancelled"]
 Location = Literal["active", "archived"]
@@ -132,6 +141,11 @@ OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
 STATUS_VIEWS: Final[tuple[StatusView, ...]] = get_args(StatusView)
 TASK_STATES: Final[tuple[TaskState, ...]] = get_args(TaskState)
 LOCATIONS: Final[tuple[Location, ...]] = get_args(Location)
+LOG_TOOLS: Final[tuple[LogTool, ...]] = get_args(LogTool)
+# Reports that end an attempt without its work: after this many on one topic or ticket, the Lead is
+# warned before dispatching it again.
+UNFINISHED_STATUSES: Final[tuple[ReportStatus, ...]] = ("blocked", "failed")
+ATTEMPTS_BEFORE_WARNING: Final = 3
 
 DEFAULT_WRITER_CAP: Final = 3
 # A status page's tasks stop short of this many bytes of JSON, so the whole reply stays under 25 KB

@@ -19,6 +19,7 @@ __all__ = [
     "ROLES",
     "ROLE_TOOLS",
     "SHARED_TOOLS",
+    "TOOLS_LIST_BUDGET",
     "Role",
     "Settings",
     "TeamOptions",
@@ -49,6 +50,8 @@ LEAD_TOOLS = (
     "claim_writer",
 )
 ROLE_TOOLS: dict[Role, tuple[str, ...]] = {"lead": SHARED_TOOLS + LEAD_TOOLS, "executor": SHARED_TOOLS}
+# Bytes of the tools/list answer on the wire: every agent of the role pays them in its context.
+TOOLS_LIST_BUDGET: dict[Role, int] = {"lead": 16_384, "executor": 6_144}
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -16,6 +17,20 @@ CHANGE = "2026-11-30-demo"
 # a loaded CI machine must not turn a slow example into a failure.
 settings.register_profile("handoff", derandomize=True, database=None, deadline=None)
 settings.load_profile("handoff")
+
+# The seed documents, where CI lays them out: /path/clone beside /path/shared.
+SEEDS = Path(__file__).resolve().parents[1].parent / "shared" / "seeds"
+
+
+@pytest.fixture(scope="session")
+def seeds() -> Path:
+    """The seeds directory; a test that needs it is skipped without it, except on CI, where it fails."""
+    if not SEEDS.is_dir():
+        missing = f"the seed documents are not in {SEEDS} (../shared/seeds from the repository root)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{missing}: lay shared/ beside the clone")
+        pytest.skip(missing)
+    return SEEDS
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -34,7 +49,7 @@ def make_change(state_root: Path, change: str = CHANGE, outcome: str = "active")
 
 
 def implementation(topic: str = "implement-a1", **overrides: object) -> TaskRequest:
-    fields: dict[str, object] = {
+    fields: dict[str, Any] = {
         "change": CHANGE,
         "topic": topic,
         "kind": "implementation",
@@ -46,7 +61,7 @@ def implementation(topic: str = "implement-a1", **overrides: object) -> TaskRequ
     fields.update(overrides)
     keys = ("change", "topic", "session", "force_new", "writer_limit", "retry_of")
     request = {key: fields.pop(key) for key in keys if key in fields}
-    return TaskRequest(body=TaskBody(**fields), **request)  # type: ignore[arg-type]
+    return TaskRequest(body=TaskBody(**fields), **request)
 
 
 def review(topic: str = "review-a1", **overrides: object) -> TaskRequest:

@@ -7,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # the benchmark, in its own processes
 
 
 def test_the_quick_benchmark_prints_a_table_and_writes_json(tmp_path: Path) -> None:

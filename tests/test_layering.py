@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -114,6 +116,7 @@ def printed_by(code: str) -> str:
     return result.stdout.strip()
 
 
+@pytest.mark.slow
 def test_the_validator_cli_loads_neither_mcp_nor_pydantic() -> None:
     code = (
         "import sys, handoff_core.validator, handoff_core.services.store\n"
@@ -122,6 +125,7 @@ def test_the_validator_cli_loads_neither_mcp_nor_pydantic() -> None:
     assert printed_by(code) == "[]"
 
 
+@pytest.mark.slow
 def test_the_validator_cli_starts_without_any_third_party_package() -> None:
     """PyYAML included: it is loaded only for frontmatter the fast reader leaves to it."""
     code = (
@@ -144,6 +148,7 @@ SLOW_TO_LOAD = (
 )
 
 
+@pytest.mark.slow
 def test_the_validator_cli_loads_no_thread_pool_logging_asyncio_dataclasses_hashlib_or_datetime() -> None:
     """Each costs milliseconds at every start (concurrent.futures pulls in logging, dataclasses pulls in
     inspect, hashlib OpenSSL): the validator's records are named tuples, the others load late."""

@@ -27,6 +27,14 @@ def _strings_only(value: object) -> bool:
     )
 
 
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A flow mapping as YAML reads it: a key given twice is refused (JSON would keep the last)."""
+    mapping = dict(pairs)
+    if len(mapping) != len(pairs):
+        raise ValueError("a key given twice")
+    return mapping
+
+
 def _fast_mapping(text: str) -> dict[str, Any] | None:
     """Lines exactly as ``quote`` writes printable ASCII, read without a YAML parser.
 
@@ -41,7 +49,7 @@ def _fast_mapping(text: str) -> dict[str, Any] | None:
         key, string, number, flow = match.groups()
         if flow is not None:
             try:
-                value = json.loads(flow)
+                value = json.loads(flow, object_pairs_hook=_unique_pairs)
             except ValueError:
                 return None
             if not _strings_only(value):

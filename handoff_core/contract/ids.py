@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from handoff_core.errors import InvalidIdentifier
+from handoff_core.layout import CHANGES, SESSIONS
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -25,6 +26,7 @@ __all__ = [
     "next_round",
     "next_task",
     "parse_ref",
+    "ref_in",
     "round_base",
     "round_time",
     "task_number",
@@ -139,6 +141,20 @@ def check_topic(value: str) -> str:
 
 def check_ref(change: str, session: str, task: str) -> Ref:
     return Ref(check_change(change), check_round(session), check_task(task))
+
+
+def ref_in(parts: Sequence[str]) -> Ref | None:
+    """The active task whose directory holds ``parts`` (components below the state root), or None.
+
+    The one way back from a path in the tree to its task: ``layout.task_parts`` is the way there.
+    """
+    at = len(CHANGES)  # change, SESSIONS, session, task follow
+    if len(parts) < at + 4 or tuple(parts[:at]) != CHANGES or parts[at + 1] != SESSIONS:
+        return None
+    try:
+        return check_ref(parts[at], parts[at + 2], parts[at + 3])
+    except InvalidIdentifier:
+        return None
 
 
 def parse_ref(text: str) -> Ref:

@@ -34,10 +34,13 @@ from handoff_core.layout import (
     is_temp,
 )
 
-try:  # CPython's own SHA-256: hashlib would load OpenSSL, 2 ms of every handoff-validate start
-    from _sha256 import sha256  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - a build without it
-    from hashlib import sha256
+
+def _sha256(data: bytes) -> str:
+    # Loaded here, not at import: hashlib loads OpenSSL, ~2 ms that a dispatch-stage check never needs.
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
 
 __all__ = [
     "CAVEAT",
@@ -178,7 +181,7 @@ def _check_files(
     ]
     task_entry = snapshot.file(TASK_FILE)
     task_text = _text(task_entry, TASK_FILE, errors)
-    task_sha = sha256(task_entry.data).hexdigest() if task_text is not None and task_entry.data else None
+    task_sha = _sha256(task_entry.data) if task_text is not None and task_entry.data else None
     if task_text is not None:
         errors += task_problems(task_text, change, session, task)
     report = snapshot.file(REPORT_FILE)

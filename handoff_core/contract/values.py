@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["JS_ANY", "JS_SPACE", "PLACEHOLDER_SEGMENT", "is_real", "js_trim", "visible"]
+from handoff_core.errors import InvalidContent
+
+__all__ = ["JS_ANY", "JS_SPACE", "PLACEHOLDER_SEGMENT", "is_real", "js_trim", "relative_parts", "visible"]
 
 # The seed is JavaScript: its ``\s`` and ``trim()`` know U+FEFF but not U+0085 or U+001C-U+001F,
 # unlike Python's ``str.strip``; and its ``/i`` (no ``u`` flag) never folds a non-ASCII letter
@@ -38,3 +40,11 @@ def is_real(value: object) -> bool:
         and _PLACEHOLDER_WORD.match(value) is None
         and _PLACEHOLDER_MARK.search(value) is None
     )
+
+
+def relative_parts(path: str) -> tuple[str, ...]:
+    """The components of a project-relative path; anything that could leave the project is refused."""
+    parts = tuple(path.split("/"))
+    if path.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        raise InvalidContent(f"{path!r} is not a project-relative path (no leading '/', no '.', '..' or empty segment)")
+    return parts

@@ -85,8 +85,12 @@ def _settle_existing(dir_fd: int, name: str, data: bytes) -> None:
         )
 
 
-def publish(dir_fd: int, name: str, data: bytes, *, mode: int = 0o444) -> Published:
-    """Publish ``data`` as ``name`` in the directory ``dir_fd``, exactly once."""
+def publish(dir_fd: int, name: str, data: bytes, *, mode: int = 0o444, first_wins: bool = False) -> Published:
+    """Publish ``data`` as ``name`` in the directory ``dir_fd``, exactly once.
+
+    With ``first_wins`` a name already taken is kept whatever it holds (a secret another process
+    made first): ``created`` is False and nothing is compared or read back.
+    """
     check_name(name)
     temp = temp_name(name)
     created = True
@@ -96,11 +100,12 @@ def publish(dir_fd: int, name: str, data: bytes, *, mode: int = 0o444) -> Publis
             os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
         except FileExistsError:
             created = False
-            _settle_existing(dir_fd, name, data)
+            if not first_wins:
+                _settle_existing(dir_fd, name, data)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp, dir_fd=dir_fd)
     os.fsync(dir_fd)
-    if read_regular(dir_fd, name, limit=len(data) + 1) != data:
+    if (created or not first_wins) and read_regular(dir_fd, name, limit=len(data) + 1) != data:
         raise StorageError(f"{name} did not read back as written; check the disk and the directory")
     return Published(name, created)

@@ -32,6 +32,7 @@ from handoff_core.contract.exchange import (
     render_session,
 )
 from handoff_core.contract.task import Task
+from handoff_core.contract.values import relative_parts
 from handoff_core.errors import InvalidContent, WriteConflict
 from handoff_core.files.archives import check_archive, deterministic_zip, extract_checked
 from handoff_core.files.paths import read_regular, walked
@@ -90,10 +91,9 @@ def _walk(project: Path, parts: tuple[str, ...], skipped: list[dict[str, str]]) 
 
 
 def _named(named: str) -> tuple[str, ...]:
-    parts = tuple(named.strip("/").split("/"))
-    if named.startswith("/") or any(part in ("", ".", "..") for part in parts):
-        raise InvalidContent(f"{named!r} is not a project-relative path (no leading '/', '.' or '..')")
-    return parts
+    if named.startswith("/"):
+        raise InvalidContent(f"{named!r} is not a project-relative path (no leading '/')")
+    return relative_parts(named.rstrip("/"))  # a folder may be named with its trailing slash
 
 
 def _select(project: Path, named: list[str]) -> tuple[list[tuple[str, bytes]], list[dict[str, str]]]:

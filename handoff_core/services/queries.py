@@ -16,7 +16,7 @@ from handoff_core.contract.ids import Ref, check_change, check_round, is_change_
 from handoff_core.contract.snapshot import TaskSnapshot
 from handoff_core.contract.task import Task, parse_task
 from handoff_core.contract.validate import Verdict, check_handoff
-from handoff_core.errors import InvalidContent
+from handoff_core.contract.values import relative_parts
 from handoff_core.files.leftovers import Leftover, find_leftovers
 from handoff_core.files.paths import entry_mode, read_regular, walked
 from handoff_core.files.reader import read_change_snapshots, read_snapshot
@@ -118,9 +118,7 @@ class Queries:
     @translated
     def project_has(self, relative: str) -> bool:
         """Whether a project-relative path exists, walked without following symlinks on the way."""
-        parts = relative.split("/")
-        if relative.startswith("/") or any(p in ("", ".", "..") for p in parts):
-            raise InvalidContent(f"{relative!r} is not a project-relative path (no leading '/', '.', '..')")
+        parts = relative_parts(relative)
         try:
             with walked(self.roots.project_root, parts[:-1]) as fd:
                 return entry_mode(fd, parts[-1]) is not None

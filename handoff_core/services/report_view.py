@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import unicodedata
 from dataclasses import dataclass
@@ -15,6 +16,8 @@ from handoff_core.errors import HandoffError, NotFound, TaskNotFound
 from handoff_core.files.task_dir import sha256
 from handoff_core.layout import LOCATOR_FILE, RELEASE_FILE, REPORT_FILE, REPORT_FOCUSED, REPORT_SECTIONS, TASK_FILE
 from handoff_core.services.queries import Queries
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["MAX_TEXT", "HandoffView", "Provenance", "log_path", "read_handoff", "suspicious"]
 
@@ -117,7 +120,8 @@ def _locator_file(queries: Queries, ref: Ref) -> tuple[bytes, str | None] | None
 def _locator(queries: Queries, ref: Ref, provenance: list[Provenance]) -> str | None:
     try:
         found = _locator_file(queries, ref)
-    except HandoffError:
+    except HandoffError as exc:  # the REPORT is still shown; its locator is left out, and validation says why
+        logger.warning("session-locator.json of %s not shown: %s", ref, exc.code)
         return None
     if found is None:
         return None

@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from handoff_core.errors import InvalidInput, InvalidLocator
+from handoff_core.layout import LOG_TOOLS
 
 __all__ = ["TOOLS", "Hit", "LogFacts", "SearchResult", "candidates", "inspect", "search", "verify"]
 
-TOOLS = ("claude-code", "codex")
+TOOLS = LOG_TOOLS
 MAX_LINE = 8 * 1024 * 1024
 # A search stops (stopped_early) after reading this much or running this long: a compressed log
 # can expand a thousandfold, and the caller is waiting.

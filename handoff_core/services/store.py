@@ -8,6 +8,7 @@ claims a dispatch is checked against.
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -41,6 +42,7 @@ from handoff_core.files.publishing import publish
 from handoff_core.files.reader import locate_change
 from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256, translated
 from handoff_core.layout import (
+    ATTEMPTS_BEFORE_WARNING,
     CLOSING_FILES,
     DEFAULT_WRITER_CAP,
     LOCATOR_FILE,
@@ -49,6 +51,7 @@ from handoff_core.layout import (
     REPORT_FILE,
     SESSIONS,
     TASK_FILE,
+    UNFINISHED_STATUSES,
     ReleaseKind,
     ReportStatus,
 )
@@ -56,6 +59,8 @@ from handoff_core.services import session_logs
 from handoff_core.services.disk_cache import DiskCache
 from handoff_core.services.ownership import check_dispatch
 from handoff_core.services.queries import Queries
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["Store", "StoredDocument", "StoredFile", "TaskRequest"]
 
@@ -96,10 +101,15 @@ def bounded(data: bytes, name: str) -> bytes:
     return data
 
 
+def _verb(created: bool) -> str:
+    return "published" if created else "found the same bytes already in"
+
+
 def _ticket(store: Store, ref: Ref) -> str | None:
     try:
         return store.queries.read_task(ref)[0].ticket
-    except HandoffError:
+    except HandoffError as exc:  # an unreadable earlier TASK counts as one without a ticket
+        logger.debug("ticket of %s unreadable: %s", ref, exc.code)
         return None
 
 
@@ -196,6 +206,7 @@ class Store:
                 publish(task_fd, TASK_FILE, data)
             finally:
                 os.close(task_fd)
+            logger.info("published %s of %s (%s, sha256 %s)", TASK_FILE, ref, body.kind, sha256(data))
             return StoredFile(ref, self.roots.task_dir(ref) / TASK_FILE, sha256(data), True, data.decode(), warnings)
         except BaseException:
             undo(sessions_fd, round_fd, session if new_round else None, task_id)
@@ -221,11 +232,11 @@ class Store:
 
     def _attempt_warnings(self, request: TaskRequest, body: TaskBody) -> tuple[str, ...]:
         """After three blocked or failed attempts on one topic or ticket, the Lead is told before a fourth."""
-        ended = [t for t in self.queries.status(request.change) if t.report_status in ("blocked", "failed")]
+        ended = [t for t in self.queries.status(request.change) if t.report_status in UNFINISHED_STATUSES]
         by_topic = [t for t in ended if t.ref.task.split("-", 1)[-1] == request.topic]
         by_ticket = [t for t in ended if body.ticket is not None and _ticket(self, t.ref) == body.ticket]
         count = max(len(by_topic), len(by_ticket))
-        if count < 3:
+        if count < ATTEMPTS_BEFORE_WARNING:
             return ()
         return (f"{count} earlier attempts on this topic or ticket ended blocked or failed: reconsider the plan",)
 
@@ -273,6 +284,7 @@ class Store:
             _returnable(text, ref, current, accept_warnings)
             data = bounded(text.encode(), REPORT_FILE)
             published = task_dir.publish(REPORT_FILE, data)
+        logger.info("%s %s of %s (status %s)", _verb(published.created), REPORT_FILE, ref, report.status)
         return StoredFile(ref, self.roots.task_dir(ref) / REPORT_FILE, sha256(data), published.created, data.decode())
 
     def capture_report(self, ref: Ref, status: ReportStatus, locator: str, text: str) -> StoredFile:
@@ -313,6 +325,7 @@ class Store:
             if not task_dir.has(TASK_FILE):  # present is enough: an unreadable TASK still holds a claim to end
                 raise TaskNotFound(f"task {ref} has no {TASK_FILE}; there is no claim to release")
             published = task_dir.publish(RELEASE_FILE, bounded(data, RELEASE_FILE))
+        logger.info("%s %s of %s (writers %s)", _verb(published.created), RELEASE_FILE, ref, kind)
         return StoredFile(ref, self.roots.task_dir(ref) / RELEASE_FILE, sha256(data), published.created, data.decode())
 
     @translated

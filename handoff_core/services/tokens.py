@@ -12,7 +12,6 @@ write the tree can write REPORT.md by hand; the files are evidence, not authenti
 from __future__ import annotations
 
 import base64
-import contextlib
 import errno
 import hashlib
 import hmac
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from handoff_core.contract.ids import Ref
 from handoff_core.errors import StorageError, TokenRefused, UnsafePath
+from handoff_core.files.publishing import publish
 
 __all__ = [
     "check_token",
@@ -81,21 +81,14 @@ def check_token(secret: bytes, state_root: Path, ref: Ref, token: str) -> None:
 
 
 def _create_secret(path: Path) -> None:
-    """Written whole under a temp name and linked into place: a crash never leaves a short secret."""
+    """Published write-once like a handoff file: a crash never leaves a short secret, and a secret
+    another server made first is kept."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        os.write(fd, secrets.token_bytes(_SECRET_BYTES))
-        os.fsync(fd)
+        publish(fd, path.name, secrets.token_bytes(_SECRET_BYTES), mode=0o600, first_wins=True)
     finally:
         os.close(fd)
-    try:
-        os.link(temp, path)  # never replaces: a secret another server made first is kept
-    except FileExistsError:
-        pass
-    finally:
-        os.unlink(temp)
 
 
 def load_secret(path: Path, forbidden_root: Path | None = None) -> bytes:
@@ -106,8 +99,7 @@ def load_secret(path: Path, forbidden_root: Path | None = None) -> bytes:
         raise UnsafePath(f"the token secret {path} lies inside the project; point --secret-file outside it")
     try:
         if not path.exists():
-            with contextlib.suppress(FileExistsError):  # another server made it first: read theirs
-                _create_secret(path)
+            _create_secret(path)
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         try:
             info = os.fstat(fd)

@@ -39,15 +39,20 @@ def _check(refs: list[Ref], timeout: float) -> None:
         raise InvalidInput(f"timeout_s must be above 0 and at most {MAX_TIMEOUT:g}; call again to keep waiting")
 
 
+def _known(queries: Queries, refs: list[Ref]) -> None:
+    for ref in refs:
+        queries.read_task(ref)  # an unknown task is an error now, not a silent wait
+
+
 async def wait_for_reports(queries: Queries, refs: list[Ref], timeout: float = 30.0) -> WaitResult:
     """Return as soon as any listed task has a REPORT or RELEASE, or when ``timeout`` runs out."""
     _check(refs, timeout)
-    for ref in refs:
-        queries.read_task(ref)  # an unknown task is an error now, not a silent wait
+    # File reads run in a worker thread: the event loop keeps serving other calls meanwhile.
+    await anyio.to_thread.run_sync(_known, queries, refs)
     start = time.monotonic()
     deadline = start + timeout
     while True:
-        found = queries.arrivals(refs)
+        found = await anyio.to_thread.run_sync(queries.arrivals, refs)
         now = time.monotonic()
         if found or now >= deadline:
             arrived = tuple(Arrival(ref, name) for ref, name in found.items())

@@ -16,8 +16,10 @@ from handoff_core.contract.values import visible
 from handoff_core.errors import ConfigError, HandoffError
 from handoff_core.layout import CHANGES
 from handoff_core.services.tokens import lead_token, load_secret, report_token
+from server import logs
 from server.client_config import CLIENTS, Client, http_launch, launch_for, render
-from server.config import Settings, TeamOptions, settings_from
+from server.config import ROLES, Settings, TeamOptions, settings_from
+from server.logs import LEVELS
 from server.mcp.services import open_store
 
 __all__ = ["main"]
@@ -41,10 +43,11 @@ def _parser() -> argparse.ArgumentParser:
         ("receive", "persist, check and (only if safe) extract an external return"),
     ):
         sub = commands.add_parser(name, help=text)
-        sub.add_argument("--role", choices=("lead", "executor"), help="default: $HANDOFF_ROLE")
+        sub.add_argument("--role", choices=ROLES, help="default: $HANDOFF_ROLE")
         sub.add_argument("--project-root", help="default: $HANDOFF_PROJECT_ROOT or the current directory")
         sub.add_argument("--state-root", help="default: $HANDOFF_STATE_ROOT or <project>/speculo/.speculo")
         sub.add_argument("--secret-file", help="default: $HANDOFF_SECRET_FILE or ~/.config/handoff-mcp/secret")
+        sub.add_argument("--log-level", choices=LEVELS, help="stderr log; default: $HANDOFF_LOG_LEVEL or warning")
         if name == "status":
             sub.add_argument("--change")
             sub.add_argument("--session")
@@ -245,6 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return validate_cli.main(args_list[1:])
     args = _parser().parse_args(args_list)
     try:
+        logs.configure(args.log_level)
         settings = _settings(args, role_required=args.command == "serve" and not getattr(args, "http", False))
         if args.command == "serve" and args.http:
             return serve_team(settings, _team_options(args))

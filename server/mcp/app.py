@@ -9,14 +9,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.types import CallToolResult, InputRequiredResult
 
 from handoff_core.contract.ids import Ref, check_ref
-from handoff_core.errors import HandoffError, NotFound
+from handoff_core.errors import InvalidArguments, RoleRefused, ScopeRefused
 from handoff_core.layout import READABLE_FILES
 from server.config import LEAD_TOOLS, ROLE_TOOLS, Role, Settings
 from server.mcp.nesting import too_deep
+from server.mcp.registration import resource_errors, tool_errors
 from server.mcp.services import TASK_SCOPE, Services, bearer_ref
 from server.mcp.tools import exchange, history, lead, shared, writer
 
@@ -57,7 +58,7 @@ def _token_ref(context: Context[Any, Any] | None) -> Ref:
     """The task an HTTP session's bearer token names (set by the SDK's auth middleware)."""
     request = getattr(context.request_context, "request", None) if context is not None else None
     if (ref := bearer_ref(request)) is None:
-        raise ToolError("Error executing tool: scope_refused: this endpoint needs a task's report token as bearer")
+        raise ScopeRefused("this endpoint needs a task's report token as bearer")
     return ref
 
 
@@ -72,25 +73,26 @@ class HandoffServer(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        if (refusal := too_deep(arguments)) is not None:
-            raise ToolError(f"Error executing tool {name}: {refusal}")
-        if name not in ROLE_TOOLS[self.role] and name in LEAD_TOOLS:
-            raise ToolError(
-                f"Error executing tool {name}: role_refused: {name} is a Lead tool and this server runs as "
-                f"{self.role}; ask the Lead to call it, or use this role's tools ({', '.join(ROLE_TOOLS[self.role])})"
-            )
-        if not self.task_scoped:
-            return await super().call_tool(name, arguments, context)
-        scope = TASK_SCOPE.set(_token_ref(context))
+        with tool_errors(name):
+            if (refusal := too_deep(arguments)) is not None:
+                raise InvalidArguments(refusal)
+            if name not in ROLE_TOOLS[self.role] and name in LEAD_TOOLS:
+                raise RoleRefused(
+                    f"{name} is a Lead tool and this server runs as {self.role}; ask the Lead to call it, "
+                    f"or use this role's tools ({', '.join(ROLE_TOOLS[self.role])})"
+                )
+            scope = TASK_SCOPE.set(_token_ref(context)) if self.task_scoped else None
         try:
             return await super().call_tool(name, arguments, context)
         finally:
-            TASK_SCOPE.reset(scope)
+            if scope is not None:
+                TASK_SCOPE.reset(scope)
 
     async def read_resource(self, uri: Any, context: Context[Any, Any] | None = None) -> Any:
         if not self.task_scoped:
             return await super().read_resource(uri, context)
-        scope = TASK_SCOPE.set(_token_ref(context))
+        with resource_errors(str(uri)):
+            scope = TASK_SCOPE.set(_token_ref(context))
         try:
             return await super().read_resource(uri, context)
         finally:
@@ -139,10 +141,6 @@ def _register_resources(server: MCPServer, services: Services) -> None:
     def handoff_file(change: str, session: str, task: str, name: str) -> str:
         if name not in READABLE_FILES:
             raise ResourceNotFoundError(f"{name} is not a handoff file; use one of {', '.join(READABLE_FILES)}")
-        try:
+        with resource_errors(f"{name} of {change}/{session}/{task}"):
             data = services.queries.read_file(services.in_scope(check_ref(change, session, task)), name)
-        except NotFound as exc:
-            raise ResourceNotFoundError(f"{exc.code}: {exc.message}") from exc
-        except HandoffError as exc:
-            raise ResourceError(f"{exc.code}: cannot read {name} of {change}/{session}/{task}: {exc.message}") from exc
         return data.decode("utf-8", "replace")

@@ -27,7 +27,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from handoff_core.layout import CHANGES, CLOSING_FILES, SESSIONS
+from handoff_core.contract.ids import ref_in
+from handoff_core.layout import CLOSING_FILES, task_parts
 from server.mcp.services import bearer_ref
 
 __all__ = ["MAX_FOLLOWED", "MAX_STREAMS", "Arrivals", "uri_of"]
@@ -45,9 +46,10 @@ def uri_of(state_root: Path, path: Path) -> str | None:
         parts = path.relative_to(state_root).parts
     except ValueError:
         return None
-    if len(parts) != 7 or parts[:2] != CHANGES or parts[3] != SESSIONS or parts[6] not in CLOSING_FILES:
+    ref = ref_in(parts)
+    if ref is None or parts != (*task_parts(*ref), parts[-1]) or parts[-1] not in CLOSING_FILES:
         return None
-    return f"handoff://{parts[2]}/{parts[4]}/{parts[5]}/{parts[6]}"
+    return f"handoff://{ref}/{parts[-1]}"
 
 
 def _refused(message: str) -> MCPError:

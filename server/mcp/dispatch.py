@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from handoff_core.layout import FOCUSED_LENGTH
 from handoff_core.services.store import StoredFile
 from server.client_config import codex_args, http_launch, launch_for, render
 from server.config import Settings
@@ -34,7 +35,7 @@ def dispatch_message(stored: StoredFile, token: str, task_rel: str, report_rel: 
             f"1. Read the task: {task_rel} (sha256 {stored.sha256}), or call read_task with ref {ref}.",
             "2. Do only what it asks, within its Workspace and Scope.",
             "3. Publish your report once with the handoff MCP tool write_report, using these arguments plus "
-            "status, focused (3-5 sentences), artifacts, verification, unverified and problems:",
+            f"status, focused ({FOCUSED_LENGTH}), artifacts, verification, unverified and problems:",
             f"   {call}",
             "4. Then reply with exactly one line:",
             f"   {ref.session}/{ref.task} · <Status> · {report_rel} · <one-sentence summary>",

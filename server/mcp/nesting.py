@@ -70,7 +70,7 @@ def too_deep(arguments: dict[str, Any]) -> str | None:
     if NESTED_TOO_DEEP not in arguments:
         return None
     return (
-        f"invalid_arguments: the arguments nest deeper than {MAX_NESTING} levels; "
+        f"the arguments nest deeper than {MAX_NESTING} levels; "
         "send each parameter as its schema describes (strings, lists of strings)"
     )
 

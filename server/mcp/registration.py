@@ -1,9 +1,12 @@
 """The one registration point for tools: every tool is a ``HandoffTool`` built by ``tool()``.
 
-``HandoffTool.run`` is where core refusals become MCP tool errors, for every tool alike: the
-SDK wraps an unexpected exception as ``UnexpectedToolError`` (its text hidden from the model);
-a ``HandoffError`` underneath is not unexpected, so it is re-raised as a ``ToolError`` that
-reaches the model as ``Error executing tool NAME: CODE: message``.
+This module is where core refusals become MCP errors, for every tool and resource alike:
+``tool_errors`` for tools (``HandoffTool.run``, and the server's own role and scope checks), and
+``resource_errors`` for resource reads. The SDK wraps an unexpected exception as
+``UnexpectedToolError`` (its text hidden from the model); a ``HandoffError`` underneath is not
+unexpected, so it is re-raised as a ``ToolError`` that reaches the model as ``Error executing tool
+NAME: CODE: message``. A resource's refusal is a ``ResourceError`` (``ResourceNotFoundError`` for a
+file that is not there, the SDK's -32602) carrying the same ``CODE: message``.
 
 Schemas are kept small for the model's context window: pydantic titles every property after its
 name ("ref" -> "Ref"), pure repetition. Titles and trivial defaults are dropped from schema
@@ -17,14 +20,23 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
-from handoff_core.errors import HandoffError
+from handoff_core.errors import HandoffError, InvalidArguments, NotFound
 
-__all__ = ["CREATE", "READ_ONLY", "WRITE_ONCE", "HandoffTool", "tool", "tool_errors", "untitled"]
+__all__ = [
+    "CREATE",
+    "READ_ONLY",
+    "WRITE_ONCE",
+    "HandoffTool",
+    "resource_errors",
+    "tool",
+    "tool_errors",
+    "untitled",
+]
 
 # For a read-only tool the destructive and idempotent hints carry no meaning (MCP spec).
 # Hints at their spec default are left out: readOnlyHint false, idempotentHint false.
@@ -50,6 +62,8 @@ def tool_errors(name: str) -> Iterator[None]:
     """Core refusals escape as tool errors carrying their stable code; anything else stays hidden."""
     try:
         yield
+    except HandoffError as exc:  # raised by the server itself, before the SDK runs the tool
+        raise ToolError(f"Error executing tool {name}: {exc.code}: {exc.message}") from exc
     except UnexpectedToolError as exc:
         cause = exc.__cause__
         if isinstance(cause, HandoffError):
@@ -58,8 +72,19 @@ def tool_errors(name: str) -> Iterator[None]:
     except ToolError as exc:
         if isinstance(exc.__cause__, ValidationError):
             problems = _argument_problems(exc.__cause__)
-            raise ToolError(f"Error executing tool {name}: invalid_arguments: {problems}") from exc.__cause__
+            raise ToolError(f"Error executing tool {name}: {InvalidArguments.code}: {problems}") from exc.__cause__
         raise
+
+
+@contextmanager
+def resource_errors(what: str) -> Iterator[None]:
+    """A refused resource read: not found as the SDK's not-found, any other refusal as a resource error."""
+    try:
+        yield
+    except NotFound as exc:
+        raise ResourceNotFoundError(f"{exc.code}: {exc.message}") from exc
+    except HandoffError as exc:
+        raise ResourceError(f"{exc.code}: cannot read {what}: {exc.message}") from exc
 
 
 class HandoffTool(Tool):

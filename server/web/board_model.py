@@ -8,6 +8,7 @@ content above all) are data for the page to show as text, never markup: the page
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import Counter
@@ -15,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from handoff_core.contract.ids import Ref, parse_ref
+from handoff_core.contract.ids import Ref, ref_in
 from handoff_core.contract.values import visible
 from handoff_core.errors import HandoffError
-from handoff_core.layout import CHANGES, SESSIONS
 from handoff_core.services import report_view
 from handoff_core.services.queries import Queries
 from handoff_core.services.status import TaskStatus, task_status
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["PAGE", "BoardModel", "ref_of_path"]
 
@@ -31,14 +33,8 @@ PAGE = 200  # tasks per page of one change
 def ref_of_path(state_root: Path, path: Path) -> Ref | None:
     """The task a changed path belongs to, or None for anything else in the tree."""
     try:
-        parts = path.relative_to(state_root).parts
+        return ref_in(path.relative_to(state_root).parts)
     except ValueError:
-        return None
-    if len(parts) < 6 or parts[:2] != CHANGES or parts[3] != SESSIONS:
-        return None
-    try:
-        return parse_ref(f"{parts[2]}/{parts[4]}/{parts[5]}")
-    except HandoffError:
         return None
 
 
@@ -137,7 +133,8 @@ class BoardModel:
         }
         try:
             view = report_view.read_handoff(self.queries, ref)
-        except HandoffError:
+        except HandoffError as exc:  # no REPORT yet, or one the task's problems already describe
+            logger.debug("no report shown for %s: %s", ref, exc.code)
             return detail | {"report": None}
         return detail | {
             "report": {

@@ -19,11 +19,13 @@ import h11
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from handoff_core.layout import MAX_FILE_BYTES
 from server.mcp.nesting import MAX_NESTING, bounded
 
 __all__ = ["HEADER_SECONDS", "KEEP_ALIVE_SECONDS", "MAX_BODY", "UVICORN", "BoundedNesting", "HeaderDeadline"]
 
-MAX_BODY: Final = 8 * 1024 * 1024  # a 4 MiB REPORT, JSON-escaped, with room to spare
+# The largest handoff file, JSON-escaped inside a tools/call (escapes can double it), with room to spare.
+MAX_BODY: Final = 2 * MAX_FILE_BYTES
 
 HEADER_SECONDS: Final = 10.0  # from the first byte of a request (or the connection) to its last header
 KEEP_ALIVE_SECONDS: Final = 5  # uvicorn's default, said here so the docs and the bench read it

@@ -29,7 +29,7 @@ from starlette.routing import Mount
 
 from handoff_core.services.token_index import TokenIndex
 from handoff_core.services.tokens import lead_token, load_secret
-from server.config import Role, Settings, TeamOptions
+from server.config import ROLES, Role, Settings, TeamOptions
 from server.mcp.app import HttpOptions, build_server
 from server.mcp.arrivals import Arrivals
 from server.mcp.services import open_store
@@ -82,8 +82,7 @@ def team_app(
         settings.state_root, [BoardFeed(board, board_changes), arrivals.observe, IndexFeed(index)], watch=watch
     )
     servers, mounts = [], []
-    roles: tuple[Role, ...] = ("lead", "executor")
-    for role in roles:
+    for role in ROLES:
         bus = InMemorySubscriptionBus()
         auth = AuthSettings(
             issuer_url=AnyHttpUrl(endpoint.base),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 # Lines that cannot open a heading or a fence; everything else (unicode, punctuation, spaces) is fair game.
-_LINE_CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\x00`~#")
+_LINE_CHARS = st.characters(exclude_categories=["Cs"], exclude_characters="\r\n\x00`~#")
 line = st.text(_LINE_CHARS, max_size=80)
 newline = st.sampled_from(["\n", "\r\n"])
 

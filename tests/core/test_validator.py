@@ -12,6 +12,7 @@ from handoff_core.validator import arguments
 from tests.conftest import implementation
 
 SCRIPT = Path(sys.executable).parent / "handoff-validate"
+pytestmark = pytest.mark.slow  # every test here runs the validator as a process
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -7,7 +7,7 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
-from server.config import Settings
+from server.config import Role, Settings
 from server.mcp.app import build_server
 from tests.conftest import make_change
 
@@ -18,8 +18,8 @@ def secret_file(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def settings_for(project: Path, state_root: Path, secret_file: Path, tmp_path: Path) -> Callable[[str], Settings]:
-    def make(role: str) -> Settings:
+def settings_for(project: Path, state_root: Path, secret_file: Path, tmp_path: Path) -> Callable[[Role], Settings]:
+    def make(role: Role) -> Settings:
         return Settings(role, project, state_root, secret_file, cache_dir=tmp_path / "cache")
 
     return make

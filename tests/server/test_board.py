@@ -113,6 +113,7 @@ async def test_a_task_in_a_new_round_written_right_after_start_up_reaches_the_bo
     assert change["counts"] == {"dispatched": 1}
 
 
+@pytest.mark.slow
 async def test_the_page_loads_with_the_token_and_is_refused_without(board: Board, browser: Any, store: Store) -> None:
     store.create_task(implementation())
     page = await browser.new_page()
@@ -128,6 +129,7 @@ async def test_the_page_loads_with_the_token_and_is_refused_without(board: Board
     assert answer.status == 401
 
 
+@pytest.mark.slow
 async def test_a_report_published_through_the_executor_tools_appears_within_two_seconds(
     board: Board, browser: Any, store: Store, settings_for: Any
 ) -> None:
@@ -146,6 +148,7 @@ async def test_a_report_published_through_the_executor_tools_appears_within_two_
         )  # within 2 s of the publish
 
 
+@pytest.mark.slow
 async def test_a_report_with_script_and_bidi_controls_renders_inert_and_visible(
     board: Board, browser: Any, settings_for: Any
 ) -> None:
@@ -210,7 +213,7 @@ def test_a_file_event_re_judges_only_the_task_it_touched(store: Store) -> None:
 
 # Characters a person cannot see: tag characters, line and paragraph separators, a filler, a
 # grapheme joiner, variation selectors.
-INVISIBLE = ("\U000e0001", "\U000e0020", "\U000e0041", "\U000e0061", "\U000e007f")
+INVISIBLE: tuple[str, ...] = ("\U000e0001", "\U000e0020", "\U000e0041", "\U000e0061", "\U000e007f")
 INVISIBLE += ("\u2028", "\u2029", "\u3164", "\u034f", "\ufe0f", "\ufe00")
 
 

@@ -50,6 +50,7 @@ def run(command: list[str], cwd: Path, home: Path) -> subprocess.CompletedProces
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
+@pytest.mark.slow
 def test_claude_code_shows_the_printed_project_config_connected(
     project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -60,6 +61,7 @@ def test_claude_code_shows_the_printed_project_config_connected(
     assert re.search(r"^handoff: .*Connected", done.stdout, re.MULTILINE), done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_a_broken_command_is_not_shown_connected(project: Path, tmp_path: Path) -> None:
     claude = cli("claude")
     broken = {"mcpServers": {"handoff": {"type": "stdio", "command": str(tmp_path / "missing"), "args": []}}}
@@ -75,6 +77,7 @@ def codex_server(done: subprocess.CompletedProcess[str]) -> dict[str, object]:
     return dict(value[0] if isinstance(value, list) else value)
 
 
+@pytest.mark.slow
 def test_codex_reads_the_printed_toml(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     codex = cli("codex")
     home = tmp_path / "home"
@@ -91,6 +94,7 @@ def test_codex_reads_the_printed_toml(project: Path, tmp_path: Path, capsys: pyt
     assert got["enabled_tools"] == list(ROLE_TOOLS["executor"])
 
 
+@pytest.mark.slow
 def test_codex_reads_the_printed_command_line_arguments(
     project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -20,6 +20,7 @@ from mcp.client.stdio import StdioServerParameters
 from server.config import Settings
 from server.mcp.app import build_server
 from tests.conftest import make_change
+from tests.server.content import text_of
 from tests.server.test_stdio import write_report_call
 from tests.server.test_tools import FOCUS, call, refused, task_args
 
@@ -39,6 +40,7 @@ async def dispatch(settings: Settings, **overrides: Any) -> dict[str, Any]:
         return await call(lead, "create_task", **task_args(**overrides))
 
 
+@pytest.mark.slow
 async def test_an_executor_under_another_home_publishes_with_the_dispatched_token(
     settings_for: Any, tmp_path: Path
 ) -> None:
@@ -83,6 +85,7 @@ def nobody_can_run_the_server() -> bool:
     return probe.returncode == 0
 
 
+@pytest.mark.slow
 async def test_an_executor_running_as_another_unix_user_publishes_its_report(
     shared_project: Path, tmp_path: Path
 ) -> None:
@@ -111,6 +114,7 @@ def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, timeout=60)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags", ["default", "the worktree as project root"])
 async def test_a_worker_in_a_linked_worktree_reports_into_the_leads_tree(
     settings_for: Any, project: Path, tmp_path: Path, flags: str
@@ -132,6 +136,7 @@ async def test_a_worker_in_a_linked_worktree_reports_into_the_leads_tree(
     assert not list(worktree.rglob("REPORT.md"))
 
 
+@pytest.mark.slow
 async def test_a_server_started_in_a_subdirectory_finds_the_projects_tasks(
     settings_for: Any, project: Path, state_root: Path
 ) -> None:
@@ -149,7 +154,7 @@ async def test_a_server_started_in_a_subdirectory_finds_the_projects_tasks(
 async def test_an_executor_calling_a_lead_tool_is_told_its_role_and_the_way_out(executor: Client) -> None:
     result = await executor.call_tool("create_task", task_args())
     assert result.is_error
-    text = result.content[0].text  # type: ignore[union-attr]
+    text = text_of(result)
     assert text.startswith("Error executing tool create_task: role_refused: create_task is a Lead tool")
     assert "executor" in text
 
@@ -158,7 +163,7 @@ async def test_argument_errors_are_one_short_line_per_field(lead: Client) -> Non
     arguments = {key: value for key, value in task_args(kind="bogus").items() if key != "goal"}
     result = await lead.call_tool("create_task", arguments)
     assert result.is_error
-    text = result.content[0].text  # type: ignore[union-attr]
+    text = text_of(result)
     assert text.startswith("Error executing tool create_task: invalid_arguments: ")
     assert "kind: must be one of 'implementation', 'review', 'research' or 'test-observation'" in text
     assert "goal: field required" in text

@@ -9,6 +9,7 @@ import pytest
 from mcp import Client
 
 from tests.logs import CLAUDE_ID, claude_log
+from tests.server.content import text_of
 from tests.server.test_tools import call, refused, report_args, task_args
 
 pytestmark = pytest.mark.anyio
@@ -63,7 +64,7 @@ async def test_write_handoff_publishes_write_once_and_refuses_secrets(executor: 
     secret = {**args, "details": "aws_access_key_id = AKIAIOSFODNN7EXAMPLE"}
     result = await executor.call_tool("write_handoff", secret)
     assert result.is_error
-    assert "details line 1: AWS Access Key" in result.content[0].text  # type: ignore[union-attr]
+    assert "details line 1: AWS Access Key" in text_of(result)
     redacted = await call(executor, "write_handoff", redact=True, **secret)
     assert "AKIAIOSFODNN7EXAMPLE" not in Path(redacted["path"]).read_text()
 

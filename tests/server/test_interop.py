@@ -14,6 +14,7 @@ from tests.server.test_tools import task_args
 
 CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 SCRIPT = Path(sys.executable).parent / "handoff-mcp"
+pytestmark = pytest.mark.slow  # a node client and a server process
 
 
 @pytest.fixture

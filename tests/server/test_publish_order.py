@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from mcp import Client
 
-from server.config import Settings
+from server.config import Role, Settings
 from server.mcp.app import build_server
 from tests.server.test_tools import call, refused, report_args, task_args
 
@@ -37,9 +38,9 @@ async def test_a_report_whose_first_sentence_hides_characters_is_published_and_a
 
 
 async def test_a_refused_token_secret_stops_the_dispatch_before_any_task_exists(
-    settings_for: object, project: Path, state_root: Path, mode: str
+    settings_for: Callable[[Role], Settings], project: Path, state_root: Path, mode: str
 ) -> None:
-    settings: Settings = settings_for("lead")  # type: ignore[operator]
+    settings = settings_for("lead")
     inside = Settings("lead", project, state_root, project / "secret")
     async with Client(build_server(inside), mode=mode) as client:
         assert await refused(client, "create_task", **task_args()) == "unsafe_path"

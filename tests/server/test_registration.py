@@ -11,9 +11,10 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
 from handoff_core.errors import OwnershipConflict
-from server.config import ROLE_TOOLS, Settings
+from server.config import ROLE_TOOLS, Role, Settings
 from server.mcp.app import build_server
 from server.mcp.registration import READ_ONLY, HandoffTool, tool
+from tests.server.content import text_of
 from tests.server.test_tools import call, task_args
 
 pytestmark = pytest.mark.anyio
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.mark.parametrize("role", ["lead", "executor"])
 def test_every_tool_of_a_role_is_registered_through_the_one_registration_point(
-    settings_for: Callable[[str], Settings], role: str
+    settings_for: Callable[[Role], Settings], role: Role
 ) -> None:
     server = build_server(settings_for(role))
     tools = server._tool_manager.list_tools()
@@ -48,7 +49,7 @@ async def test_a_core_refusal_reaches_the_model_with_its_code_and_what_to_do(tin
     async with Client(tiny, mode=mode) as client:
         result = await client.call_tool("refusing", {})
     assert result.is_error
-    assert result.content[0].text == (  # type: ignore[union-attr]
+    assert text_of(result) == (
         "Error executing tool refusing: ownership_conflict: "
         "held by 2026-11-30-demo/20261130T044500Z/001-a; wait for its REPORT"
     )
@@ -58,7 +59,7 @@ async def test_an_unexpected_exception_stays_hidden(tiny: MCPServer, mode: str) 
     async with Client(tiny, mode=mode) as client:
         result = await client.call_tool("crashing", {})
     assert result.is_error
-    assert "secret internals" not in result.content[0].text  # type: ignore[union-attr]
+    assert "secret internals" not in text_of(result)
 
 
 async def test_a_missing_handoff_file_is_the_sdks_not_found(lead: Client) -> None:

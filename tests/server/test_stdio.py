@@ -16,7 +16,7 @@ from mcp.client.stdio import StdioServerParameters
 from handoff_core.validator import arguments
 from tests.server.test_tools import FOCUS, call, task_args
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # every test here starts the server or the CLI as a process
 SCRIPT = Path(sys.executable).parent / "handoff-mcp"
 
 
@@ -88,14 +88,17 @@ def test_stdout_carries_only_json_rpc(project: Path, secret_file: Path) -> None:
         },
     ]
     command = [str(SCRIPT), "--role", "lead", "--project-root", str(project), "--secret-file", str(secret_file)]
-    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.DEVNULL}
-    with subprocess.Popen(command, text=True, **pipes) as process:  # type: ignore[call-overload]
+    with subprocess.Popen(
+        command, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    ) as process:
+        assert process.stdin is not None
+        assert process.stdout is not None
         watchdog = threading.Timer(60, process.kill)  # bounds every read below
         watchdog.start()
         try:
             process.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
             process.stdin.flush()
-            messages = []
+            messages: list[dict[str, Any]] = []
             while len([m for m in messages if "id" in m]) < 4 and (line := process.stdout.readline()):
                 messages.append(json.loads(line))
             process.stdin.close()

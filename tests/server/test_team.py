@@ -23,10 +23,11 @@ from mcp.shared.subscriptions import ResourceUpdated
 from bench.loopback import loopback_listener, served
 from handoff_core.errors import ConfigError
 from handoff_core.services.tokens import lead_token, load_secret
-from server.config import Settings, TeamOptions
+from server.config import Role, Settings, TeamOptions
 from server.web.auth import Endpoint
 from server.web.team import team_app
 from tests.conftest import CHANGE
+from tests.server.content import text_of
 from tests.server.test_interop import CLIENTS
 from tests.server.test_tools import FOCUS, call, refused, task_args
 
@@ -50,7 +51,7 @@ class Team:
     lead_token: str
     state_root: Path
 
-    def client(self, role: str, token: str, **options: Any) -> Client:
+    def client(self, role: Role, token: str, **options: Any) -> Client:
         return Client(transport(self.endpoint.url(role), token), **options)
 
     def lead(self, **options: Any) -> Client:
@@ -104,7 +105,8 @@ async def test_a_2025_client_subscribed_with_resources_subscribe_is_notified(tea
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", MCPDeprecationWarning)  # the 2025 method, on purpose
             await lead.subscribe_resource(uri)
-        # Written by hand into the tree, not through the server: the watcher still sees it.
+        # Written through the server, by an executor over HTTP (a REPORT written by hand into the tree:
+        # test_a_report_written_by_hand_into_the_tree_is_announced_too).
         async with team.client("executor", created["report_token"]) as executor:
             await call(executor, "write_report", **report_args(created))
         with anyio.fail_after(10):
@@ -213,7 +215,7 @@ async def test_fifty_executor_sessions_report_at_once_while_the_lead_watches(tea
         async with team.client("executor", created["report_token"]) as executor:
             result = await executor.call_tool("write_report", report_args(created))
             if result.is_error:
-                failures.append(result.content[0].text)  # type: ignore[union-attr]
+                failures.append(text_of(result))
 
     async def watch(done: anyio.Event) -> None:
         async with team.lead() as lead:
@@ -240,6 +242,7 @@ async def test_fifty_executor_sessions_report_at_once_while_the_lead_watches(tea
         assert f"Task: {created['ref'].split('/')[2]}" in text
 
 
+@pytest.mark.slow
 async def test_the_typescript_sdk_does_the_same_round_trip_over_http(team: Team) -> None:
     node = shutil.which("node")
     if node is None or not (CLIENTS / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():

@@ -14,6 +14,7 @@ from bench.trees import generate
 from handoff_core.files.reader import read_snapshot
 from tests.conftest import CHANGE, make_change
 from tests.core.files.test_archives import zip_of
+from tests.server.content import resource_text, text_of
 
 pytestmark = pytest.mark.anyio
 FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
@@ -38,7 +39,7 @@ def task_args(**overrides: Any) -> dict[str, Any]:
 async def call(client: Client, name: str, **arguments: Any) -> dict[str, Any]:
     result = await client.call_tool(name, arguments)
     assert not result.is_error, result.content
-    assert result.structured_content is not None
+    assert isinstance(result.structured_content, dict), result.structured_content
     return result.structured_content
 
 
@@ -46,7 +47,7 @@ async def refused(client: Client, name: str, **arguments: Any) -> str:
     """The stable code of a refused call."""
     result = await client.call_tool(name, arguments)
     assert result.is_error
-    text = result.content[0].text  # type: ignore[union-attr]
+    text = text_of(result)
     match = re.match(r"Error executing tool \w+: ([a-z_]+): ", text)
     assert match, text
     return match.group(1)
@@ -132,7 +133,7 @@ async def test_status_at_two_thousand_tasks_fits_in_25_kb_and_pages_through_ever
     view = "all"
     for _ in range(2000):  # bounded: a page holds at least one task
         result = await lead.call_tool("handoff_status", {"view": view})
-        assert len(result.content[0].text.encode()) <= 25_000  # type: ignore[union-attr]
+        assert len(text_of(result).encode()) <= 25_000
         page = result.structured_content
         assert page is not None
         seen += [t["ref"] for t in page["tasks"]]
@@ -237,7 +238,7 @@ async def test_the_resource_template_serves_handoff_files(lead: Client) -> None:
     templates = await lead.list_resource_templates()
     assert [t.uri_template for t in templates.resource_templates] == ["handoff://{change}/{session}/{task}/{name}"]
     result = await lead.read_resource(f"handoff://{created['ref']}/TASK.md")
-    assert Path(created["task_path"]).read_text() == result.contents[0].text  # type: ignore[union-attr]
+    assert Path(created["task_path"]).read_text() == resource_text(result)
 
 
 async def test_the_lead_packages_a_dispatch_and_receives_its_return(

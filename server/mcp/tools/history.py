@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 from mcp.server.mcpserver.tools import Tool
 from pydantic import Field
 
 from handoff_core.contract.ids import parse_ref
-from handoff_core.layout import COORDINATION_FILE
+from handoff_core.layout import COORDINATION_FILE, LogTool
 from handoff_core.services import coordination, report_view, session_handoff, session_logs
 from server.mcp.models import Coordination, Document, Handoff, History, LogCandidates
 from server.mcp.params import RefArg
@@ -64,7 +64,7 @@ def shared(services: Services) -> list[Tool]:
         history: str = "",
         redact: Annotated[bool, Field(description="redact secrets instead of refusing")] = False,
     ) -> Document:
-        """Write a handoff doc (commands/handoff/): focused in 3-5 sentences."""
+        """Write a handoff doc (commands/handoff/): the focused handoff first."""
         services.outside_any_task("write_handoff")
         doc = session_handoff.HandoffDoc(scope, topic, focused, details, tuple(references), tuple(skills), history)
         stored = session_handoff.publish(store, doc, redact)
@@ -89,7 +89,7 @@ def shared(services: Services) -> list[Tool]:
 
 
 def lead(services: Services) -> list[Tool]:
-    def find_session_log(tool: Literal["claude-code", "codex"], session_id: str, ref: str = "") -> LogCandidates:
+    def find_session_log(tool: LogTool, session_id: str, ref: str = "") -> LogCandidates:
         """Find a Claude Code or Codex log by session id (with ref: check it is that task's)."""
         needles = services.queries.log_needles(parse_ref(ref)) if ref else None
         found = session_logs.candidates(tool, session_id, Path.home(), dict(os.environ))

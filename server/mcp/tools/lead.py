@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from mcp.server.mcpserver.tools import Tool
 from pydantic import Field
@@ -11,7 +11,7 @@ from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.scope import Scope, SharedPath, workspace_of
 from handoff_core.contract.task import TaskBody
 from handoff_core.errors import InvalidContent
-from handoff_core.layout import REPORT_FILE
+from handoff_core.layout import REPORT_FILE, Kind, ReleaseKind, ReportStatus
 from handoff_core.services import waiting
 from handoff_core.services.store import TaskRequest
 from server.mcp.dispatch import dispatch_message, executor_config
@@ -36,7 +36,7 @@ def tools(services: Services) -> list[Tool]:
     def create_task(
         change: Annotated[str, Field(description="an active change, YYYY-MM-DD-topic")],
         topic: Annotated[str, Field(description="lowercase-hyphen; the number is allocated")],
-        kind: Literal["implementation", "review", "research", "test-observation"],
+        kind: Kind,
         goal: Text,
         inputs: Text,
         acceptance: Text,
@@ -90,7 +90,7 @@ def tools(services: Services) -> list[Tool]:
 
     async def wait_for_reports(
         refs: Annotated[list[str], Field(description="refs to watch")],
-        timeout_s: Annotated[float, Field(description="at most 50")] = 30.0,
+        timeout_s: Annotated[float, Field(description=f"at most {waiting.MAX_TIMEOUT:g}")] = 30.0,
     ) -> Waited:
         """Return when any listed task gets a REPORT or RELEASE, or at the timeout."""
         result = await waiting.wait_for_reports(queries, [parse_ref(ref) for ref in refs], timeout_s)
@@ -113,7 +113,7 @@ def tools(services: Services) -> list[Tool]:
 
     def capture_report(
         ref: RefArg,
-        status: Literal["completed", "blocked", "failed", "cancelled"],
+        status: ReportStatus,
         original_locator: Annotated[str, Field(description="where the text came from, e.g. a call id")],
         text: Annotated[str, Field(description="the executor's reply, verbatim")],
     ) -> Written:
@@ -123,7 +123,7 @@ def tools(services: Services) -> list[Tool]:
 
     def release_writer(
         ref: RefArg,
-        kind: Annotated[Literal["stopped", "none"], Field(description="stopped: seen to stop; none: never ran")],
+        kind: Annotated[ReleaseKind, Field(description="stopped: seen to stop; none: never ran")],
         evidence: Annotated[str, Field(description="stop locator, or why there is no writer")],
         details: Text = "",
     ) -> Written:

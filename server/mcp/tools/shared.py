@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import pydantic_core
 from mcp.server.mcpserver.tools import Tool
@@ -12,7 +12,7 @@ from pydantic import Field
 
 from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.report import Report, first_sentence, focused_problem, summary_line
-from handoff_core.layout import REPORT_FILE
+from handoff_core.layout import FOCUSED_LENGTH, REPORT_FILE, ReportStatus, Stage
 from handoff_core.services.exchange import external_dispatches
 from handoff_core.services.status import TaskStatus
 from handoff_core.services.status_page import changed_since, page_status
@@ -30,8 +30,8 @@ def tools(services: Services) -> list[Tool]:
     def write_report(
         ref: RefArg,
         token: str,
-        status: Literal["completed", "blocked", "failed", "cancelled"],
-        focused: Annotated[str, Field(description="3-5 sentences: done, decided, stop point, next")],
+        status: ReportStatus,
+        focused: Annotated[str, Field(description=f"{FOCUSED_LENGTH}: done, decided, stop point, next")],
         artifacts: Annotated[str, Field(description="files, commits, dirty state")],
         verification: Annotated[str, Field(description="commands, exit codes, observations")],
         unverified: str = "",
@@ -69,7 +69,7 @@ def tools(services: Services) -> list[Tool]:
             text=stored.text,
         )
 
-    def validate_handoff(ref: RefArg, stage: Literal["dispatch", "return"]) -> Validation:
+    def validate_handoff(ref: RefArg, stage: Stage) -> Validation:
         """Validate a task's files at a stage."""
         verdict = queries.validate(services.in_scope(parse_ref(ref)), stage)
         return Validation(

@@ -4,13 +4,14 @@ executor; release_writer ends it, with evidence, like any other claim."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from mcp.server.mcpserver.tools import Tool
 from pydantic import Field
 
 from handoff_core.contract.scope import Scope, workspace_of
 from handoff_core.contract.task import TaskBody
+from handoff_core.layout import SelfWriter, Workspace
 from handoff_core.services.store import TaskRequest
 from server.mcp.models import Claimed
 from server.mcp.params import Globs
@@ -26,8 +27,8 @@ def tools(services: Services) -> list[Tool]:
     def claim_writer(
         change: str,
         topic: str,
-        who: Literal["lead", "team"],
-        workspace: Literal["current", "required"],
+        who: SelfWriter,
+        workspace: Workspace,
         writable: Globs,
         why: Annotated[str, Field(description="what is written, by whom")],
         resources: list[str] = [],  # noqa: B006 - never mutated

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC, datetime
 
 import pytest
@@ -7,15 +8,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from handoff_core.contract.ids import (
+    TOPIC_RE,
+    Ref,
     is_change_id,
     is_round_id,
     next_round,
     next_task,
     parse_ref,
+    ref_in,
     round_base,
     task_number,
 )
 from handoff_core.errors import InvalidIdentifier
+from handoff_core.layout import task_parts
 
 
 @pytest.mark.parametrize(
@@ -71,11 +76,28 @@ def test_every_canonical_task_id_parses_to_its_number(number: int, topic: str) -
     assert task_number(f"0{number:03d}-{topic}") is None
 
 
-@given(st.text(max_size=30))
-def test_arbitrary_text_is_a_task_id_only_when_it_renders_back_canonically(text: str) -> None:
-    number = task_number(text)
-    if number is not None:
-        assert text.startswith(f"{number:03d}-")
+JS_MAX_SAFE_INTEGER = 2**53 - 1  # the seed reads a task number as a JavaScript Number
+# Digits as a hand-written id may have them: short, zero-padded, zero, near and past the bound.
+task_digits = st.one_of(
+    st.from_regex(r"\A[0-9]{1,5}\Z"),
+    st.integers(min_value=0, max_value=10**6).map(lambda n: f"{n:03d}"),
+    st.integers(min_value=JS_MAX_SAFE_INTEGER - 2, max_value=JS_MAX_SAFE_INTEGER + 2).map(str),
+)
+
+
+def test_text_shaped_like_a_task_id_is_one_exactly_when_its_number_renders_back_canonically() -> None:
+    outcomes: Counter[str] = Counter()
+
+    @given(task_digits, st.from_regex(TOPIC_RE))
+    def check(digits: str, topic: str) -> None:
+        canonical = 0 < int(digits) <= JS_MAX_SAFE_INTEGER and f"{int(digits):03d}" == digits
+        number = task_number(f"{digits}-{topic}")
+        outcomes["accepted" if number is not None else "refused"] += 1
+        assert number == (int(digits) if canonical else None)
+
+    check()
+    assert outcomes["accepted"] > 0  # the strategy reaches both answers, so the assert judged both
+    assert outcomes["refused"] > 0
 
 
 @given(st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2999, 12, 31), timezones=st.just(UTC)))
@@ -126,3 +148,24 @@ def test_a_round_date_is_real_exactly_when_the_calendar_has_it(year: int, month:
 
     real = day <= calendar.monthrange(year or 2000, month)[1]
     assert is_round_id(f"{year:04d}{month:02d}{day:02d}T000000Z") is real
+
+
+def test_the_task_of_a_path_in_the_tree_is_found_from_its_parts_whatever_lies_below_it() -> None:
+    ref = Ref("2026-11-30-demo", "20261130T044500Z", "001-a")
+    assert ref_in(task_parts(*ref)) == ref
+    assert ref_in((*task_parts(*ref), "REPORT.md")) == ref
+    assert ref_in((*task_parts(*ref), "deep", "er")) == ref
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [
+        ("specdev", "changes", "2026-11-30-demo", "sessions", "20261130T044500Z"),  # a round, not a task
+        ("specdev", "archive", "2026-11-30-demo", "sessions", "20261130T044500Z", "001-a"),
+        ("specdev", "changes", "2026-11-30-demo", "rounds", "20261130T044500Z", "001-a"),
+        ("specdev", "changes", "2026-11-30-demo", "sessions", "20261130T044500Z", "0001-a"),
+        ("specdev", "changes", "not-a-change", "sessions", "20261130T044500Z", "001-a"),
+    ],
+)
+def test_a_path_outside_any_active_task_has_no_task(parts: tuple[str, ...]) -> None:
+    assert ref_in(parts) is None

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,7 +23,7 @@ SHA = "9f2c" + "0" * 60
 
 
 def make_report(**overrides: object) -> Report:
-    fields: dict[str, object] = {
+    fields: dict[str, Any] = {
         "session": "20261130T044500Z",
         "task": "001-implement-a1",
         "status": "completed",
@@ -31,7 +33,7 @@ def make_report(**overrides: object) -> Report:
         "task_sha256": SHA,
     }
     fields.update(overrides)
-    return Report(**fields)  # type: ignore[arg-type]
+    return Report(**fields)
 
 
 @settings(max_examples=150)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -8,6 +10,7 @@ from handoff_core.contract.scope import Scope, SharedPath
 from handoff_core.contract.task import Task, TaskBody, normalise_task, parse_task, render_task, task_of
 from handoff_core.contract.validate import task_problems
 from handoff_core.errors import HandoffError, InvalidContent, OwnershipConflict
+from handoff_core.layout import Workspace
 from tests.core.strategies import long_markdown, markdown
 
 GLOB = st.from_regex(r"\A[a-z0-9_.*]+(/[a-z0-9_.*]+){0,3}\Z").filter(
@@ -16,7 +19,7 @@ GLOB = st.from_regex(r"\A[a-z0-9_.*]+(/[a-z0-9_.*]+){0,3}\Z").filter(
 
 
 def make_task(**overrides: object) -> Task:
-    fields: dict[str, object] = {
+    fields: dict[str, Any] = {
         "session": "20261130T044500Z",
         "task": "001-implement-a1",
         "kind": "implementation",
@@ -28,7 +31,7 @@ def make_task(**overrides: object) -> Task:
         "change": "2026-11-30-demo",
     }
     fields.update(overrides)
-    return Task(**fields)  # type: ignore[arg-type]
+    return Task(**fields)
 
 
 @settings(max_examples=150)
@@ -111,7 +114,7 @@ def test_text_that_would_break_the_document_is_refused(goal: str) -> None:
     [
         Scope("current", ()),
         Scope(None, ("src/**",)),
-        Scope("elsewhere", ("src/**",)),
+        Scope(cast(Workspace, "elsewhere"), ("src/**",)),  # as a client's JSON may send it
         Scope("current", ("../outside/**",)),
         Scope("current", ("/etc/**",)),
         Scope("current", ("C:/x",)),

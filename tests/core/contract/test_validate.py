@@ -56,7 +56,7 @@ class Case:
     report: bool = False
     report_edit: Edit | None = None
     status: str = "completed"
-    tree: Callable[[Tree], None] | None = None
+    tree: Callable[[Tree], object] | None = None  # what it returns is not used
     ids: dict[str, str] = field(default_factory=dict)
 
 
@@ -101,7 +101,7 @@ def archive(under: str) -> Callable[[Tree], None]:
     return apply
 
 
-def outcome(value: str) -> Callable[[Tree], None]:
+def outcome(value: str) -> Callable[[Tree], object]:
     return lambda tree: (tree.change_dir / "README.md").write_text(f"# demo\n\nOutcome: {value}\n")
 
 

@@ -5,6 +5,7 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import Report
 from handoff_core.errors import StorageError, WriteConflict
 from handoff_core.files import publishing as publish_module
-from handoff_core.files.publishing import is_temp, publish
+from handoff_core.files.publishing import publish
+from handoff_core.layout import is_temp
 from handoff_core.services.store import Store
 from tests.conftest import implementation
 from tests.core.files import faults
@@ -68,6 +70,19 @@ def test_other_bytes_are_a_conflict_and_change_nothing(tmp_path: Path) -> None:
     assert os.listdir(tmp_path) == ["REPORT.md"]
 
 
+def test_first_wins_keeps_what_another_writer_published_first_and_leaves_no_temp(tmp_path: Path) -> None:
+    fd = _dir_fd(tmp_path)
+    try:
+        publish(fd, "secret", b"theirs", mode=0o600, first_wins=True)
+        again = publish(fd, "secret", b"mine", mode=0o600, first_wins=True)
+    finally:
+        os.close(fd)
+    assert not again.created
+    assert (tmp_path / "secret").read_bytes() == b"theirs"
+    assert stat.S_IMODE((tmp_path / "secret").stat().st_mode) == 0o600
+    assert os.listdir(tmp_path) == ["secret"]
+
+
 def test_a_dangling_symlink_at_the_name_is_a_conflict_and_is_not_followed(tmp_path: Path) -> None:
     (tmp_path / "REPORT.md").symlink_to(tmp_path / "elsewhere")
     fd = _dir_fd(tmp_path)
@@ -114,12 +129,12 @@ def test_a_loser_whose_repair_races_the_winners_own_unlink_still_settles(
     assert os.listdir(tmp_path) == ["REPORT.md"]
 
 
-def _race(state_root: str, ref: str, index: int, barrier: object) -> str:
+def _race(state_root: str, ref: str, index: int, barrier: threading.Barrier) -> str:
     from handoff_core.contract.ids import parse_ref
     from handoff_core.errors import HandoffError
 
     parsed = parse_ref(ref)
-    barrier.wait(timeout=60)  # type: ignore[attr-defined]
+    barrier.wait(timeout=60)
     try:
         Store(Path(state_root)).write_report(
             report_for(parsed, f"Writer {index} did it. Tested. Stopped."), parsed.change
@@ -129,6 +144,7 @@ def _race(state_root: str, ref: str, index: int, barrier: object) -> str:
     return "won"
 
 
+@pytest.mark.slow
 def test_sixteen_processes_publishing_one_report_leave_exactly_one_winner(store: Store) -> None:
     ref = store.create_task(implementation()).ref
     context = multiprocessing.get_context("spawn")
@@ -156,6 +172,7 @@ CRASHES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("call", "nth", "action"), CRASHES)
 def test_a_crash_at_any_step_leaves_no_report_or_a_complete_one(store: Store, call: str, nth: int, action: str) -> None:
     ref = store.create_task(implementation()).ref

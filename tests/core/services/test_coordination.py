@@ -7,7 +7,6 @@ import pytest
 
 from handoff_core.services.coordination import resolve
 
-SEEDS = Path(__file__).resolve().parents[4] / "shared" / "seeds"
 RULES = {
     "schema_version": 1,
     "defaults": {"mode": "lead"},
@@ -96,9 +95,8 @@ def test_invalid_defaults_block_only_choices_that_fall_through_to_them() -> None
     assert resolve(text(data), "specdev/research").choice == {"mode": "cli", "tool": "codex"}
 
 
-@pytest.mark.skipif(not SEEDS.is_dir(), reason="the seed documents are not beside this checkout")
-def test_the_bundled_schema_is_the_seed_schema() -> None:
-    seed = (SEEDS / next(p.name for p in SEEDS.iterdir() if p.name.startswith("002_"))).read_text()
+def test_the_bundled_schema_is_the_seed_schema(seeds: Path) -> None:
+    seed = next(p for p in seeds.iterdir() if p.name.startswith("002_")).read_text()
     start = seed.index("package/template/references/coordination/project-facts.schema.json")
     body = seed[start:].split("\n@@", 1)[1].split("\n", 1)[1]
     lines = []

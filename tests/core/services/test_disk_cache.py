@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -114,9 +116,9 @@ def ageless(claims: list[Claim]) -> list[Claim]:
     return [replace(claim, age_seconds=0) for claim in claims]
 
 
-def rewrite(path: Path, change: object) -> None:
+def rewrite(path: Path, change: Callable[[Any], object]) -> None:
     payload = json.loads(path.read_bytes())
-    change(payload)  # type: ignore[operator]
+    change(payload)
     path.write_text(json.dumps(payload))
 
 
@@ -132,7 +134,7 @@ def rewrite(path: Path, change: object) -> None:
     ],
 )
 def test_a_cache_from_other_code_or_with_malformed_rows_is_not_used(
-    store: Store, cache_dir: Path, kept: Queries, change: object
+    store: Store, cache_dir: Path, kept: Queries, change: Callable[[Any], object]
 ) -> None:
     path = cache_file(store, cache_dir)
     rewrite(path, change)
@@ -145,7 +147,7 @@ def test_a_forged_verdict_is_not_used_once_the_file_it_names_is_not_the_one_judg
     """A verdict counts only for the exact probe it was kept with: change one number and it is judged again."""
     path = cache_file(store, cache_dir)
 
-    def forge(payload: dict[str, list[list[object]]]) -> None:
+    def forge(payload: dict[str, Any]) -> None:
         payload["rows"]["bodies"].append(["review", "invalid", None, None, False, [], ["forged"], False, []])
         for row in payload["rows"]["rows"]:
             row[5] = len(payload["rows"]["bodies"]) - 1  # the state the forger wants shown...
@@ -255,8 +257,8 @@ statuses = st.builds(
 @given(statuses)
 def test_a_status_survives_the_round_trip_through_json(status: TaskStatus) -> None:
     body = decode_body(json.loads(json.dumps(encode_body(status))))
-    times = (status.dispatched_at, status.released_at, status.closed_at)
-    assert TaskStatus(status.ref, *body, *times) == status
+    fields = (*body, status.dispatched_at, status.released_at, status.closed_at)
+    assert TaskStatus(status.ref, *fields) == status
 
 
 @given(st.builds(Ref, names, names, names), st.tuples(names), st.tuples(st.tuples(names, names)), st.booleans())
@@ -277,12 +279,12 @@ def test_a_save_while_another_walk_holds_new_verdicts_does_not_fail(
     store.create_task(review("review-a2"))
     import handoff_core.services.verdicts as verdicts_module
 
-    real, walked = verdicts_module.encode_body, []
+    walked: list[list[TaskStatus]] = []
 
-    def encode_while_another_walk_runs(status: TaskStatus) -> list[object]:
+    def encode_while_another_walk_runs(status: TaskStatus) -> list[Any]:
         if not walked:
             walked.append(reader.status())  # holds the new task's verdict mid-save
-        return real(status)
+        return encode_body(status)
 
     monkeypatch.setattr(verdicts_module, "encode_body", encode_while_another_walk_runs)
     assert reader.save_cache(force=True)

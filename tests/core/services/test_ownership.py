@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -12,18 +13,20 @@ import pytest
 from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope, SharedPath
 from handoff_core.errors import HandoffError, InvalidContent, OwnershipConflict
-from handoff_core.services.store import Store
+from handoff_core.layout import ReleaseKind, Workspace
+from handoff_core.services.ownership import Claim
+from handoff_core.services.store import Store, TaskRequest
 from tests.conftest import implementation, review
 
 
-def required(topic: str, *globs: str, **overrides: object) -> object:
+def required(topic: str, *globs: str, **overrides: object) -> TaskRequest:
     """A writer in a separate worktree, of a plan that declares three parallel writers."""
     return implementation(topic, **{"scope": Scope("required", globs), "writer_limit": 3, **overrides})
 
 
-def conflict(store: Store, request: object) -> OwnershipConflict:
+def conflict(store: Store, request: TaskRequest) -> OwnershipConflict:
     with pytest.raises(OwnershipConflict) as caught:
-        store.create_task(request)  # type: ignore[arg-type]
+        store.create_task(request)
     assert caught.value.code == "ownership_conflict"
     return caught.value
 
@@ -63,7 +66,7 @@ def test_the_writer_cap_is_configurable(state_root: Path, project: Path) -> None
 
 
 def test_a_shared_path_has_exactly_one_owner(store: Store) -> None:
-    def shared(topic: str, owner: str) -> object:
+    def shared(topic: str, owner: str) -> TaskRequest:
         scope = Scope("required", (f"src/{topic}/**",), (), (SharedPath("pyproject.toml", owner),))
         return implementation(topic, scope=scope, writer_limit=3)
 
@@ -85,7 +88,12 @@ def test_a_read_only_dispatch_never_reads_the_claims_of_the_history(
     store.create_task(implementation())
     reads: list[str] = []
     claims = store.queries.claims
-    monkeypatch.setattr(store.queries, "claims", lambda: reads.append("claims") or claims())
+
+    def counted_claims() -> list[Claim]:
+        reads.append("claims")
+        return claims()
+
+    monkeypatch.setattr(store.queries, "claims", counted_claims)
     store.create_task(review("r1"))
     assert reads == []  # a stat per task of every active change, for an answer that cannot refuse it
     conflict(store, implementation("other-work", goal="Something else."))
@@ -111,7 +119,7 @@ def test_a_report_ends_the_claim(store: Store) -> None:
 
 
 @pytest.mark.parametrize("kind", ["stopped", "none"])
-def test_a_release_with_evidence_ends_the_claim(store: Store, kind: str) -> None:
+def test_a_release_with_evidence_ends_the_claim(store: Store, kind: ReleaseKind) -> None:
     holder = store.create_task(implementation()).ref
     store.release_writer(holder, kind, "orca worker 2 exited (code 137)")
     store.create_task(implementation("next", goal="Next work."))
@@ -157,41 +165,48 @@ def test_a_different_request_is_not_a_retry(store: Store) -> None:
     assert other.ref.task == "002-review-a1"
 
 
-def _dispatch(state_root: str, topic: str, workspace: str, globs: tuple[str, ...], barrier: object) -> str:
+def _dispatch(
+    state_root: str, topic: str, workspace: Workspace, globs: tuple[str, ...], barrier: threading.Barrier
+) -> str:
     store = Store(Path(state_root))
     request = implementation(topic, goal=f"Work on {topic}.", scope=Scope(workspace, globs), writer_limit=8)
-    barrier.wait(timeout=60)  # type: ignore[attr-defined]
+    barrier.wait(timeout=60)
     try:
         return str(store.create_task(request).ref)
     except HandoffError as exc:
         return exc.code
 
 
-def race(state_root: Path, jobs: list[tuple[str, str, tuple[str, ...]]]) -> list[str]:
+def race(state_root: Path, jobs: list[tuple[str, Workspace, tuple[str, ...]]]) -> list[str]:
     context = multiprocessing.get_context("spawn")
     barrier = context.Manager().Barrier(len(jobs))
     with context.Pool(len(jobs)) as pool:
         return pool.starmap(_dispatch, [(str(state_root), *job, barrier) for job in jobs])
 
 
+@pytest.mark.slow
 def test_six_simultaneous_current_dispatches_leave_exactly_one_writer(store: Store) -> None:
     outcomes = race(store.roots.state_root, [(f"w{i}", "current", (f"src/w{i}/**",)) for i in range(6)])
     assert outcomes.count("ownership_conflict") == 5
     assert len(store.queries.claims()) == 1
 
 
+@pytest.mark.slow
 def test_simultaneous_disjoint_required_dispatches_all_succeed(store: Store) -> None:
     outcomes = race(store.roots.state_root, [(f"w{i}", "required", (f"src/w{i}/**",)) for i in range(3)])
     assert "ownership_conflict" not in outcomes
     assert len(store.queries.claims()) == 3
 
 
+@pytest.mark.slow
 def test_simultaneous_overlapping_dispatches_leave_one_writer_per_overlap_group(
     state_root: Path, project: Path
 ) -> None:
     store = Store(state_root, project, writer_cap=8)
     groups = {"a": ("src/a/**", "src/a/x/*", "src/**/*.py"), "b": ("docs/**", "docs/*.md")}
-    jobs = [(f"{g}{i}", "required", (glob,)) for g, globs in groups.items() for i, glob in enumerate(globs)]
+    jobs: list[tuple[str, Workspace, tuple[str, ...]]] = [
+        (f"{g}{i}", "required", (glob,)) for g, globs in groups.items() for i, glob in enumerate(globs)
+    ]
     del store
     outcomes = race(state_root, jobs)
     claims = Store(state_root, project).queries.claims()

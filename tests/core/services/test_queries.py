@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import gc
+import threading
 from pathlib import Path
 
 import pytest
 
+from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import Report
 from handoff_core.errors import HandoffError, InvalidContent, TaskNotFound, UnsafePath
 from handoff_core.services.store import Store
+from handoff_core.services.waiting import wait_for_reports
 from tests.conftest import CHANGE, implementation, review
 
 FOCUS = "Read it. Found two issues. Stopped. Next: fix."
@@ -94,3 +97,20 @@ def test_a_walk_leaves_the_cycle_collector_as_it_found_it_even_when_it_fails(sto
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+@pytest.mark.anyio
+async def test_waiting_reads_the_files_off_the_event_loop(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    ref = store.create_task(implementation()).ref
+    readers: set[threading.Thread] = set()
+    arrivals = store.queries.arrivals
+
+    def recording(refs: list[Ref]) -> dict[Ref, str]:
+        readers.add(threading.current_thread())
+        return arrivals(refs)
+
+    monkeypatch.setattr(store.queries, "arrivals", recording)
+    result = await wait_for_reports(store.queries, [ref], timeout=0.05)
+    assert result.timed_out
+    assert readers
+    assert threading.current_thread() not in readers

@@ -3,6 +3,7 @@ from __future__ import annotations
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,7 +31,7 @@ def dated(state_root: Path, project: Path) -> Store:
 
 
 def doc(**overrides: object) -> HandoffDoc:
-    fields: dict[str, object] = {
+    fields: dict[str, Any] = {
         "scope": "core",
         "topic": "parser",
         "focused": FOCUS,
@@ -38,7 +39,7 @@ def doc(**overrides: object) -> HandoffDoc:
         "skills": ("python-testing",),
     }
     fields.update(overrides)
-    return HandoffDoc(**fields)  # type: ignore[arg-type]
+    return HandoffDoc(**fields)
 
 
 def test_numbering_is_plain_first_then_two_digit_suffixes(dated: Store) -> None:

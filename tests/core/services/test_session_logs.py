@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,7 @@ def test_a_matching_codex_log_is_confirmed(store: Store, ref: Ref, tmp_path: Pat
     ],
 )
 def test_a_log_that_is_not_this_tasks_is_refused_with_the_reason(
-    store: Store, ref, tmp_path: Path, make, reason: str
+    store: Store, ref: Ref, tmp_path: Path, make: Callable[[Path, Ref], Path], reason: str
 ) -> None:
     log = make(tmp_path / "home", ref)
     with pytest.raises(InvalidLocator) as caught:

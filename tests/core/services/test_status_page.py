@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -19,7 +20,7 @@ CHANGE = "2026-11-30-demo"
 
 
 def task(number: int, state: str = "returned", **fields: object) -> TaskStatus:
-    values: dict[str, object] = {
+    values: dict[str, Any] = {
         "ref": Ref(CHANGE, f"20261130T{number // 100:06d}Z", f"{number % 100 + 1:03d}-t"),
         "kind": "review",
         "state": state,
@@ -32,7 +33,7 @@ def task(number: int, state: str = "returned", **fields: object) -> TaskStatus:
         "closed_at": NOW - 2 * RECENT_ARRIVAL_SECONDS if state in ("returned", "released") else None,
         "dispatched_at": NOW - 3 * RECENT_ARRIVAL_SECONDS,
     }
-    return TaskStatus(**{**values, **fields})  # type: ignore[arg-type]
+    return TaskStatus(**{**values, **fields})
 
 
 def flat(_: TaskStatus) -> int:

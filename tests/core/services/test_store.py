@@ -3,6 +3,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import stat
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -68,12 +69,13 @@ def test_two_rounds_opened_in_the_same_second_get_a_suffix(state_root: Path, pro
     assert (first.ref.session, second.ref.session) == ("20261130T044500Z", "20261130T044500Z-01")
 
 
-def _create_many(state_root: str, session: str, worker: int, count: int, barrier: object) -> list[str]:
+def _create_many(state_root: str, session: str, worker: int, count: int, barrier: threading.Barrier) -> list[str]:
     store = Store(Path(state_root))
-    barrier.wait(timeout=60)  # type: ignore[attr-defined]
+    barrier.wait(timeout=60)
     return [str(store.create_task(review(f"w{worker}-n{i}", session=session)).ref.task) for i in range(count)]
 
 
+@pytest.mark.slow
 def test_eight_processes_creating_25_tasks_each_get_200_distinct_numbers(store: Store, state_root: Path) -> None:
     session = "20261130T044500Z"
     (state_root / "specdev" / "changes" / CHANGE / "sessions" / session).mkdir(parents=True)

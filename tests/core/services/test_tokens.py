@@ -79,6 +79,7 @@ def test_a_secret_path_through_a_symlinked_folder_into_the_project_is_refused(tm
     assert not (project / "conf" / "secret").exists()
 
 
+@pytest.mark.slow
 def test_a_crash_while_making_the_secret_never_leaves_a_short_one(tmp_path: Path) -> None:
     path = tmp_path / "cfg" / "secret"
     child = subprocess.run(
