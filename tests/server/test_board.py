@@ -217,6 +217,7 @@ INVISIBLE: tuple[str, ...] = ("\U000e0001", "\U000e0020", "\U000e0041", "\U000e0
 INVISIBLE += ("\u2028", "\u2029", "\u3164", "\u034f", "\ufe0f", "\ufe00")
 
 
+@pytest.mark.slow
 async def test_a_report_written_into_the_tree_shows_every_invisible_character_spelled_out(
     board: Board, browser: Any, store: Store
 ) -> None:

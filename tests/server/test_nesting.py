@@ -33,6 +33,7 @@ def nested_call(depth: int, request_id: int = 2) -> str:
     return f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call","params":{params}}}'
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("depth", DEPTHS)
 def test_deep_arguments_over_stdio_are_answered_with_invalid_arguments(
     project: Path, secret_file: Path, depth: int
