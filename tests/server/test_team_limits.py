@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -186,3 +187,28 @@ async def test_a_connection_that_trickles_its_headers_is_closed_at_the_deadline(
                 await idle.receive()  # a connection that never sent a byte is closed too
         async with httpx2.AsyncClient() as http:  # a prompt request is served as ever
             assert (await http.get(f"{team.endpoint.base}/board")).status_code == 401
+
+
+def inotify_watches() -> list[int]:
+    """The number of watches of each inotify instance this process holds (from /proc/self/fdinfo)."""
+    counts = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
+                continue
+            counts.append(Path(f"/proc/self/fdinfo/{fd}").read_text().count("inotify wd:"))
+        except OSError:  # closed meanwhile
+            continue
+    return counts
+
+
+async def test_the_team_server_watches_each_directory_of_the_tree_once(
+    project: Path, state_root: Path, secret_file: Path
+) -> None:
+    before = inotify_watches()
+    async with serving(project, state_root, secret_file) as team:
+        await dispatch(team)
+        directories = 1 + sum(1 for path in state_root.rglob("*") if path.is_dir())
+        with anyio.fail_after(10):  # the new task's directories are watched once the watcher has seen them
+            while sorted(inotify_watches()) != sorted([*before, directories]):
+                await anyio.sleep(0.05)
