@@ -16,6 +16,7 @@ from typing import Any, Final
 
 import anyio
 import h11
+from mcp.server.auth.provider import TokenVerifier
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -78,11 +79,13 @@ UVICORN: Final[dict[str, Any]] = {"http": HeaderDeadline, "timeout_keep_alive": 
 class BoundedNesting:
     """ASGI middleware: a POST body goes through ``nesting.bounded`` before the SDK parses it.
 
-    A body over ``MAX_BODY`` is passed on as it came, for the SDK to refuse (413).
+    Only a caller whose bearer ``verifier`` accepts gets its body scanned (the SDK answers anyone
+    else 401 as ever), so a stranger cannot make the server walk 8 MiB of brackets. A body over
+    ``MAX_BODY`` is passed on as it came, for the SDK to refuse (413).
     """
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+    def __init__(self, app: ASGIApp, verifier: TokenVerifier) -> None:
+        self.app, self.verifier = app, verifier
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -99,7 +102,12 @@ class BoundedNesting:
             size += len(chunks[-1])
             more = message.get("more_body", False)
         body = b"".join(chunks)
-        if not more and first is None and body.count(b"[") + body.count(b"{") > MAX_NESTING:
+        if (
+            not more
+            and first is None
+            and body.count(b"[") + body.count(b"{") > MAX_NESTING
+            and await self._known(scope)
+        ):
             body = await anyio.to_thread.run_sync(bounded, body)  # a long scan stays off the event loop
         replay: list[Message] = [{"type": "http.request", "body": body, "more_body": more}]
         if first is not None:
@@ -109,3 +117,8 @@ class BoundedNesting:
             return replay.pop(0) if replay else await receive()
 
         await self.app(scope, replayed, send)
+
+    async def _known(self, scope: Scope) -> bool:
+        header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+        scheme, _, token = header.partition(" ")
+        return scheme.lower() == "bearer" and await self.verifier.verify_token(token) is not None

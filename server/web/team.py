@@ -105,7 +105,7 @@ def team_app(
             streamable_http_path="/mcp", transport_security=endpoint.security(), max_request_body_size=MAX_BODY
         )
         servers.append(server)
-        mounts.append(Mount(f"/{role}", app=BoundedNesting(app)))
+        mounts.append(Mount(f"/{role}", app=BoundedNesting(app, verifiers[role])))
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+import json
 import warnings
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 from mcp import types
 from mcp.shared.exceptions import MCPDeprecationWarning
@@ -99,3 +101,21 @@ async def test_one_token_holds_a_bounded_number_of_listen_streams(team: Team) ->
             async with lead.listen(resource_subscriptions=["handoff://c/r/002-t/REPORT.md"]):
                 pass
         release.set()
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+async def test_a_2025_handshake_says_resources_subscribe_is_served(team: Team, version: str) -> None:
+    init = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    headers = {
+        "authorization": f"Bearer {team.lead_token}",
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+    }
+    async with httpx2.AsyncClient() as http:
+        answer = await http.post(
+            team.endpoint.url("lead"),
+            json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+            headers=headers,
+        )
+    data = next(line[5:] for line in answer.text.splitlines() if line.startswith("data:"))
+    assert json.loads(data)["result"]["capabilities"]["resources"]["subscribe"] is True
