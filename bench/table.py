@@ -22,6 +22,7 @@ TARGETS = {
     "board paint": "<= 1 s at 10,000 tasks",
     "initialize flooded": "issue: <= 2x idle, at 3,000 and 30,000 tasks",
     "trickling held": "issue: 0 of 1,000 past the header deadline",
+    "deep nesting": "issue: answered within 1 s",
 }
 
 
@@ -221,6 +222,8 @@ def _tokens(s: dict[str, Any]) -> list[str]:
         trickle = t["trickle"]
         held = f"{trickle['still_open']} of {trickle['opened']} open after {trickle['open_after_s']} s"
         rows.append(_row(f"trickling connections @ {size}", held, TARGETS["trickling held"]))
+        deep = ", ".join(f"{depth} deep {ms} ms" for depth, ms in t["deep_nesting_answered_ms"].items())
+        rows.append(_row(f"deep nesting answered @ {size}", deep, TARGETS["deep nesting"]))
     return rows
 
 

@@ -54,6 +54,24 @@ async def _times(url: str, token: str, calls: int) -> list[float]:
         return [await _initialize(http, url, token) for _ in range(calls)]
 
 
+async def _deep(url: str, token: str, depths: tuple[int, ...] = (1_000, 100_000)) -> dict[str, float]:
+    """Milliseconds until a tools/call nested ``depth`` deep is answered (invalid_arguments), per depth."""
+    headers = {**HEADERS, "authorization": f"Bearer {token}"}
+    answered = {}
+    async with httpx2.AsyncClient(timeout=60) as http:
+        opened = await http.post(url, json=INIT, headers=headers)
+        headers |= {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+        for depth in depths:
+            params = '{"name":"read_task","arguments":{"ref":' + "[" * depth + '"x"' + "]" * depth + "}}"
+            body = '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":' + params + "}"
+            start = time.perf_counter()
+            answer = await http.post(url, content=body.encode(), headers=headers)
+            assert "invalid_arguments" in answer.text, answer.text[:200]
+            answered[str(depth)] = round((time.perf_counter() - start) * 1000, 2)
+    return answered
+
+
 async def _flood(url: str, clients: int) -> None:
     """Bad tokens from ``clients`` addresses until stdin closes; then the answers' counts on stdout."""
     answers: Counter[str] = Counter()
@@ -159,6 +177,7 @@ async def _one_size(work: Path, command: list[str], size: int, calls: int, trick
             out = b"".join([chunk async for chunk in flood.stdout])
             await flood.wait()
         answers = json.loads(out.decode().splitlines()[-1])
+        deep = await _deep(url, token)
         trickle = await _trickle(port, trickling)
         after = await _times(url, token, calls)
     finally:
@@ -174,6 +193,7 @@ async def _one_size(work: Path, command: list[str], size: int, calls: int, trick
         "ratio_p50": round(loaded["p50_ms"] / floor["p50_ms"], 2),
         "flood_answers": answers,
         "trickle": trickle,
+        "deep_nesting_answered_ms": deep,
     }
 
 

@@ -37,6 +37,7 @@ logger = logging.getLogger(__name__)
 
 MAX_FOLLOWED: Final = 64  # resource URIs one session (or one listen stream) may follow
 MAX_STREAMS: Final = 16  # listen streams one bearer token may hold open at once
+_SESSIONS: Final = 4096  # 2025-era sessions remembered; the oldest is forgotten first
 _LEGACY_METHODS = ("resources/subscribe", "resources/unsubscribe")
 
 
@@ -108,6 +109,11 @@ class Arrivals:
             raise _refused(f"too_many_subscriptions: a session follows at most {MAX_FOLLOWED} URIs; unsubscribe one")
         followed.add(uri)
         self._legacy.setdefault(uri, {})[key] = ctx.session
+        if len(self._followed) > _SESSIONS:  # sessions that left without a word are not kept forever
+            gone, uris = next(iter(self._followed.items()))
+            del self._followed[gone]
+            for each in uris:
+                self._legacy.get(each, {}).pop(gone, None)
         return types.EmptyResult()
 
     async def _listen(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
