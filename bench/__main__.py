@@ -35,7 +35,7 @@ FULL = {
     "board_sizes": [100, 1000, 10000],
     "exchange": (5000, 20000),
     "token_sizes": [3000, 30000],
-    "token_calls": 60,
+    "token_calls": 200,
     "trickling": 1000,
 }
 QUICK = {

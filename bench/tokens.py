@@ -2,7 +2,7 @@
 
 The team server runs as its own process (``handoff-mcp serve --http``) over a generated tree. The
 executor (its own task, dispatched through the Lead) times ``initialize`` on the executor
-endpoint: alone first (the floor), then while a separate process runs 20 clients that send
+endpoint: alone (the floor, taken before and after the flood), and while a separate process runs 20 clients that send
 ``initialize`` with wrong tokens as fast as they can, each from its own loopback address (all of
 127/8 is the loopback) as 20 hosts would. Then 1,000 connections trickle their request headers a
 byte a second; how many the server still holds past its header deadline is counted.
@@ -177,6 +177,7 @@ async def _one_size(work: Path, command: list[str], size: int, calls: int, trick
             out = b"".join([chunk async for chunk in flood.stdout])
             await flood.wait()
         answers = json.loads(out.decode().splitlines()[-1])
+        idle += await _times(url, token, calls)  # the floor is taken on both sides of the flood
         deep = await _deep(url, token)
         trickle = await _trickle(port, trickling)
         after = await _times(url, token, calls)
