@@ -13,7 +13,7 @@ import json
 import logging
 import math
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -32,6 +32,8 @@ logger = logging.getLogger(__name__)
 
 REFUSALS = (30, 5.0)  # refused requests a client address may make at once, and per second after that
 _ADDRESSES = 10_000  # addresses remembered; the longest quiet is forgotten first
+_HOLD_SECONDS = 1.0  # how long a 429 is held back before it is sent
+_HELD = 8  # 429s held back at once per address; past that they are sent at once
 
 
 def _fingerprint(token: str) -> str:
@@ -63,7 +65,8 @@ class TaskVerifier:
 
 class RefusalLimit:
     """ASGI middleware: each 401 spends one of its client address's allowance (``REFUSALS``); an
-    address with none left is answered 429 before anything else runs.
+    address with none left is answered 429 before anything else runs, held back a second first (a
+    few at a time per address), so a client that retries at once slows to a crawl.
 
     The SDK's ``TokenVerifier`` sees the token only, never the request, so the limit sits in
     front of the mounts and counts the answers they give. An address that never presents a wrong
@@ -75,6 +78,7 @@ class RefusalLimit:
     ) -> None:
         self.app, (self.burst, self.rate), self.clock = app, refusals, clock
         self._left: OrderedDict[str, tuple[float, float]] = OrderedDict()  # address -> (allowance, at)
+        self._held: Counter[str] = Counter()  # address -> 429s being held back now
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -83,7 +87,16 @@ class RefusalLimit:
         address = str((scope.get("client") or ("unknown",))[0])
         left = self._allowance(address)
         if left < 1:
-            await _too_many(send, math.ceil((1 - left) / self.rate))
+            retry_after = math.ceil((1 - left) / self.rate)
+            if self._held[address] < _HELD:  # held a while first: a client that retries at once slows down
+                self._held[address] += 1
+                try:
+                    await anyio.sleep(min(retry_after, _HOLD_SECONDS))
+                finally:
+                    self._held[address] -= 1
+                    if not self._held[address]:
+                        del self._held[address]
+            await _too_many(send, retry_after)
             return
 
         async def counted(message: Message) -> None:
