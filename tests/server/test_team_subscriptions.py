@@ -119,3 +119,20 @@ async def test_a_2025_handshake_says_resources_subscribe_is_served(team: Team, v
         )
     data = next(line[5:] for line in answer.text.splitlines() if line.startswith("data:"))
     assert json.loads(data)["result"]["capabilities"]["resources"]["subscribe"] is True
+
+
+async def test_a_2025_session_holds_one_get_event_stream(team: Team) -> None:
+    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    headers = {"authorization": f"Bearer {team.lead_token}", "accept": "application/json, text/event-stream"}
+    url = team.endpoint.url("lead")
+    async with httpx2.AsyncClient() as http:
+        opened = await http.post(
+            url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}, headers=headers
+        )
+        session = {**headers, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+        with anyio.fail_after(10):
+            async with http.stream("GET", url, headers={**session, "accept": "text/event-stream"}) as first:
+                assert first.status_code == 200
+                second = await http.get(url, headers={**session, "accept": "text/event-stream"})
+    assert second.status_code == 409
