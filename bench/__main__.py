@@ -1,7 +1,7 @@
 """`python -m bench [--quick] [--json PATH] [--only SECTIONS]`: every figure in one run, printed and saved.
 
-Sections: startup, latency, validator, scaling, contention, history, http, board, exchange, tokens
-(schema size comes with startup).
+Sections: startup, latency, validator, scaling, contention, history, http, board, exchange,
+evidence, tokens (schema size comes with startup).
 Temporary directories only; fixed inputs; no network.
 """
 
@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench import board, contention, exchange, history, http, latency, scaling, startup, tokens, validator
+from bench import board, contention, evidence, exchange, history, http, latency, scaling, startup, tokens, validator
 from bench.trees import CHANGE, make_change
 from handoff_core.services.store import Store
 
@@ -34,6 +34,7 @@ FULL = {
     "http_calls": 200,
     "board_sizes": [100, 1000, 10000],
     "exchange": (5000, 20000),
+    "evidence_runs": 30,
     "token_sizes": [3000, 30000],
     "token_calls": 200,
     "trickling": 1000,
@@ -50,6 +51,7 @@ QUICK = {
     "http_calls": 20,
     "board_sizes": [100],
     "exchange": (500, 2000),
+    "evidence_runs": 3,
     "token_sizes": [300],
     "token_calls": 10,
     "trickling": 100,
@@ -64,6 +66,7 @@ SECTIONS = (
     "http",
     "board",
     "exchange",
+    "evidence",
     "tokens",
 )
 
@@ -138,6 +141,8 @@ def collect(sections: list[str], sizes: dict[str, Any], work: Path) -> dict[str,
         results["exchange"] = exchange.run(work, files, entries, max(2, sizes["repeats"]))
     if "board" in sections:
         results["board"] = board.run(work, sizes["board_sizes"], max(3, sizes["repeats"]))
+    if "evidence" in sections:
+        results["evidence"] = evidence.run(work, sizes["evidence_runs"])
     if "http" in sections:
         results["http"] = http.run(work, [sys.executable, "-m", "server"], sizes["http_calls"])
     if "tokens" in sections:

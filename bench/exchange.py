@@ -1,12 +1,15 @@
-"""The external-web exchange: packaging 5,000 small files and checking a 20,000-entry return
-archive, each in a fresh process (time and peak RSS), beside a floor in the same run: for
-packaging, reading the same files; for checking, listing the archive with zipfile alone.
+"""The external-web exchange: packaging 5,000 small files, checking a 20,000-entry return
+archive, and judging a return at its policy's limits (every entry, then the secret scan of all its
+text), each in a fresh process (time and peak RSS), beside a floor in the same run: for
+packaging, reading the same files; for checking, listing the archive with zipfile alone; for
+judging, the structural check and decompression alone.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import statistics
 import sys
 import time
 import zipfile
@@ -36,9 +39,27 @@ def _archive(path: Path, entries: int) -> None:
     path.write_bytes(out.getvalue())
 
 
+def _limit_return(path: Path) -> None:
+    """A return of source files filling the default policy: its entries and its bytes in all."""
+    from handoff_core.contract.return_policy import ReturnPolicy
+
+    policy = ReturnPolicy()
+    size = policy.total_bytes // policy.entries - 200
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for index in range(policy.entries):
+            lines = (
+                f"def f{index}_{n}(value):  # doubled, plus one\n    return value * 2 + 1\n"
+                for n in range(size // 60 + 1)
+            )
+            archive.writestr(f"candidate/src/m{index}.py", "".join(lines)[:size])
+    path.write_bytes(out.getvalue())
+
+
 def child(action: str, project: str, target: str) -> None:
     from handoff_core.contract.exchange import Channel
-    from handoff_core.files.archives import check_archive
+    from handoff_core.contract.return_policy import ReturnPolicy
+    from handoff_core.files.archives import check_archive, read_checked
     from handoff_core.services.exchange import package_dispatch
     from handoff_core.services.store import Store
 
@@ -52,6 +73,13 @@ def child(action: str, project: str, target: str) -> None:
         count = sum(len(path.read_bytes()) > 0 for path in sorted((Path(project) / "src").rglob("*.py")))
     elif action == "check":
         count = len(check_archive(Path(target).read_bytes()))
+    elif action == "judge":
+        from handoff_core.services.returns import judge_return
+
+        count = len(judge_return(Path(target).read_bytes(), ReturnPolicy()))
+    elif action == "read-floor-return":
+        data = Path(target).read_bytes()
+        count = len(read_checked(data, check_archive(data)))
     else:  # list-floor
         count = len(zipfile.ZipFile(io.BytesIO(Path(target).read_bytes())).infolist())
     seconds = time.perf_counter() - start
@@ -68,19 +96,26 @@ def run(work: Path, files: int, entries: int, repeats: int) -> dict[str, Any]:
     _tree(project, files)
     archive = work / "return.zip"
     _archive(archive, entries)
-    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in ("package", "read-floor", "check", "list-floor")}
+    limit = work / "limit.zip"
+    _limit_return(limit)
+    names = ("package", "read-floor", "check", "list-floor", "judge", "read-floor-return")
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
     for index in range(repeats):  # alternated: each subject beside its floor, in every round
         runs["package"] += child_runs("bench.exchange", ["package", str(project), f"d{index}"], 1)
         runs["read-floor"] += child_runs("bench.exchange", ["read-floor", str(project), "-"], 1)
         runs["check"] += child_runs("bench.exchange", ["check", str(project), str(archive)], 1)
         runs["list-floor"] += child_runs("bench.exchange", ["list-floor", str(project), str(archive)], 1)
+        runs["judge"] += child_runs("bench.exchange", ["judge", str(project), str(limit)], 1)
+        runs["read-floor-return"] += child_runs("bench.exchange", ["read-floor-return", str(project), str(limit)], 1)
     return {
         "files": files,
         "entries": entries,
         "archive_mb": round(archive.stat().st_size / 1024 / 1024, 1),
+        "limit_mb": round(sum(info.file_size for info in zipfile.ZipFile(limit).infolist()) / 1024 / 1024, 1),
         **{
             name: {
                 "seconds_min": round(min(r["seconds"] for r in values), 3),
+                "seconds_median": round(statistics.median(r["seconds"] for r in values), 3),
                 "peak_rss_mb": max(r["peak_rss_mb"] for r in values),
                 "count": values[0]["count"],
             }

@@ -207,6 +207,34 @@ def _exchange(s: dict[str, Any]) -> list[str]:
             f"{cell('check')} (floor, zipfile listing: {cell('list-floor')})",
             "reads no entry beyond 512 B",
         ),
+        _row(
+            f"judge a return at its policy's limits ({s['limit_mb']} MB of text)",
+            f"median {s['judge']['seconds_median']} s, peak {s['judge']['peak_rss_mb']} MB "
+            f"(floor, check and decompress alone: {s['read-floor-return']['seconds_median']} s; "
+            f"{s['judge']['seconds_median'] / max(s['read-floor-return']['seconds_median'], 1e-9):.0f}x)",
+            "the secret scan of every line is the difference",
+        ),
+    ]
+
+
+def _evidence(s: dict[str, Any]) -> list[str]:
+    return [
+        _row(
+            "guard per hook event (p50 ms)",
+            f"{s['guard_event']['p50_ms']} (floor, python -c pass: "
+            f"{s['python_-c_pass']['p50_ms']}; x{s['guard_ratio']})",
+            "a fresh process per write, as the CLIs run it",
+        ),
+        _row(
+            f"audit_task, {s['files']}-file change (p50 ms)",
+            f"{s['audit_task']['p50_ms']} (floor, git diff --name-status: {s['git_diff_floor']['p50_ms']}; "
+            f"x{s['audit_ratio']}) {s['verdict']}",
+        ),
+        _row(
+            "proof of one signed REPORT (p50 ms)",
+            f"{s['proof_verify']['p50_ms']} (floor, its sha256: {s['sha256_floor']['p50_ms']})",
+            "paid once per judgement; the verdict cache keeps it",
+        ),
     ]
 
 
@@ -240,6 +268,7 @@ def render(results: dict[str, Any]) -> str:
         ("http", _http),
         ("board", _board),
         ("exchange", _exchange),
+        ("evidence", _evidence),
         ("tokens", _tokens),
     ):
         if key in results:

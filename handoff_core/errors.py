@@ -7,7 +7,9 @@ can match on; the message says what to do next. The hierarchy::
     ├── InvalidInput                 code invalid_input       bad argument; fix it and call again
     │   ├── InvalidIdentifier        code invalid_id          change / round / task id off-grammar
     │   ├── InvalidContent           code invalid_content     TASK / REPORT / RELEASE text refused
-    │   └── InvalidLocator           code invalid_locator     session-locator path refused
+    │   │   └── QuotedTokenCheck     code quoted_token_check  a TASK's text holds a report token check line
+    │   ├── InvalidLocator           code invalid_locator     session-locator path refused
+    │   └── WorkspaceRefused         code workspace_refused   worktree/branch not a linked worktree
     ├── NotFound                     code not_found
     │   ├── ChangeNotFound           code change_not_found
     │   └── TaskNotFound             code task_not_found
@@ -25,7 +27,8 @@ can match on; the message says what to do next. The hierarchy::
     │   └── ScopeRefused             code scope_refused       a task's session reached past its task
     ├── RoleRefused                  code role_refused        a Lead tool called on an executor's server
     ├── StorageError                 code storage_error       the OS failed; nothing was half-written
-    └── ConfigError                  code config_error        a flag or HANDOFF_* variable is wrong
+    ├── ConfigError                  code config_error        a flag or HANDOFF_* variable is wrong
+    └── GitError                     code git_error           git failed, timed out or said too much
 
 OS errors are translated once, where the files layer meets the services
 (``files.task_dir.translated``: ``raise StorageError(...) from exc``); YAML errors where the
@@ -43,6 +46,7 @@ __all__ = [
     "ChangeNotFound",
     "ConfigError",
     "Conflict",
+    "GitError",
     "HandoffError",
     "InvalidContent",
     "InvalidIdentifier",
@@ -51,6 +55,7 @@ __all__ = [
     "LocatorConflict",
     "NotFound",
     "OwnershipConflict",
+    "QuotedTokenCheck",
     "RoleRefused",
     "ScopeRefused",
     "StateRefused",
@@ -60,6 +65,7 @@ __all__ = [
     "TokenRefused",
     "TooLarge",
     "UnsafePath",
+    "WorkspaceRefused",
     "WriteConflict",
 ]
 
@@ -84,6 +90,10 @@ class InvalidIdentifier(InvalidInput):
 
 class InvalidContent(InvalidInput):
     code = "invalid_content"
+
+
+class QuotedTokenCheck(InvalidContent):
+    code = "quoted_token_check"
 
 
 class InvalidLocator(InvalidInput):
@@ -164,3 +174,11 @@ class StorageError(HandoffError):
 
 class ConfigError(HandoffError):
     code = "config_error"
+
+
+class WorkspaceRefused(InvalidInput):
+    code = "workspace_refused"
+
+
+class GitError(HandoffError):
+    code = "git_error"

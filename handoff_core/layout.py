@@ -15,6 +15,7 @@ __all__ = [
     "ARCHIVE",
     "ATTEMPTS_BEFORE_WARNING",
     "CHANGES",
+    "CHANGE_README",
     "CLOSING_FILES",
     "COORDINATION_FILE",
     "DEFAULT_STATE_ROOT",
@@ -91,6 +92,7 @@ def is_temp(name: str) -> bool:
 DEFAULT_STATE_ROOT: Final = PurePosixPath("speculo/.speculo")
 CHANGES: Final = ("specdev", "changes")
 ARCHIVE: Final = ("specdev", "archive")
+CHANGE_README: Final = "README.md"  # a change's README, holding its ``Outcome:`` line
 SESSIONS: Final = "sessions"  # the seed's folder of rounds inside a change
 HANDOFF_DOCS: Final = ("commands", "handoff")
 COORDINATION_FILE: Final = ("coordination", "project.json")

@@ -6,6 +6,11 @@ another directory, a worktree or under Codex, which passes no ``HANDOFF_*`` vari
 reaches the same state root). A worker's forms load only this server (``--strict-mcp-config``)
 and allow only the executor's tools; Codex gets ``approval_mode = "approve"`` for
 ``write_report``, which a headless ``codex exec`` needs to call a writing tool.
+
+An executor's forms for a task (``--ref``) also wire in ``handoff-mcp guard`` as a PreToolUse hook:
+Claude Code's launch line carries it in ``--settings``, Codex's forms in ``hooks.PreToolUse`` for
+``apply_patch``. Codex runs a hook it does not manage only once trusted: reviewed in ``/hooks``, or,
+for automation that vets its hooks, ``codex exec --dangerously-bypass-hook-trust``.
 """
 
 from __future__ import annotations
@@ -53,6 +58,15 @@ class Launch:
     note: str | None = None  # a warning about the command path, for the person reading the output
     url: str | None = None
     token: str | None = None
+    guard: tuple[str, ...] = ()  # the PreToolUse hook command of an executor's task, if any
+
+
+CLAUDE_EDIT_TOOLS = "Write|Edit|MultiEdit|NotebookEdit"
+CODEX_PATCH_TOOL = "^apply_patch$"
+CODEX_TRUST_FLAG = "--dangerously-bypass-hook-trust"
+CODEX_TRUST_NOTE = (
+    f"# Codex runs this hook only once trusted: review it in /hooks, or headless: codex exec {CODEX_TRUST_FLAG}"
+)
 
 
 def server_command() -> tuple[str, str | None]:
@@ -70,13 +84,14 @@ def server_command() -> tuple[str, str | None]:
     return found, None
 
 
-def launch_for(settings: Settings, role: Role, command: str | None = None) -> Launch:
+def launch_for(settings: Settings, role: Role, command: str | None = None, ref: str | None = None) -> Launch:
     found, note = (command, None) if command else server_command()
-    args = ["serve", "--role", role, "--project-root", str(settings.project_root)]
-    args += ["--state-root", str(settings.state_root)]
+    roots = ["--project-root", str(settings.project_root), "--state-root", str(settings.state_root)]
+    args = ["serve", "--role", role, *roots]
     if role == "lead":
         args += ["--secret-file", str(settings.secret_file)]
-    return Launch(found, tuple(args), role, note)
+    guard = (found, "guard", "--ref", ref, *roots) if ref and role == "executor" else ()
+    return Launch(found, tuple(args), role, note, guard=guard)
 
 
 def http_launch(role: Role, url: str, token: str) -> Launch:
@@ -101,7 +116,20 @@ def _claude_line(launch: Launch) -> str:
     if launch.role == "lead" and launch.url is None:
         return shlex.join(["claude", "mcp", "add", "--scope", "project", NAME, "--", launch.command, *launch.args])
     config = json.dumps({"mcpServers": {NAME: _entry(launch)}})
-    return shlex.join(["claude", "--strict-mcp-config", "--mcp-config", config, "--allowedTools", _allowed(launch)])
+    line = ["claude", "--strict-mcp-config", "--mcp-config", config, "--allowedTools", _allowed(launch)]
+    return shlex.join(line + (["--settings", claude_settings(launch)] if launch.guard else []))
+
+
+def claude_settings(launch: Launch) -> str:
+    """Claude Code settings JSON running the guard before every file edit."""
+    hook = {"type": "command", "command": shlex.join(launch.guard)}
+    return json.dumps({"hooks": {"PreToolUse": [{"matcher": CLAUDE_EDIT_TOOLS, "hooks": [hook]}]}})
+
+
+def _codex_hooks_value(launch: Launch) -> str:
+    """``hooks.PreToolUse`` as one inline TOML value (for ``-c``)."""
+    hook = f'{{type = "command", command = {_toml(shlex.join(launch.guard))}}}'
+    return f"[{{matcher = {_toml(CODEX_PATCH_TOOL)}, hooks = [{hook}]}}]"
 
 
 def _toml(value: object) -> str:
@@ -119,6 +147,9 @@ def _codex_toml(launch: Launch) -> str:
     if launch.role == "executor":
         lines += [f"enabled_tools = {_toml(list(ROLE_TOOLS['executor']))}", ""]
         lines += [f"[mcp_servers.{NAME}.tools.write_report]", 'approval_mode = "approve"']
+    if launch.guard:
+        lines += ["", CODEX_TRUST_NOTE, "[[hooks.PreToolUse]]", f"matcher = {_toml(CODEX_PATCH_TOOL)}"]
+        lines += ["", "[[hooks.PreToolUse.hooks]]", 'type = "command"', f"command = {_toml(shlex.join(launch.guard))}"]
     return "\n".join(lines) + "\n"
 
 
@@ -126,7 +157,8 @@ def codex_args(launch: Launch) -> list[str]:
     pairs = _codex_where(launch)
     if launch.role == "executor":
         pairs += [("enabled_tools", list(ROLE_TOOLS["executor"])), ("tools.write_report.approval_mode", "approve")]
-    return [item for key, value in pairs for item in ("-c", f"mcp_servers.{NAME}.{key}={_toml(value)}")]
+    args = [item for key, value in pairs for item in ("-c", f"mcp_servers.{NAME}.{key}={_toml(value)}")]
+    return args + (["-c", f"hooks.PreToolUse={_codex_hooks_value(launch)}"] if launch.guard else [])
 
 
 def render(launch: Launch, client: Client) -> str:
@@ -137,8 +169,7 @@ def render(launch: Launch, client: Client) -> str:
     if client == "codex":
         return _codex_toml(launch) + (f"# and in the executor's environment:\n# {token}" if token else "")
     if client == "codex-args":
-        return (
-            token + shlex.join(["codex", *codex_args(launch), *(["exec"] if launch.role == "executor" else [])]) + "\n"
-        )
+        run = ["exec", *([CODEX_TRUST_FLAG] if launch.guard else [])] if launch.role == "executor" else []
+        return token + shlex.join(["codex", *codex_args(launch), *run]) + "\n"
     # claude-code-cli, and the workers Herdr and Orca start: a Claude Code launch line.
     return _claude_line(launch) + "\n"

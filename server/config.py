@@ -44,6 +44,7 @@ LEAD_TOOLS = (
     "record_session_locator",
     "capture_report",
     "release_writer",
+    "audit_task",
     "find_session_log",
     "package_dispatch",
     "receive_return",

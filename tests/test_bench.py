@@ -34,3 +34,22 @@ def test_the_quick_benchmark_prints_a_table_and_writes_json(tmp_path: Path) -> N
         dispatch
     )
     assert "handoff-validate (p50 ms)" in result.stdout
+
+
+def test_the_evidence_section_measures_guard_and_audit_beside_their_floors(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--only", "evidence", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(out.read_text())["evidence"]
+    assert figures["verdict"] == "passed"
+    assert figures["files"] == 1000
+    assert figures["guard_event"]["p50_ms"] > 0
+    assert figures["git_diff_floor"]["p50_ms"] > 0
+    assert "audit_task, 1000-file change" in result.stdout

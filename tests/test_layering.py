@@ -154,3 +154,14 @@ def test_the_validator_cli_loads_no_thread_pool_logging_asyncio_dataclasses_hash
     inspect, hashlib OpenSSL): the validator's records are named tuples, the others load late."""
     code = f"import sys, handoff_core.validator\nprint(sorted(m for m in {SLOW_TO_LOAD!r} if m in sys.modules))"
     assert printed_by(code) == "[]"
+
+
+@pytest.mark.slow
+def test_the_guard_hook_loads_no_sdk_no_store_and_starts_no_git() -> None:
+    """It runs before every write an executor makes: one TASK read, nothing more."""
+    code = (
+        "import sys, server.cli.guard\n"
+        "heavy = ('mcp', 'pydantic', 'yaml', 'cryptography', 'subprocess', 'handoff_core.services.queries')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    assert printed_by(code) == "[]"

@@ -20,6 +20,7 @@ class ChangeFacts(NamedTuple):  # a tuple: held verdicts compare it once per tas
     location: Location
     parts: tuple[str, ...]  # directory components below the state root
     outcome: Outcome | None  # None when the README has no single valid Outcome line
+    unreadable: str = ""  # why its README cannot be read (over the size limit, not a regular file); "" when it can
 
 
 def read_outcome(readme: str) -> Outcome | None:

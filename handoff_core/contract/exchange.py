@@ -5,13 +5,13 @@ ACCEPTANCE.md. Text in, text out; the services package and receive.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from handoff_core.contract.report import fence_for
+from handoff_core.contract.return_policy import RETURN_FILES, ReturnPolicy
 from handoff_core.contract.task import Task
 from handoff_core.errors import InvalidIdentifier
 from handoff_core.layout import EXCLUSIONS_SHOWN
@@ -23,7 +23,6 @@ __all__ = [
     "acceptance_stub",
     "check_exchange_id",
     "delivery_parts",
-    "excluded_reason",
     "exclusion_lines",
     "render_dispatch",
     "render_manifest",
@@ -33,40 +32,6 @@ __all__ = [
 
 DELIVERY_ROOT = ("temp", "task-delivery")  # below the project root
 _ID = re.compile(r"^[A-Za-z0-9._-]{1,80}\Z")
-_EXCLUDED_DIRS = {
-    ".git": "version control internals",
-    ".hg": "version control internals",
-    ".svn": "version control internals",
-    "node_modules": "dependency cache",
-    ".venv": "virtual environment",
-    "venv": "virtual environment",
-    "__pycache__": "cache",
-    ".mypy_cache": "cache",
-    ".pytest_cache": "cache",
-    ".ruff_cache": "cache",
-    ".tox": "cache",
-    ".cache": "cache",
-    ".gradle": "cache",
-    "dist": "build output",
-    "build": "build output",
-    "target": "build output",
-    "htmlcov": "coverage output",
-    "coverage": "coverage output",
-    "logs": "logs",
-    "temp": "temporary and delivery files",
-    ".idea": "editor state",
-    ".vscode": "editor state",
-}
-_PROFILE_DIR = re.compile(r"(?i)(chrome|chromium|firefox|browser|playwright)[-_]?(profile|user[-_]data)|^\.mozilla$")
-_EXCLUDED_FILES = (
-    (("*.log",), "logs"),
-    (("*.db", "*.sqlite", "*.sqlite3", "*.dump", "*.sql.gz"), "database or dump"),
-    ((".env", ".env.*", "*.env", ".netrc", ".npmrc", ".pypirc", "credentials*", "*.kdbx"), "secrets file"),
-    (("*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "id_rsa*", "id_ed25519*", "id_ecdsa*"), "key"),
-    (("*.crt", "*.cer", "*.der"), "certificate"),
-    (("*.zip", "*.tar", "*.gz", "*.tgz", "*.bz2", "*.xz", "*.7z", "*.rar", "*.zst", "*.whl", "*.jar"), "archive"),
-    (("*.exe", "*.dll", "*.so", "*.dylib", "*.bin", "*.o", "*.a", "*.class", "*.pyc", "*.wasm"), "binary"),
-)
 
 
 def check_exchange_id(value: str, what: str) -> str:
@@ -81,20 +46,6 @@ def delivery_parts(scope_id: str, task_id: str, dispatch_id: str) -> tuple[str, 
     """The dispatch's folder below the project root: temp/task-delivery/{scope}/{task}/{dispatch}."""
     ids = (("scope id", scope_id), ("task id", task_id), ("dispatch id", dispatch_id))
     return (*DELIVERY_ROOT, *(check_exchange_id(value, what) for what, value in ids))
-
-
-def excluded_reason(parts: tuple[str, ...]) -> str | None:
-    """Why a repository-relative path is never packaged (a default exclusion), or None."""
-    for part in parts[:-1]:
-        if part in _EXCLUDED_DIRS:
-            return _EXCLUDED_DIRS[part]
-        if _PROFILE_DIR.search(part):
-            return "browser profile"
-    name = parts[-1].lower()
-    for patterns, reason in _EXCLUDED_FILES:
-        if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
-            return reason
-    return None
 
 
 @dataclass(frozen=True)
@@ -112,19 +63,11 @@ class Channel:
     )
 
 
-RETURN_FILES = {
-    "implementation": ("RETURN.md", "PATCH.diff or candidate/", "CHECKS.md"),
-    "review": ("RETURN.md", "FINDINGS.md"),
-    "research": ("RETURN.md", "RESEARCH.md", "SOURCES.json"),
-    "test-observation": ("RETURN.md", "CHECKS.md"),
-}
-
-
 def _bullets(values: tuple[str, ...] | list[str]) -> list[str]:
     return [f"- {value}" for value in values] or ["- none"]
 
 
-def render_dispatch(task: Task, dispatch_id: str, channel: Channel, checkpoint: str) -> str:
+def render_dispatch(task: Task, dispatch_id: str, channel: Channel, checkpoint: str, policy: ReturnPolicy) -> str:
     scope = task.scope
     lines = [
         f"# Dispatch {dispatch_id}",
@@ -164,11 +107,29 @@ def render_dispatch(task: Task, dispatch_id: str, channel: Channel, checkpoint: 
         "RETURN.md names this dispatch id; every claim of a command, test or source you did not run or read stays",
         "marked unverified. The Lead re-runs the Acceptance checks locally.",
         "",
+        *_limits(policy),
     ]
     return "\n".join(lines)
 
 
-@dataclass(frozen=True)
+_CONTENT_WORDS = {"text": "text (UTF-8: markdown, source, diffs, JSON)", "image": "images (PNG, JPEG, GIF, WebP)"}
+
+
+def _limits(policy: ReturnPolicy) -> list[str]:
+    """The return policy in words (MANIFEST.json return_limits has it in numbers)."""
+    return [
+        "Limits (a return past any of them is refused whole, and nothing of it is unpacked):",
+        f"- at most {policy.entries} entries, {policy.entry_bytes} bytes in one file, {policy.total_bytes} bytes "
+        f"in all, {policy.archive_bytes} bytes of ZIP, compressed no more than {policy.ratio}:1",
+        f"- only {' and '.join(_CONTENT_WORDS[kind] for kind in policy.content)}",
+        "- never executables (the exec bit, binaries, #! scripts, Windows scripts), files that run by themselves",
+        "  (git internals and hooks, CI workflows, .env and .envrc, editor, agent and package-manager settings)",
+        "  or credentials of any kind; a change to such a file comes back as lines of PATCH.diff",
+        "",
+    ]
+
+
+@dataclass(frozen=True, kw_only=True)
 class Manifest:
     dispatch_id: str
     task_id: str
@@ -182,6 +143,7 @@ class Manifest:
     excluded: list[dict[str, str]] = field(default_factory=list)
     scan_result: str = "pass"
     scan_notes: str = ""
+    return_policy: ReturnPolicy = field(default_factory=ReturnPolicy)
 
 
 def render_manifest(manifest: Manifest) -> str:
@@ -201,6 +163,7 @@ def render_manifest(manifest: Manifest) -> str:
         "excluded": manifest.excluded,
         "source_diff": None,
         "secret_scan": {"tool": "detect-secrets", "result": manifest.scan_result, "notes": manifest.scan_notes},
+        "return_limits": manifest.return_policy.as_json(),
     }
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
 

@@ -69,16 +69,22 @@ def load_yaml(text: str, what: str) -> Any:
     return load_strict(text, what)
 
 
+_PRINTABLE_ASCII = range(0x20, 0x7F)
+_ONE_BYTE, _TWO_BYTES = 0xFF, 0xFFFF  # the largest code point YAML's \x and \u escapes spell
+
+
 def _quote_text(value: str) -> str:
     out = []
     for char in value:
         code = ord(char)
         if char in '"\\':
             out.append("\\" + char)
-        elif 0x20 <= code < 0x7F:
+        elif code in _PRINTABLE_ASCII:
             out.append(char)
         else:  # YAML's own escapes: \xXX, \uXXXX and \UXXXXXXXX (JSON's surrogate pairs are not YAML)
-            out.append(f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+            out.append(
+                f"\\x{code:02x}" if code <= _ONE_BYTE else f"\\u{code:04x}" if code <= _TWO_BYTES else f"\\U{code:08x}"
+            )
     return '"' + "".join(out) + '"'
 
 

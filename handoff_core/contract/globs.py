@@ -16,6 +16,7 @@ import re
 from collections import deque
 from collections.abc import Iterator
 from functools import lru_cache
+from itertools import count
 
 from handoff_core.errors import InvalidContent
 
@@ -194,19 +195,28 @@ def _passes(pred: Pred, char: str) -> bool:
     return char != "/" and (char in pred[0]) != pred[1]
 
 
-# "A real path": segments not empty, ".", or "..". States: 0 segment start, 1 ".", 2 "..", 3 other.
+# "A real path": segments not empty, ".", or "..". States: segment start, ".", "..", other.
+_SEGMENT_START, _ONE_DOT, _TWO_DOTS, _REAL_SEGMENT = 0, 1, 2, 3
+
+
 def _real(state: int, char: str) -> int | None:
     if char == "/":
-        return 0 if state == 3 else None
-    if char == "." and state < 2:
+        return _SEGMENT_START if state == _REAL_SEGMENT else None
+    if char == "." and state < _TWO_DOTS:
         return state + 1
-    return 3
+    return _REAL_SEGMENT
+
+
+def _stand_ins() -> Iterator[str]:
+    """Characters to stand for "any character no glob names": plain ones first, then an endless supply."""
+    yield from "zqjkw0123456789xyv_~+@%="
+    yield from map(chr, count(0xC0))  # a class names only [A-Za-z0-9._-] and a glob is short: one is free
 
 
 def _alphabet(a: str, b: str) -> tuple[str, ...]:
     """One character per class of characters the two globs cannot tell apart."""
     named = {c for glob in (a, b) for tokens in _tokens(glob) if tokens for pred, _ in tokens if pred for c in pred[0]}
-    other = next(c for c in "zqjkw0123456789xyv" if c not in named | set(a + b))
+    other = next(c for c in _stand_ins() if c not in named and c not in "/.")
     return tuple(sorted(named | {"/", ".", other}))
 
 
@@ -250,7 +260,7 @@ def overlap(a: str, b: str, budget: Budget | None = None) -> str | None:
     queue = deque([start])
     while queue:
         node = queue.popleft()
-        if node[2] == 3 and node[0] in finals[0] and node[1] in finals[1]:
+        if node[2] == _REAL_SEGMENT and node[0] in finals[0] and node[1] in finals[1]:
             return _path(parents, node)
         for char, nxt in search.moves(node):
             if nxt not in parents:

@@ -53,13 +53,17 @@ class Ref(NamedTuple):
         return f"{self.change}/{self.session}/{self.task}"
 
 
+_MONTHS, _LAST_HOUR, _LAST_MINUTE, _FEBRUARY = 12, 23, 59, 2
+_JS_EXPONENT_FROM = 1e21  # JavaScript writes a number this large in exponent form
+
+
 def _real_utc(year: int, month: int, day: int, hour: int, minute: int, second: int) -> bool:
-    if not (1 <= month <= 12 and hour <= 23 and minute <= 59 and second <= 59):
+    if not (1 <= month <= _MONTHS and hour <= _LAST_HOUR and minute <= _LAST_MINUTE and second <= _LAST_MINUTE):
         return False
     # The Gregorian rule, year 0 included as the seed's JavaScript Date takes it (leap, like 2000);
     # spelled out rather than importing calendar, which handoff-validate would pay for at start-up.
     leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    days = 29 if month == 2 and leap else _DAYS[month]
+    days = 29 if month == _FEBRUARY and leap else _DAYS[month]
     return 1 <= day <= days
 
 
@@ -77,7 +81,7 @@ def _js_number_text(digits: str) -> str:
     """``String(Number(digits))`` in JavaScript: the shortest digits of the nearest double, written
     out in full below 1e21 (so a suffix beyond 2**53 is canonical exactly when the double is)."""
     value = float(int(digits))
-    if value >= 1e21:
+    if value >= _JS_EXPONENT_FROM:
         return repr(value)  # exponent form: never equal to a run of digits
     mantissa, _, exponent = repr(value).partition("e")
     if not exponent:
@@ -159,7 +163,7 @@ def ref_in(parts: Sequence[str]) -> Ref | None:
 
 def parse_ref(text: str) -> Ref:
     parts = text.strip().split("/")
-    if len(parts) != 3:
+    if len(parts) != len(Ref._fields):
         raise InvalidIdentifier(
             f"invalid ref {text!r}: expected change/session/task, as returned by create_task "
             "(e.g. 2026-11-30-demo/20261130T044500Z/001-implement-a1)"

@@ -26,7 +26,8 @@ __all__ = [
 ]
 
 RESERVED_INFO = "handoff-scope"
-_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+MAX_FENCE_INDENT = 3  # spaces before a fence line: CommonMark's bound, past it the line is code text
+_FENCE_OPEN = re.compile(rf"^ {{0,{MAX_FENCE_INDENT}}}(`{{3,}}|~{{3,}})(.*)$")
 _SECTION_END = re.compile(r"^#{1,2} ")
 _ANY_HEADING = re.compile(f"^#+[{JS_SPACE}]")
 # Any line that could be read as opening the scope block, at any depth of nesting.
@@ -45,7 +46,7 @@ def _closes(line: str, fence: str) -> bool:
     if fence[0] not in line:
         return False
     stripped = line.lstrip(" ")
-    if len(line) - len(stripped) > 3:
+    if len(line) - len(stripped) > MAX_FENCE_INDENT:
         return False
     run = len(stripped) - len(stripped.lstrip(fence[0]))
     return run >= len(fence) and js_trim(stripped[run:]) == ""
@@ -163,6 +164,10 @@ def normalise_newlines(text: str) -> str:
 
 
 _INDENTED_FENCE = re.compile(r"^(?: {4,}|[ ]{0,3}\t[ \t]*)(`{3,}|~{3,})")
+# The seed's reader takes a fence only at the first column, CommonMark up to three spaces in: a
+# fence one to three spaces in opens (or closes) for one and not the other, so the sections around
+# it differ. Inside a fence such a line is harmless unless CommonMark would take it as the close.
+_SHIFTED_FENCE = re.compile(r"^ {1,3}(`{3,}|~{3,})")
 _PLACEHOLDER_SECTION = re.compile(
     r"^(?:unknown|unassigned|pending|todo|tbd|\.\.\.|…|<[^<>]*>|\{[^{}]*\})\Z", re.I | re.A
 )
@@ -172,12 +177,14 @@ def _ambiguous(line: str, fence: str | None) -> str | None:
     """Why the seed and CommonMark would read this line differently, or None."""
     if _INDENTED_FENCE.match(line):
         return "an indented or tab-led code fence"
+    if _SHIFTED_FENCE.match(line) and (fence is None or _closes(line, fence)):
+        return "an indented code fence, which the seed reads as plain text (start it at the first column)"
     stripped = line.lstrip(" ")
-    if fence is None and len(line) - len(stripped) <= 3 and stripped.startswith("```"):
+    if fence is None and len(line) - len(stripped) <= MAX_FENCE_INDENT and stripped.startswith("```"):
         run = len(stripped) - len(stripped.lstrip("`"))
         if "`" in stripped[run:]:
             return "a backtick fence whose info string holds a backtick"
-    if fence is not None and stripped[:1] == fence[0] and len(line) - len(stripped) <= 3:
+    if fence is not None and stripped[:1] == fence[0] and len(line) - len(stripped) <= MAX_FENCE_INDENT:
         run = len(stripped) - len(stripped.lstrip(fence[0]))
         if run >= len(fence) and js_trim(stripped[run:]):
             return "a closing fence followed by text"

@@ -27,6 +27,7 @@ from handoff_core.layout import (
 )
 
 __all__ = [
+    "COMMIT_RE",
     "Report",
     "capture",
     "captured_text",
@@ -44,6 +45,7 @@ __all__ = [
 _FIELDS = (("artifacts", "修改或成果"), ("verification", "验证"), ("unverified", "未完成或未验证"))
 _HEADER = re.compile(f"^([A-Za-z][A-Za-z0-9-]*):[{JS_SPACE}]*({JS_ANY}*?)[{JS_SPACE}]*\\Z")
 _SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
+COMMIT_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")  # a full object name, SHA-1 or SHA-256
 _SENTENCE_END = re.compile(r"(?<=[。！？])|(?<=[.!?])(?=\s|$)")
 CAPTURE_FOCUS = (
     "本报告由 Lead 原样捕获执行者仅以文本返回的结果。"
@@ -64,6 +66,7 @@ class Report(NamedTuple):
     task_sha256: str | None = None
     captured_by: str | None = None
     original_locator: str | None = None
+    source_checkpoint: str | None = None  # the commit the executor hands back (audit_task judges it)
 
 
 def _single_line(value: str, what: str) -> str:
@@ -79,6 +82,10 @@ def normalise_report(report: Report) -> Report:
     check_task_id(report.task)
     if report.task_sha256 is not None and not _SHA256.match(report.task_sha256):
         raise InvalidContent("task_sha256 must be 64 lowercase hex digits, as returned by create_task or read_task")
+    if report.source_checkpoint is not None and not COMMIT_RE.match(report.source_checkpoint):
+        raise InvalidContent(
+            "source_checkpoint must be a full commit id (40 hex digits): give `git rev-parse HEAD` of your worktree"
+        )
     for value, what in ((report.captured_by, "Captured-by"), (report.original_locator, "Original-Locator")):
         if value is not None:
             _single_line(value, what)
@@ -107,6 +114,7 @@ def render_report(report: Report) -> str:
     head += [f"Task-SHA256: {report.task_sha256}"] if report.task_sha256 else []
     head += [f"Captured-by: {report.captured_by}"] if report.captured_by else []
     head += [f"Original-Locator: {report.original_locator}"] if report.original_locator else []
+    head += [f"Source-Checkpoint: {report.source_checkpoint}"] if report.source_checkpoint else []
     middle: list[str] = []
     for attr, label in _FIELDS:
         middle += [f"- {label}:", *_indent(getattr(report, attr))]
@@ -169,6 +177,7 @@ def parse_report(text: str) -> Report:
         task_sha256=fields.get("Task-SHA256"),
         captured_by=fields.get("Captured-by"),
         original_locator=fields.get("Original-Locator"),
+        source_checkpoint=fields.get("Source-Checkpoint"),
     )
 
 

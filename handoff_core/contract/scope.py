@@ -45,6 +45,12 @@ class Scope(NamedTuple):
     artifacts: tuple[str, ...] = ()
     notes: str = ""
     resources: tuple[str, ...] = ()  # named, exclusive among writers: port:5432, db:test, git-index
+    # Where the work is, pinned at dispatch (services.workspaces): a linked worktree, its branch and the
+    # branch tip then; a current task's HEAD then and the paths already dirty (not the executor's).
+    worktree: str = ""
+    branch: str = ""
+    base: str = ""
+    dirty: tuple[str, ...] = ()
 
 
 def _check_glob(glob: str, where: str) -> str:
@@ -81,6 +87,7 @@ def check_scope(kind: Kind, scope: Scope) -> Scope:
             raise InvalidContent(
                 f"resource {resource!r} is not a name like port:5432, db:test, git-index or integration:main"
             )
+    _check_workspace(kind, scope)
     for shared in scope.shared:
         _check_glob(shared.path, "shared")
         if not is_real(shared.owner):
@@ -96,6 +103,25 @@ def check_scope(kind: Kind, scope: Scope) -> Scope:
             "and list the test outputs it may write under artifacts"
         )
     return scope
+
+
+_COMMIT = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
+MAX_DIRTY = 500  # paths recorded as dirty at dispatch; a tree dirtier than that is shared beyond attribution
+
+
+def _check_workspace(kind: Kind, scope: Scope) -> None:
+    if scope.worktree and (kind == "implementation" and scope.workspace != "required"):
+        raise InvalidContent("a worktree is for a 'required' implementation task (or a read-only one); drop it")
+    if scope.worktree and not (scope.worktree.startswith("/") and scope.worktree.isprintable()):
+        raise InvalidContent(f"worktree {scope.worktree!r} must be the absolute path of a linked worktree")
+    if bool(scope.branch) != bool(scope.worktree):
+        raise InvalidContent("worktree and branch go together: give the linked worktree and its checked-out branch")
+    if scope.branch and not (scope.branch.isprintable() and " " not in scope.branch):
+        raise InvalidContent(f"branch {scope.branch!r} is not a branch name")
+    if scope.base and not _COMMIT.match(scope.base):
+        raise InvalidContent("base must be a full commit id")
+    if len(scope.dirty) > MAX_DIRTY or not all(path.isprintable() for path in scope.dirty):
+        raise InvalidContent(f"at most {MAX_DIRTY} printable dirty paths are recorded")
 
 
 def _globs(values: tuple[str, ...]) -> str:
@@ -114,6 +140,9 @@ def scope_lines(scope: Scope) -> list[str]:
         f"shared: {quote([{'path': s.path, 'owner': s.owner} for s in scope.shared])}",
         f"artifacts: {quote(list(scope.artifacts))}",
         *([f"resources: {quote(list(scope.resources))}"] if scope.resources else []),
+        *([f"worktree: {quote(scope.worktree)}", f"branch: {quote(scope.branch)}"] if scope.worktree else []),
+        *([f"base: {quote(scope.base)}"] if scope.base else []),
+        *([f"dirty_at_dispatch: {quote(list(scope.dirty))}"] if scope.dirty else []),
         "```",
     ]
     readable = [
@@ -123,12 +152,18 @@ def scope_lines(scope: Scope) -> list[str]:
         f"- Shared: {shared}",
         f"- Artifacts: {_globs(scope.artifacts)}",
         *([f"- Resources: {_globs(scope.resources)}"] if scope.resources else []),
+        *([f"- Worktree: `{scope.worktree}` on branch `{scope.branch}`"] if scope.worktree else []),
+        *([f"- Base commit: `{scope.base}`"] if scope.base else []),
+        *([f"- Dirty at dispatch (not this task's): {_globs(scope.dirty)}"] if scope.dirty else []),
         "",
     ]
     return ([scope.notes, ""] if scope.notes else []) + readable + block
 
 
-_SCOPE_KEYS = frozenset({"workspace", "writable", "read_only", "shared", "artifacts", "resources"})
+_SCOPE_KEYS = frozenset(
+    {"workspace", "writable", "read_only", "shared", "artifacts", "resources", "worktree", "branch", "base"}
+    | {"dirty_at_dispatch"}
+)
 RESOURCE_RE = re.compile(r"^[a-z][a-z0-9-]*(?::[A-Za-z0-9._/@-]+)?\Z")
 
 
@@ -137,6 +172,13 @@ def _strings(data: dict[object, object], key: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise InvalidContent(f"handoff-scope {key} must be a list of glob strings; render the TASK again")
     return tuple(value)
+
+
+def _string(data: dict[object, object], key: str) -> str:
+    value = data.get(key) or ""
+    if not isinstance(value, str):
+        raise InvalidContent(f"handoff-scope {key} must be a string; render the TASK again")
+    return value
 
 
 def _shared_paths(data: dict[object, object]) -> tuple[SharedPath, ...]:
@@ -166,6 +208,10 @@ def scope_from(data: object, notes: str) -> Scope:
         artifacts=_strings(data, "artifacts"),
         notes=notes,
         resources=_strings(data, "resources"),
+        worktree=_string(data, "worktree"),
+        branch=_string(data, "branch"),
+        base=_string(data, "base"),
+        dirty=_strings(data, "dirty_at_dispatch"),
     )
 
 

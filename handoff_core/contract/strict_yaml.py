@@ -54,8 +54,9 @@ for _tag, _pattern, _first in (
 def _core_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
     text = str(loader.construct_scalar(node))
     sign, digits = (-1, text[1:]) if text.startswith("-") else (1, text.removeprefix("+"))
-    base = 8 if digits.startswith("0o") else 16 if digits.startswith("0x") else 10
-    return sign * int(digits[2:] if base != 10 else digits, base)  # "010" is ten here, as in YAML 1.2
+    prefixed = {"0o": 8, "0x": 16}.get(digits[:2])
+    # "010" is ten here, as in YAML 1.2
+    return sign * (int(digits[2:], prefixed) if prefixed else int(digits, 10))
 
 
 _StrictLoader.add_constructor("tag:yaml.org,2002:int", _core_int)

@@ -13,6 +13,7 @@ from handoff_core.contract.frontmatter import split_frontmatter
 from handoff_core.contract.ids import is_change_id, is_round_id, task_number
 from handoff_core.contract.locator import parse_locator
 from handoff_core.contract.markdown import section_problems, sections
+from handoff_core.contract.proof import PROOF_INVALID, Proof, proof_of
 from handoff_core.contract.release import release_problems
 from handoff_core.contract.report import focused_problem, header_fields
 from handoff_core.contract.snapshot import Entry, TaskSnapshot
@@ -64,6 +65,7 @@ class Verdict(NamedTuple):
     errors: tuple[str, ...]
     warnings: tuple[str, ...]
     caveat: str = CAVEAT
+    proof: Proof | None = None  # the REPORT's signature at the return stage (contract.proof); None: no REPORT read
 
     @property
     def ok(self) -> bool:
@@ -185,6 +187,7 @@ def _check_files(
     if task_text is not None:
         errors += task_problems(task_text, change, session, task)
     report = snapshot.file(REPORT_FILE)
+    proof: Proof | None = None
     if stage == "dispatch":
         if report.kind != "missing":
             errors.append("already delivered; create a new task instead of redispatch")
@@ -192,6 +195,8 @@ def _check_files(
         more_errors, more_warnings = report_problems(report_text, session, task, task_sha)
         errors += more_errors
         warnings += more_warnings
+        proof = proof_of(task_entry.data or b"", report.data or b"")
+        errors += [PROOF_INVALID] if proof == "invalid" else []
     if report.kind == "file" and snapshot.file(RELEASE_FILE).kind == "file":
         warnings.append(f"{LATE_REPORT}; check the writers dispatched since")
     locator = snapshot.file(LOCATOR_FILE)
@@ -202,4 +207,4 @@ def _check_files(
             errors.append(f"{LOCATOR_FILE} is not a regular file (found {locator.kind})")
         else:
             errors += parse_locator(locator.data)[1]
-    return Verdict(tuple(errors), tuple(warnings))
+    return Verdict(tuple(errors), tuple(warnings), proof=proof)

@@ -30,7 +30,7 @@ def check_name(name: str) -> str:
         name in ("", ".", "..")
         or any(ch in name for ch in "/\\\x00")
         or name.startswith("-")
-        or (len(name) >= 2 and name[1] == ":")
+        or name[1:2] == ":"  # a drive letter
         or name != name.strip()
     )
     if bad:

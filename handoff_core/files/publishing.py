@@ -52,7 +52,7 @@ def repair_links(dir_fd: int, name: str) -> bool:
     was complete before it was linked, so what is left is exactly what was published.
     """
     final = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    if final.st_nlink < 2 or not stat.S_ISREG(final.st_mode):
+    if final.st_nlink <= 1 or not stat.S_ISREG(final.st_mode):  # no second name: nothing to repair
         return False
     repaired = False
     for other in os.listdir(dir_fd):

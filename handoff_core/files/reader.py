@@ -19,7 +19,16 @@ from handoff_core.contract.change import MONTH_RE, ChangeFacts, read_outcome
 from handoff_core.contract.snapshot import MISSING, PROBE_STAMP, Entry, Probe, Stamp, TaskSnapshot
 from handoff_core.errors import ChangeNotFound, HandoffError, UnsafePath
 from handoff_core.files.paths import check_name, entry_mode, open_dir, open_root, read_open
-from handoff_core.layout import ARCHIVE, CHANGES, HANDOFF_FILES, MAX_FILE_BYTES, SESSIONS, EntryKind, Location
+from handoff_core.layout import (
+    ARCHIVE,
+    CHANGE_README,
+    CHANGES,
+    HANDOFF_FILES,
+    MAX_FILE_BYTES,
+    SESSIONS,
+    EntryKind,
+    Location,
+)
 
 __all__ = ["locate_change", "read_change_snapshots", "read_entry", "read_snapshot", "shown_name", "stamp_of"]
 
@@ -121,9 +130,17 @@ def locate_change(root: Path, change: str) -> Iterator[tuple[ChangeFacts, int]]:
         kind, parts = found[0]
         fd = _try_open(stack, root_fd, parts)
         assert fd is not None
-        readme = read_entry(fd, "README.md")
+        readme = read_entry(fd, CHANGE_README)
         outcome = read_outcome(readme.data.decode("utf-8", "replace")) if readme.data is not None else None
-        yield ChangeFacts(change, kind, parts, outcome), fd
+        yield ChangeFacts(change, kind, parts, outcome, _unreadable(readme)), fd
+
+
+def _unreadable(readme: Entry) -> str:
+    if readme.oversize:
+        return f"its {CHANGE_README} is over the {MAX_FILE_BYTES}-byte limit"
+    if readme.kind not in ("file", "missing"):
+        return f"its {CHANGE_README} is a {readme.kind}, not a regular file"
+    return ""
 
 
 def number_counts(entries: list[str]) -> Counter[str]:

@@ -17,7 +17,10 @@ per-user limit that every editor on the machine shares.
 A task whose TASK.md cannot be read (broken frontmatter, a scope block that is missing, doubled
 or malformed, a file over the size limit, a symlink) claims the whole workspace: ``current`` and
 ``**``. That is the safe answer: it blocks every other writer until the Lead fixes the file or
-releases the task with evidence, and it never stops the scan of the others.
+releases the task with evidence, and it never stops the scan of the others. A change that cannot be
+read as a whole (it has two homes, its directory is a symlink, its README is over the size limit or
+not a regular file) is held the same way, as one claim for all its tasks, until it is fixed: what
+cannot be seen can still be writing.
 
 A fresh process may start from what an earlier one kept on disk (``disk_cache``): those entries are
 stat-checked like any other before they count, and only ones whose file is older than the settle
@@ -33,20 +36,21 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from handoff_core.contract.ids import Ref
+from handoff_core.contract.ids import Ref, task_number
 from handoff_core.contract.snapshot import Stamp
 from handoff_core.contract.validate import closes_claim
-from handoff_core.errors import HandoffError
-from handoff_core.files.paths import open_dir
+from handoff_core.errors import ChangeNotFound, HandoffError
+from handoff_core.files.paths import is_symlink, open_dir
 from handoff_core.files.reader import locate_change, read_entry, shown_name, stamp_of
 from handoff_core.layout import CLOSING_FILES, SESSIONS, TASK_FILE
 from handoff_core.services.disk_cache import decode_claim, decoded, encode_claim
 from handoff_core.services.ownership import Claim
 from handoff_core.services.status import task_kind_and_scope
 
-__all__ = ["WHOLE_WORKSPACE", "ClaimIndex"]
+__all__ = ["WHOLE_CHANGE", "WHOLE_WORKSPACE", "ClaimIndex", "change_hold", "unreadable_because", "unreadable_change"]
 
 WHOLE_WORKSPACE = ("**",)
+WHOLE_CHANGE = "*"  # the round and task of a hold that stands for every task of a change
 _FILES = (TASK_FILE, *CLOSING_FILES)  # what a judgement can rest on
 
 
@@ -83,6 +87,28 @@ def _judge(task_fd: int, ref: Ref, names: list[str]) -> _Seen | None:
     return _Seen(TASK_FILE, entry.stamp, claim, entry.mtime)
 
 
+def unreadable_because(change: str, why: str) -> str:
+    return f"change {change} cannot be read: {why}"
+
+
+def unreadable_change(root: Path, change: str) -> str:
+    """Why the tasks of ``change`` cannot be judged one by one; "" when they can (or it is gone)."""
+    try:
+        with locate_change(root, change) as (facts, _):
+            return unreadable_because(change, facts.unreadable) if facts.unreadable else ""
+    except ChangeNotFound:
+        return ""  # nothing of it is left to be writing
+    except HandoffError as exc:
+        return unreadable_because(change, exc.message)
+    except OSError as exc:
+        return unreadable_because(change, exc.strerror or str(exc))
+
+
+def change_hold(change: str, because: str) -> Claim:
+    """The claim of a change that cannot be read: the whole workspace, for all its tasks."""
+    return Claim(Ref(change, WHOLE_CHANGE, WHOLE_CHANGE), "current", WHOLE_WORKSPACE, (), 0.0, True, (), because)
+
+
 class ClaimIndex:
     """Claims of outstanding implementation tasks (TASK, no valid REPORT or RELEASE); no TTL."""
 
@@ -96,8 +122,12 @@ class ClaimIndex:
         for change in changes:
             try:
                 found += self._change_claims(root, change, now)
-            except HandoffError:
-                continue  # an unreadable change is reported by validation, not by dispatch
+            except ChangeNotFound:
+                continue  # removed since it was listed: nothing of it is left to be writing
+            except HandoffError as exc:
+                found.append(change_hold(change, unreadable_because(change, exc.message)))
+            except OSError as exc:
+                found.append(change_hold(change, unreadable_because(change, exc.strerror or str(exc))))
         return found
 
     def _change_claims(self, root: Path, change: str, now: float) -> list[Claim]:
@@ -105,6 +135,8 @@ class ClaimIndex:
         with locate_change(root, change) as (facts, change_fd), ExitStack() as stack:
             if facts.location != "active":
                 return found
+            if facts.unreadable:
+                return [change_hold(change, unreadable_because(change, facts.unreadable))]
             try:
                 sessions_fd = open_dir(change_fd, SESSIONS)
             except FileNotFoundError:
@@ -114,7 +146,9 @@ class ClaimIndex:
                 try:
                     round_fd = open_dir(sessions_fd, session)
                 except (HandoffError, NotADirectoryError):
-                    continue
+                    if is_symlink(sessions_fd, session):
+                        raise  # a round elsewhere may hold writers: the change holds the workspace
+                    continue  # a stray file is no round
                 try:
                     found += self._round_claims(round_fd, change, session, now)
                 finally:
@@ -142,7 +176,11 @@ class ClaimIndex:
             task_fd = open_dir(round_fd, task)
         except (HandoffError, NotADirectoryError):
             self._seen.pop(key, None)
-            return None  # a symlink or a file: never a task of ours
+            if task_number(task) is not None and is_symlink(round_fd, task):
+                # What it points at is not ours to read, but may be a writer's: judged again each scan.
+                held = Claim(Ref(change, session, shown_name(task)), "current", WHOLE_WORKSPACE, (), 0.0, True)
+                return _Seen(TASK_FILE, (0, 0, 0, 0), replace(held, held_because="its task directory is a symlink"))
+            return None  # a file: never a task of ours
         try:
             names = os.listdir(task_fd)
             unchanged = seen is not None and seen.file == TASK_FILE and not set(CLOSING_FILES) & set(names)

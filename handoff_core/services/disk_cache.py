@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeVar, cast
 
 import handoff_core
 from handoff_core.contract.ids import Ref
+from handoff_core.contract.proof import PROOFS
 from handoff_core.contract.scope import Scope, SharedPath
 from handoff_core.files.cache_file import load_cache, save_cache
 from handoff_core.layout import KINDS, TASK_STATES
@@ -30,7 +31,7 @@ from handoff_core.services.status import TaskStatus
 
 __all__ = ["CACHE_FORMAT", "MAX_CACHE_BYTES", "DiskCache", "default_cache_dir"]
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: a verdict row carries the REPORT's proof
 MAX_CACHE_BYTES = 512 * 1024 * 1024  # a verdict row is ~150 bytes, a claim row ~120: millions of tasks
 T = TypeVar("T")
 _MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError)
@@ -98,31 +99,36 @@ def _encode_scope(scope: Scope | None) -> list[Any] | None:
     if scope is None:
         return None
     shared = [[s.path, s.owner] for s in scope.shared]
-    return [scope.workspace, scope.writable, scope.read_only, shared, scope.artifacts, scope.notes, scope.resources]
+    head = [scope.workspace, scope.writable, scope.read_only, shared, scope.artifacts, scope.notes, scope.resources]
+    return [*head, scope.worktree, scope.branch, scope.base, scope.dirty]
 
 
 def _decode_scope(row: list[Any] | None) -> Scope | None:
     if row is None:
         return None
     shared = tuple(SharedPath(path, owner) for path, owner in row[3])
-    return Scope(row[0], tuple(row[1]), tuple(row[2]), shared, tuple(row[4]), str(row[5]), tuple(row[6]))
+    return Scope(
+        row[0], tuple(row[1]), tuple(row[2]), shared, tuple(row[4]), str(row[5]), tuple(row[6]),
+        str(row[7]), str(row[8]), str(row[9]), tuple(str(path) for path in row[10]),
+    )  # fmt: skip
 
 
 def encode_body(status: TaskStatus) -> list[Any]:
     """What a status says apart from its ref and times: many tasks share one."""
     s = status
     scope = _encode_scope(s.scope)
-    return [s.kind, s.state, s.report_status, scope, s.has_locator, s.temp_files, s.problems, s.outstanding, s.notes]
+    body = [s.kind, s.state, s.report_status, scope, s.has_locator, s.temp_files, s.problems, s.outstanding, s.notes]
+    return [*body, s.proof]
 
 
 def decode_body(row: list[Any]) -> tuple[Any, ...]:
     """The fields of ``TaskStatus`` between its ref and its times, checked for shape."""
-    kind, state, report_status, scope, locator, temps, problems, outstanding, notes = row
-    if kind not in (*KINDS, None) or state not in TASK_STATES:
+    kind, state, report_status, scope, locator, temps, problems, outstanding, notes, proof = row
+    if kind not in (*KINDS, None) or state not in TASK_STATES or proof not in (*PROOFS, None):
         raise ValueError(row)
     report = None if report_status is None else str(report_status)
     strings = (tuple(str(t) for t in temps), tuple(str(p) for p in problems))
-    return kind, state, report, _decode_scope(scope), bool(locator), *strings, bool(outstanding), tuple(notes)
+    return kind, state, report, _decode_scope(scope), bool(locator), *strings, bool(outstanding), tuple(notes), proof
 
 
 def encode_claim(claim: Claim | None) -> list[Any] | None:

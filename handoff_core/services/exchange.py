@@ -2,16 +2,13 @@
 
 Outbound: the files the Lead names, less the default exclusions, scanned for secrets, staged with
 DISPATCH.md and MANIFEST.json, sealed as a deterministic ZIP with its ``.sha256`` and SESSION.md.
-Inbound: the raw bytes are persisted under a new attempt's ``raw/`` before anything else, hashed,
-and checked whole; only an accepted archive is extracted (into that attempt's ``extracted/``) and
-copied to the standard ``{dispatch}.return.{attempt}.zip``. Nothing is ever overwritten: every
-file is published write-once, and an existing dispatch or attempt is a refusal.
+Inbound returns are ``services.returns``. Nothing is ever overwritten: every file is published
+write-once, and an existing dispatch or attempt is a refusal.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import subprocess
 from dataclasses import dataclass
@@ -22,26 +19,24 @@ from handoff_core.contract.exchange import (
     DELIVERY_ROOT,
     Channel,
     Manifest,
-    acceptance_stub,
-    check_exchange_id,
     delivery_parts,
-    excluded_reason,
     render_dispatch,
     render_manifest,
-    render_return,
     render_session,
 )
+from handoff_core.contract.exclusions import excluded_reason
+from handoff_core.contract.return_policy import policy_for
 from handoff_core.contract.task import Task
 from handoff_core.contract.values import relative_parts
 from handoff_core.errors import InvalidContent, WriteConflict
-from handoff_core.files.archives import check_archive, deterministic_zip, extract_checked
+from handoff_core.files.archives import deterministic_zip
 from handoff_core.files.paths import read_regular, walked
 from handoff_core.files.publishing import publish
 from handoff_core.files.task_dir import sha256, translated
 from handoff_core.layout import EXTERNAL_SHOWN
 from handoff_core.services.secret_scan import scan_all
 
-__all__ = ["Outbound", "Received", "external_dispatches", "package_dispatch", "receive_return"]
+__all__ = ["Outbound", "external_dispatches", "package_dispatch", "publish_all"]
 
 MAX_PACKAGED_FILE = 1024 * 1024  # a larger file is "large binary or data": summarise it instead
 
@@ -53,15 +48,6 @@ class Outbound:
     sha256: str
     included: tuple[str, ...]
     excluded: tuple[dict[str, str], ...]
-
-
-@dataclass(frozen=True)
-class Received:
-    attempt_id: str
-    raw_locator: str
-    raw_sha256: str
-    return_locator: str
-    extracted_files: int
 
 
 def _git(project: Path, *args: str) -> str:
@@ -118,14 +104,34 @@ def _small(fd: int, name: str) -> bool:
     return os.stat(name, dir_fd=fd, follow_symlinks=False).st_size <= MAX_PACKAGED_FILE
 
 
-def _scan(files: list[tuple[str, bytes]]) -> None:
-    findings = scan_all([(path, data.decode("utf-8", "replace")) for path, data in files])
-    found = [f"{finding.field} line {finding.line}: {finding.kind}" for finding in findings]
+def _secrets_left_out(
+    included: list[tuple[str, bytes]], excluded: list[dict[str, str]]
+) -> tuple[list[tuple[str, bytes]], list[dict[str, str]]]:
+    """Files whose content holds a secret move from included to excluded, each with what was found where."""
+    findings = scan_all([(path, data.decode("utf-8", "replace")) for path, data in included])
+    found: dict[str, list[str]] = {}
+    for finding in findings:
+        found.setdefault(finding.field, []).append(f"{finding.kind} on line {finding.line}")
+    kept = [(path, data) for path, data in included if path not in found]
+    left = [{"path": path, "reason": f"holds a secret ({'; '.join(what[:3])})"} for path, what in found.items()]
+    return kept, sorted([*excluded, *left], key=lambda item: item["path"])
+
+
+def _check_dispatch(text: str) -> None:
+    """DISPATCH.md carries the TASK's own text: a secret there cannot be left out, so it blocks the package."""
+    found = [finding.describe() for finding in scan_all([("DISPATCH.md", text)])]
     if found:
-        raise InvalidContent("the package is blocked: secrets found in " + "; ".join(found[:20]) + ". Remove them")
+        raise InvalidContent(f"the package is blocked: secrets in {'; '.join(found[:20])}: remove them from the TASK")
 
 
-def _publish_all(project: Path, parts: tuple[str, ...], files: list[tuple[str, bytes]]) -> None:
+def _scan_notes(included: list[tuple[str, bytes]], excluded: list[dict[str, str]]) -> str:
+    secret = sum(item["reason"].startswith("holds a secret") for item in excluded)
+    left = f"; {secret} more held secrets and are left out (see excluded)" if secret else ""
+    return f"{len(included)} file(s) sent, each scanned: none holds a secret{left}"
+
+
+def publish_all(project: Path, parts: tuple[str, ...], files: list[tuple[str, bytes]]) -> None:
+    """Each ``(relative path, bytes)`` published write-once below ``project/parts``."""
     for relative, data in files:
         pieces = relative.split("/")
         with walked(project, (*parts, *pieces[:-1]), create=True) as fd:
@@ -139,8 +145,7 @@ def package_dispatch(
     root = delivery_parts(scope_id, task.task, dispatch_id)
     if (project.joinpath(*root)).exists():
         raise WriteConflict(f"{'/'.join(root)} exists already: nothing is overwritten; make a new dispatch id")
-    included, excluded = _select(project, named)
-    _scan(included)
+    included, excluded = _secrets_left_out(*_select(project, named))
     checkpoint = _git(project, "rev-parse", "HEAD")
     dirty = _git(project, "status", "--porcelain")
     manifest = Manifest(
@@ -154,60 +159,26 @@ def package_dispatch(
         workspace_state="clean" if dirty in ("", "unknown") else "snapshot",
         included=[path for path, _ in included],
         excluded=excluded,
-        scan_notes=f"{len(included)} file(s) scanned, none holds a secret",
+        scan_notes=_scan_notes(included, excluded),
+        return_policy=policy_for(task.kind),
     )
-    staged = [("DISPATCH.md", render_dispatch(task, dispatch_id, channel, checkpoint).encode())]
+    dispatch = render_dispatch(task, dispatch_id, channel, checkpoint, manifest.return_policy)
+    _check_dispatch(dispatch)
+    staged = [("DISPATCH.md", dispatch.encode())]
     staged += [("MANIFEST.json", render_manifest(manifest).encode())]
     staged += [(f"source/{path}", data) for path, data in included]
     archive = deterministic_zip(staged)
     digest = sha256(archive)
     name = f"{dispatch_id}.outbound.zip"
-    _publish_all(project, (*root, "outbound", "staging"), staged)
-    _publish_all(
+    publish_all(project, (*root, "outbound", "staging"), staged)
+    publish_all(
         project,
         (*root, "outbound"),
         [(name, archive), (f"{dispatch_id}.outbound.sha256", f"{digest}  {name}\n".encode())],
     )
     locator = "/".join((*root, "outbound", name))
-    _publish_all(project, root, [("SESSION.md", render_session(locator, len(archive), digest, manifest).encode())])
+    publish_all(project, root, [("SESSION.md", render_session(locator, len(archive), digest, manifest).encode())])
     return Outbound(locator, len(archive), digest, tuple(manifest.included), tuple(excluded))
-
-
-@translated
-def receive_return(
-    project: Path, scope_id: str, task_id: str, dispatch_id: str, attempt_id: str, raw: bytes, is_text: bool
-) -> Received:
-    root = delivery_parts(scope_id, task_id, dispatch_id)
-    attempt = (*root, "inbound", check_exchange_id(attempt_id, "attempt id"))
-    if not project.joinpath(*root, "outbound").is_dir():
-        raise InvalidContent(f"no outbound package under {'/'.join(root)}: package the dispatch first")
-    if project.joinpath(*attempt).exists():
-        raise WriteConflict(f"{'/'.join(attempt)} exists already: nothing is overwritten; use a new attempt id")
-    raw_name = "response.txt" if is_text else "response.zip"  # never the provider's own file name
-    _publish_all(project, (*attempt, "raw"), [(raw_name, raw)])  # persisted before anything else
-    raw_locator = "/".join((*attempt, "raw", raw_name))
-    standard = f"{dispatch_id}.return.{attempt_id}.zip"
-    if is_text:
-        text = raw.decode("utf-8", "replace")
-        staged = [("RETURN.md", render_return(dispatch_id, attempt_id, raw_locator, text).encode())]
-        _publish_all(project, (*attempt, "staging"), staged)
-        archive, count = deterministic_zip(staged), 0
-    else:
-        infos = check_archive(raw)  # refuses, naming the entry and the rule, before extraction
-        count = len([info for info in infos if not info.is_dir()])
-        try:
-            with walked(project, (*attempt, "extracted"), create=True) as fd:
-                extract_checked(raw, infos, fd)
-        except BaseException:
-            shutil.rmtree(project.joinpath(*attempt, "extracted"), ignore_errors=True)  # only raw/ stays
-            raise
-        archive = raw  # an accepted archive is kept as it came
-    digest = sha256(archive)
-    sealed = [(standard, archive), (f"{standard[:-4]}.sha256", f"{digest}  {standard}\n".encode())]
-    _publish_all(
-        project, attempt, [*sealed, ("ACCEPTANCE.md", acceptance_stub(dispatch_id, attempt_id, digest).encode())]
-    )
-    return Received(attempt_id, raw_locator, sha256(raw), "/".join((*attempt, standard)), count)
 
 
 def external_dispatches(project: Path, shown: int = EXTERNAL_SHOWN) -> list[str]:

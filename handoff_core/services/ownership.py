@@ -29,8 +29,11 @@ class Claim:
     age_seconds: float
     unreadable: bool = False  # its TASK could not be read: it holds the whole workspace
     resources: tuple[str, ...] = ()  # named, exclusive: port:5432, db:test, git-index, integration:main
+    held_because: str = ""  # a whole change that cannot be read: why (its tasks then hold the whole workspace)
 
     def describe(self) -> str:
+        if self.held_because:
+            return f"{self.ref} ({self.held_because}: it holds the whole workspace until that is fixed)"
         if self.unreadable:
             return f"{self.ref} (TASK.md unreadable, so it holds the whole workspace; fix it or release it)"
         return f"{self.ref} ({self.workspace}, {', '.join(self.writable)}, age {int(self.age_seconds)}s)"

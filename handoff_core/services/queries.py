@@ -11,24 +11,56 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from handoff_core.contract.ids import Ref, check_change, check_round, is_change_id
 from handoff_core.contract.snapshot import TaskSnapshot
 from handoff_core.contract.task import Task, parse_task
-from handoff_core.contract.validate import Verdict, check_handoff
+from handoff_core.contract.validate import Verdict, check_handoff, closes_claim
 from handoff_core.contract.values import relative_parts
+from handoff_core.errors import ChangeNotFound, HandoffError
 from handoff_core.files.leftovers import Leftover, find_leftovers
 from handoff_core.files.paths import entry_mode, read_regular, walked
-from handoff_core.files.reader import read_change_snapshots, read_snapshot
-from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256, translated
+from handoff_core.files.reader import read_change_snapshots, read_snapshot, stamp_of
+from handoff_core.files.task_dir import Roots, StoredFile, TaskDir, open_task_dir, sha256, translated
 from handoff_core.layout import CHANGES, CLOSING_FILES, TASK_FILE
-from handoff_core.services.claims import ClaimIndex
+from handoff_core.services.claims import ClaimIndex, change_hold, unreadable_because, unreadable_change
 from handoff_core.services.disk_cache import DiskCache, Section
 from handoff_core.services.ownership import Claim
 from handoff_core.services.status import TaskStatus, with_writers_since
 from handoff_core.services.verdicts import Verdicts
 
-__all__ = ["Queries"]
+__all__ = ["Queries", "ends_claim", "held_status"]
+
+
+def _ends_claim(task_dir: TaskDir, name: str) -> bool:
+    return task_dir.has(name) and closes_claim(task_dir.entry(name), name, task_dir.ref.session, task_dir.ref.task)
+
+
+def ends_claim(state_root: Path, ref: Ref, name: str) -> bool:
+    """Whether the task's ``name`` (REPORT.md or RELEASE.md) ends its claim now, as the claims judge it."""
+    try:
+        with open_task_dir(state_root, ref, active_only=False) as task_dir:
+            return _ends_claim(task_dir, name)
+    except (HandoffError, OSError):
+        return False  # no such task (any more), or unreadable: nothing arrived
+
+
+def held_status(change: str, because: str) -> TaskStatus:
+    """A change that cannot be read, as status shows it: one invalid row holding the whole workspace."""
+    hold = change_hold(change, because)
+    return TaskStatus(
+        ref=hold.ref,
+        kind=None,
+        state="invalid",
+        report_status=None,
+        scope=None,
+        has_locator=False,
+        temp_files=(),
+        problems=(because,),
+        outstanding=True,
+        held_because=because,
+    )
 
 
 @contextmanager
@@ -50,6 +82,7 @@ def _no_cycle_collection() -> Iterator[None]:
         gc.enable()
 
 
+MAX_REMEMBERED_STRAYS = 4096  # stray closing entries remembered by stat (a wait lists at most 50 tasks)
 SAVE_EVERY = 64  # new verdicts that make a save of the disk cache worth its cost (and 1 in 64 of those held)
 
 
@@ -60,6 +93,7 @@ class Queries:
         self._verdicts = verdicts if verdicts is not None else Verdicts()
         self._cache = cache
         self._restored: set[Section] = set()
+        self._ends_nothing: dict[tuple[Ref, str], tuple[int, ...]] = {}  # closing names judged to end nothing
 
     def _restore(self, section: Section) -> None:
         """Start from what an earlier process kept on disk, once, before the first walk that needs it."""
@@ -127,14 +161,35 @@ class Queries:
 
     @translated
     def arrivals(self, refs: list[Ref]) -> dict[Ref, str]:
-        """Which of ``refs`` have a REPORT.md (or else a RELEASE.md) now."""
+        """Which of ``refs`` have a REPORT.md (or else a RELEASE.md) that ends their claim now.
+
+        An entry under that name that ends nothing (an empty file, a FIFO, a dangling link, another
+        task's text) is no arrival: waiting on it would hand the Lead a report that is not there.
+        """
         found: dict[Ref, str] = {}
         for ref in refs:
             with open_task_dir(self.roots.state_root, ref, active_only=False) as task_dir:
-                name = next((n for n in CLOSING_FILES if task_dir.has(n)), None)
+                name = next((n for n in CLOSING_FILES if self._arrived(task_dir, n)), None)
             if name is not None:
                 found[ref] = name
         return found
+
+    def _arrived(self, task_dir: TaskDir, name: str) -> bool:
+        """``_ends_claim``, remembering an entry that ends nothing by its stat: a wait polls ten times
+        a second, and a stray file of 4 MiB is not read again until it changes."""
+        info = entry_mode(task_dir.fd, name)
+        if info is None:
+            return False
+        key, seen = (task_dir.ref, name), (*stamp_of(info), info.st_ctime_ns, info.st_mode)
+        if self._ends_nothing.get(key) == seen:
+            return False
+        if _ends_claim(task_dir, name):
+            self._ends_nothing.pop(key, None)
+            return True
+        if len(self._ends_nothing) >= MAX_REMEMBERED_STRAYS:
+            self._ends_nothing.clear()
+        self._ends_nothing[key] = seen
+        return False
 
     def snapshot(self, ref: Ref) -> TaskSnapshot:
         return read_snapshot(self.roots.state_root, ref.change, ref.session, ref.task)
@@ -143,10 +198,10 @@ class Queries:
         return check_handoff(lambda: self.snapshot(ref), stage, ref.change, ref.session, ref.task)
 
     def changes(self) -> list[str]:
-        """Ids of the active changes (directories under specdev/changes with a valid id)."""
+        """Ids of the active changes (entries under specdev/changes with a valid id)."""
         folder = self.roots.state_root.joinpath(*CHANGES)
-        try:
-            return sorted(n for n in os.listdir(folder) if is_change_id(n) and not (folder / n).is_symlink())
+        try:  # a symlink is listed too: it cannot be walked, so it holds the workspace until it is fixed
+            return sorted(n for n in os.listdir(folder) if is_change_id(n))
         except FileNotFoundError:
             return []
 
@@ -166,9 +221,17 @@ class Queries:
         return [check_change(change)] if change else self.changes()
 
     def _change_status(self, change: str, session: str | None, began: int) -> list[TaskStatus]:
+        """The change's tasks; a change that cannot be read is first shown as the hold it is (see ``claims``)."""
+        held = unreadable_change(self.roots.state_root, change)
+        hold = [held_status(change, held)] if held else []
         readers = 0 if self._verdicts.expects_reuse else 2  # held verdicts: the walk is mostly stat calls
         walk = read_change_snapshots(self.roots.state_root, change, session, reuse=self._verdicts, readers=readers)
-        return [self._verdicts.judge((change, r, t), snapshot, began, self.snapshot) for r, t, snapshot in walk]
+        try:
+            return hold + [self._verdicts.judge((change, r, t), snap, began, self.snapshot) for r, t, snap in walk]
+        except ChangeNotFound:
+            raise
+        except HandoffError as exc:  # a round that is a symlink, say: the change holds the workspace (``claims``)
+            return hold or [held_status(change, unreadable_because(change, exc.message))]
 
     def claims(self) -> list[Claim]:
         """Writer claims of every outstanding implementation task under the state root."""

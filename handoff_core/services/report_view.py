@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.locator import parse_locator
 from handoff_core.contract.markdown import sections
+from handoff_core.contract.proof import Proof, proof_of
 from handoff_core.contract.report import header_fields
 from handoff_core.contract.validate import LATE_REPORT
 from handoff_core.errors import HandoffError, NotFound, TaskNotFound
@@ -43,6 +44,7 @@ class HandoffView:
     locator_path: str | None
     task_sha256: str
     pinned_task_matches: bool | None  # None: the REPORT pins no TASK
+    proof: Proof  # valid: signed by the key its TASK records; absent: written by hand
     provenance: tuple[Provenance, ...]
     flags: tuple[str, ...]
     truncated: bool
@@ -102,6 +104,7 @@ def read_handoff(queries: Queries, ref: Ref) -> HandoffView:
         locator_path=locator_path,
         task_sha256=task_sha,
         pinned_task_matches=None if pinned is None else pinned == task_sha,
+        proof=proof_of(task_bytes, report_bytes),
         provenance=tuple(provenance),
         flags=tuple(flags[:MAX_FLAGS]) + ((f"…{len(flags) - MAX_FLAGS} more",) if len(flags) > MAX_FLAGS else ()),
         truncated=any(was_cut for _, was_cut in texts.values()),

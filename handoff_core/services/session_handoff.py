@@ -26,10 +26,15 @@ class HandoffDoc:
     history: str = ""
 
 
+MAX_NAME_PART = 40  # scope and topic each, so a handoff document's name stays readable
+
+
 def base_name(doc: HandoffDoc, date: str) -> str:
     for value, what in ((doc.scope, "scope"), (doc.topic, "topic")):
-        if not TOPIC_RE.match(value) or len(value) > 40:
-            raise InvalidContent(f"{what} {value!r} must be lowercase letters, digits and single hyphens (≤ 40)")
+        if not TOPIC_RE.match(value) or len(value) > MAX_NAME_PART:
+            raise InvalidContent(
+                f"{what} {value!r} must be lowercase letters, digits and single hyphens (≤ {MAX_NAME_PART})"
+            )
     return f"{date}-{doc.scope}-{doc.topic}"
 
 

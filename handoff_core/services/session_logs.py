@@ -263,13 +263,16 @@ def _record(record: dict[str, Any], number: int) -> tuple[str, str, str, str]:
     return str(record.get("uuid") or f"line {number}"), str(record.get("timestamp", "")), role, "\n".join(texts)
 
 
+MAX_HITS, MAX_CONTEXT_CHARS = 20, 400  # a search answer stays a few snippets, never the log
+
+
 def search(path: str, query: str, max_hits: int = 5, context_chars: int = 200) -> SearchResult:
     """Records whose text holds every keyword of ``query``, as short snippets; never the whole log."""
     keywords = [k for k in query.lower().split() if k][:8]
     if not keywords:
         raise InvalidInput("query needs at least one keyword (e.g. 'migration error')")
-    if not (1 <= max_hits <= 20 and 0 <= context_chars <= 400):
-        raise InvalidInput("max_hits must be 1-20 and context_chars 0-400")
+    if not (1 <= max_hits <= MAX_HITS and 0 <= context_chars <= MAX_CONTEXT_CHARS):
+        raise InvalidInput(f"max_hits must be 1-{MAX_HITS} and context_chars 0-{MAX_CONTEXT_CHARS}")
     ascii_keys = [k.encode() for k in keywords if k.isascii()]
     hits: list[Hit] = []
     number, scanned, deadline = 0, 0, time.monotonic() + MAX_SCAN_SECONDS

@@ -7,6 +7,7 @@ from typing import cast
 
 from handoff_core.contract.frontmatter import split_frontmatter
 from handoff_core.contract.ids import Ref
+from handoff_core.contract.proof import PROOF_INVALID, Proof
 from handoff_core.contract.report import header_fields
 from handoff_core.contract.scope import Scope, read_scope
 from handoff_core.contract.snapshot import Entry, TaskSnapshot
@@ -41,9 +42,13 @@ class TaskStatus:
     problems: tuple[str, ...]
     outstanding: bool  # TASK present, no REPORT, no RELEASE
     notes: tuple[str, ...] = ()  # flags that are not validation problems (e.g. a REPORT after a RELEASE)
+    # The REPORT's signature (contract.proof): None without a REPORT. Not a problem that hides the
+    # report's state: an unproven REPORT still ends the claim, shown for what it is.
+    proof: Proof | None = None
     dispatched_at: float = 0.0  # TASK.md's mtime
     released_at: float | None = None  # RELEASE.md's mtime
     closed_at: float | None = None  # the mtime of the REPORT (or RELEASE) that closed it
+    held_because: str = ""  # a change that cannot be read: why its tasks hold the whole workspace
 
     def age(self, now: float) -> float:
         """Seconds since the TASK was dispatched (0 when there is no TASK file)."""
@@ -64,6 +69,8 @@ class TaskStatus:
         """The claim as shown: ``current: src/a1/**``, or why it is the whole workspace."""
         if not self.claims_writer:
             return ""
+        if self.held_because:
+            return f"whole workspace ({self.held_because})"
         if self.scope is None or self.scope.workspace is None:
             return "whole workspace (TASK.md unreadable: fix it or release_writer)"
         return f"{self.scope.workspace}: {', '.join(self.scope.writable)}"
@@ -109,7 +116,7 @@ def task_status(ref: Ref, snapshot: TaskSnapshot) -> TaskStatus:
     stage = "return" if snapshot.file(REPORT_FILE).kind != "missing" else "dispatch"
     verdict = check_handoff(lambda: snapshot, stage, ref.change, ref.session, ref.task)
     # A change that is no longer active still has readable tasks; only its dispatch is over.
-    problems = tuple(p for p in verdict.errors if p != _INACTIVE)
+    problems = tuple(p for p in verdict.errors if p not in (_INACTIVE, PROOF_INVALID))
     kind, scope = task_kind_and_scope(task_entry.data)
     if kind == "implementation" and scope is None:
         problems += ("the handoff-scope block cannot be read: the task holds the whole workspace",)
@@ -129,6 +136,7 @@ def task_status(ref: Ref, snapshot: TaskSnapshot) -> TaskStatus:
         problems=problems,
         closed_at=closing.mtime if closing is not None else None,
         notes=(LATE_REPORT,) if _late(snapshot) else (),
+        proof=verdict.proof,
         dispatched_at=task_entry.mtime if task_entry.kind == "file" else 0.0,
         released_at=_mtime(snapshot.file(RELEASE_FILE)),
         outstanding=task_entry.kind != "missing"

@@ -19,6 +19,7 @@ from pathlib import Path
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.ids import Ref, check_change, check_ref, check_round, check_topic, next_task
 from handoff_core.contract.locator import parse_locator, render_locator
+from handoff_core.contract.proof import SIGNING_KEY_LABEL, sign_report
 from handoff_core.contract.release import Release, render_release
 from handoff_core.contract.report import Report, capture, normalise_report, render_report
 from handoff_core.contract.task import Task, TaskBody, check_body, render_checked, task_of
@@ -59,6 +60,7 @@ from handoff_core.services import session_logs
 from handoff_core.services.disk_cache import DiskCache
 from handoff_core.services.ownership import check_dispatch
 from handoff_core.services.queries import Queries
+from handoff_core.services.workspaces import pin_workspace
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +79,7 @@ class TaskRequest:
     token_check: Callable[[Ref], str] | None = None  # the hash of the task's report token, once its ref is known
     writer_limit: int | None = None  # the plan's declared limit of parallel writers; none declared: one
     retry_of: Ref | None = None  # the earlier task this one fixes or retries
+    signing_key: Callable[[Ref], str] | None = None  # the public key its report token seeds (contract.proof)
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,10 @@ class Store:
             body = self._citing(request.retry_of, body)
         with self._locked(), locate_change(self.roots.state_root, request.change) as (facts, change_fd):
             _require_active(facts)
+            # Read from git under the lock: the base is the branch tip at the moment of dispatch.
+            body = body._replace(
+                scope=pin_workspace(self.roots.project_root, self.roots.state_root, body.kind, body.scope)
+            )
             sessions_fd = open_dir(change_fd, SESSIONS, create=True)
             try:
                 return self._create_in(sessions_fd, request, body)
@@ -260,36 +267,54 @@ class Store:
     def _task_of(self, request: TaskRequest, body: TaskBody, ref: Ref) -> Task:
         report_path = self.roots.shown(self.roots.task_dir(ref) / REPORT_FILE)
         check = request.token_check(ref) if request.token_check else None
+        key = request.signing_key(ref) if request.signing_key else None
         return task_of(
-            body, session=ref.session, task=ref.task, change=ref.change, report_path=report_path, token_check=check
+            body,
+            session=ref.session,
+            task=ref.task,
+            change=ref.change,
+            report_path=report_path,
+            token_check=check,
+            signing_key=key,
         )
 
     # -- REPORT, locator, RELEASE --------------------------------------------------------------
 
     @translated
     def write_report(
-        self, report: Report, change: str, task_sha256: str | None = None, accept_warnings: bool = False
+        self,
+        report: Report,
+        change: str,
+        task_sha256: str | None = None,
+        accept_warnings: bool = False,
+        token: str | None = None,
     ) -> StoredFile:
         """Publish the executor's REPORT once, pinned to the TASK it answers, only if it would pass the
-        return stage; a warning refuses it too, unless accepted (it can never be rewritten)."""
+        return stage; a warning refuses it too, unless accepted (it can never be rewritten). With the
+        task's ``token`` (already checked) it is signed when its TASK records a signing key."""
         ref = check_ref(change, report.session, report.task)
         with open_task_dir(self.roots.state_root, ref) as task_dir:
-            current = sha256(task_dir.read(TASK_FILE))
+            task_data = task_dir.read(TASK_FILE)
+            current = sha256(task_data)
             if task_sha256 is not None and task_sha256 != current:
                 raise TaskChanged(
                     f"TASK.md of {ref} is not the one you were given (sha256 {current}); read_task again and "
                     "ask the Lead before reporting"
                 )
             text = render_report(normalise_report(report)._replace(task_sha256=current))
+            if token is not None and SIGNING_KEY_LABEL.encode() in task_data:
+                text = sign_report(text, token)
             _returnable(text, ref, current, accept_warnings)
             data = bounded(text.encode(), REPORT_FILE)
             published = task_dir.publish(REPORT_FILE, data)
         logger.info("%s %s of %s (status %s)", _verb(published.created), REPORT_FILE, ref, report.status)
         return StoredFile(ref, self.roots.task_dir(ref) / REPORT_FILE, sha256(data), published.created, data.decode())
 
-    def capture_report(self, ref: Ref, status: ReportStatus, locator: str, text: str) -> StoredFile:
+    def capture_report(
+        self, ref: Ref, status: ReportStatus, locator: str, text: str, token: str | None = None
+    ) -> StoredFile:
         report = capture(ref.session, ref.task, status, locator, text, None)
-        return self.write_report(report, ref.change, accept_warnings=True)  # verbatim: nothing to rewrite
+        return self.write_report(report, ref.change, accept_warnings=True, token=token)  # verbatim: nothing to rewrite
 
     @translated
     def record_session_locator(self, ref: Ref, path: str, verify: bool = True) -> StoredFile:

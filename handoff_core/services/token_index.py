@@ -7,17 +7,23 @@ built once, by one walk of the tree; after that it follows the tree as it is tol
 dispatched). Answering never touches the disk and takes no lock: a token the index does not know
 is refused at the cost of one hash and one dictionary look-up, however many arrive and however
 large the tree.
+
+A TASK's hash is read by the TASK parser (``task_identity``: ``parse_task`` without the scope
+block), from the generated list of its Return section only, and only from a TASK whose own ids
+are those of the directory holding it: a line quoted in a Goal, or a copy of another task's
+TASK.md, never takes that task's place. A hash that two TASKs record anyway opens neither (which
+one is seen first depends on directory order).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from handoff_core.contract.ids import Ref, is_change_id, is_round_id, task_number
+from handoff_core.contract.task import task_identity
 from handoff_core.errors import HandoffError
 from handoff_core.files.paths import walked
 from handoff_core.files.reader import read_entry
@@ -26,16 +32,27 @@ from handoff_core.services.tokens import token_check
 
 __all__ = ["TokenIndex"]
 
-_CHECK_LINE = re.compile(rb"^- Report token check: `(sha256:[0-9a-f]{64})`$", re.MULTILINE)
 # Depths below the state root: specdev/changes/<change>/sessions/<round>/<task>/<file>.
 _CHANGE, _ROUND, _TASK = len(CHANGES) + 1, len(CHANGES) + 3, len(CHANGES) + 4
 _Found = tuple[tuple[str, ...], Ref]  # a round's parts and a task in it
+
+
+def recorded_check(data: bytes, ref: Ref) -> str | None:
+    """The token check of the TASK ``data``, when it reads as a TASK and is the one ``ref`` names."""
+    try:
+        task = task_identity(data.decode("utf-8").removeprefix("\ufeff"))
+    except (HandoffError, UnicodeDecodeError):
+        return None
+    if (task.session, task.task) != (ref.session, ref.task) or task.change not in (None, ref.change):
+        return None  # a copy of another task's TASK.md
+    return task.token_check
 
 
 class TokenIndex:
     def __init__(self, state_root: Path) -> None:
         self.state_root = state_root
         self._refs: dict[str, Ref] = {}
+        self._doubled: set[str] = set()  # hashes two TASKs record: they open neither
         self._seen: set[tuple[str, str, str]] = set()
         self._lock = threading.Lock()  # for writers: a look-up reads one dict, safe without it
         self.built = False
@@ -44,7 +61,8 @@ class TokenIndex:
         """The task whose TASK records this token's hash, or None (the index is built on first use)."""
         if not self.built:
             self.build()
-        return self._refs.get(token_check(token.strip()))
+        check = token_check(token.strip())
+        return None if check in self._doubled else self._refs.get(check)
 
     def build(self) -> None:
         """Walk the tree and read every TASK.md not read yet (a TASK never changes): once at start,
@@ -123,5 +141,5 @@ class TokenIndex:
         if entry.data is None:
             return  # no TASK yet (or not a readable one): look again next time
         self._seen.add((ref.change, ref.session, ref.task))
-        if (match := _CHECK_LINE.search(entry.data)) is not None:
-            self._refs[match.group(1).decode()] = ref
+        if (check := recorded_check(entry.data, ref)) is not None and self._refs.setdefault(check, ref) != ref:
+            self._doubled.add(check)

@@ -9,6 +9,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from handoff_core import validator as validate_cli
 from handoff_core.contract.ids import parse_ref
@@ -24,7 +25,7 @@ from server.mcp.services import open_store
 
 __all__ = ["main"]
 
-COMMANDS = ("serve", "validate", "status", "token", "doctor", "config", "board", "package", "receive")
+COMMANDS = ("serve", "validate", "status", "token", "doctor", "config", "board", "package", "receive", "guard")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -64,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
             )
             sub.add_argument("--url", help="an HTTP team server endpoint instead of a command")
             sub.add_argument("--token", help="with --url: the bearer token (a task's report token, or the Lead's)")
+            sub.add_argument("--ref", help="an executor's task: wire in its guard hook (handoff-mcp guard)")
         if name == "board":
             sub.add_argument("--port", type=int, default=8766, help="default 8766")
         if name in ("package", "receive"):
@@ -140,12 +142,13 @@ def status(settings: Settings, change: str | None, session: str | None, since: s
     every = open_store(settings).queries.status(change, session)
     tasks = changed_since(every, since) if since else every
     now = time.time()
-    table = Table("ref", "kind", "state", "age", "claim", "locator", "problems", title="handoff status")
+    table = Table("ref", "kind", "state", "age", "claim", "locator", "proof", "problems", title="handoff status")
     for task in tasks:
         problems = "; ".join(task.problems + tuple(f"temp {n}" for n in task.temp_files))
         cells = [str(task.ref), task.kind or "?", task.label, _age(task.age(now)), task.claim]
         # Names come from the tree: shown as plain text (no rich markup), control characters spelled out.
-        table.add_row(*(Text(visible(cell)) for cell in [*cells, "yes" if task.has_locator else "", problems]))
+        extra = ["yes" if task.has_locator else "", task.proof or "", problems]
+        table.add_row(*(Text(visible(cell)) for cell in [*cells, *extra]))
     console = Console(width=200)
     if not every:
         console.print(Text(f"no tasks under {visible(str(settings.state_root.joinpath(*CHANGES)))}"))
@@ -187,12 +190,19 @@ def doctor(settings: Settings, fix: bool) -> int:
     return 0
 
 
-def config(settings: Settings, client: Client, command: str | None, url: str | None, token: str | None) -> int:
+def config(
+    settings: Settings, client: Client, command: str | None, url: str | None, token: str | None, ref: str | None = None
+) -> int:
     if url is not None and not token:
         raise ConfigError("--url needs --token: the task's report token for an executor, the Lead token for the Lead")
-    launch = http_launch(settings.role, url, token or "") if url else launch_for(settings, settings.role, command)
+    if ref is not None:
+        parse_ref(ref)
+    launch = http_launch(settings.role, url, token or "") if url else launch_for(settings, settings.role, command, ref)
     print(render(launch, client), end="")
-    for note in (settings.note, launch.note):
+    trust = (
+        "Codex runs the guard hook only once trusted (/hooks), or headless with exec --dangerously-bypass-hook-trust"
+    )
+    for note in (settings.note, launch.note, trust if launch.guard and client.startswith("codex") else None):
         if note:
             print(f"handoff-mcp: {note}", file=sys.stderr)
     if client == "claude-code" and settings.role == "lead":
@@ -206,8 +216,9 @@ def config(settings: Settings, client: Client, command: str | None, url: str | N
 
 def exchange(settings: Settings, args: argparse.Namespace) -> int:
     from handoff_core.contract.exchange import Channel
-    from handoff_core.services.exchange import package_dispatch, receive_return
-    from server.mcp.tools.exchange import read_download
+    from handoff_core.services.exchange import package_dispatch
+    from handoff_core.services.returns import receive_file
+    from server.mcp.tools.exchange import private_files
 
     store = open_store(settings)
     if args.command == "package":
@@ -220,10 +231,9 @@ def exchange(settings: Settings, args: argparse.Namespace) -> int:
         for item in sealed.excluded:
             print(visible(f"  excluded {item['path']}: {item['reason']}"))
         return 0
-    raw = read_download(args.file or args.text_file)
-    got = receive_return(
-        settings.project_root, args.scope, args.task, args.dispatch, args.attempt, raw, is_text=bool(args.text_file)
-    )
+    ids = (settings.project_root, args.scope, args.task, args.dispatch, args.attempt)
+    path = str(Path(args.file or args.text_file).absolute())
+    got = receive_file(*ids, path=path, forbidden=private_files(settings), is_text=bool(args.text_file))
     print(
         f"raw {got.raw_locator} (sha256 {got.raw_sha256}); return {got.return_locator}; {got.extracted_files} file(s)"
     )
@@ -246,6 +256,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args_list.insert(0, "serve")
     if args_list[0] == "validate":
         return validate_cli.main(args_list[1:])
+    if args_list[0] == "guard":  # its own parser: a hook's argument error must not exit 2, which reads as a deny
+        from server.cli.guard import main as guard_main
+
+        return guard_main(args_list[1:])
     args = _parser().parse_args(args_list)
     try:
         logs.configure(args.log_level)
@@ -263,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "board":
             return board(settings, args.port)
         if args.command == "config":
-            return config(settings, args.client, args.command_path, args.url, args.token)
+            return config(settings, args.client, args.command_path, args.url, args.token, args.ref)
         return token(settings, args.ref, args.lead)
     except HandoffError as exc:
         print(f"handoff-mcp: {exc}", file=sys.stderr)

@@ -1,7 +1,8 @@
 """Arrivals pushed: a client that subscribes to a task's REPORT.md is told when it appears.
 
 A REPORT.md or RELEASE.md appearing anywhere in the tree, published by this server or written by
-hand, is seen by the team server's one watcher (``server.web.watcher``) and announced twice: as a
+hand, is seen by the team server's one watcher (``server.web.watcher``), and announced only once it
+ends the task's claim (an empty file, a FIFO or a dangling link under that name is no arrival), twice: as a
 ``ResourceUpdated`` event on each server's subscription bus, for 2026 clients listening with
 ``subscriptions/listen``, and as ``notifications/resources/updated`` to every 2025-era session that
 asked with ``resources/subscribe``. ``wait_for_reports`` keeps working for clients without either.
@@ -20,6 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
+import anyio
 from mcp import types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
@@ -27,8 +29,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from handoff_core.contract.ids import ref_in
+from handoff_core.contract.ids import parse_ref, ref_in
 from handoff_core.layout import CLOSING_FILES, task_parts
+from handoff_core.services.queries import ends_claim
 from server.mcp.services import bearer_ref
 
 __all__ = ["MAX_FOLLOWED", "MAX_STREAMS", "Arrivals", "uri_of"]
@@ -150,7 +153,13 @@ class Arrivals:
         from watchfiles import Change
 
         found = {uri_of(self.state_root, Path(path)) for change, path in batch if change != Change.deleted}
-        await self.announce(sorted(uri for uri in found if uri))
+        ended = [uri for uri in sorted(u for u in found if u) if await anyio.to_thread.run_sync(self._ends, uri)]
+        await self.announce(ended)
+
+    def _ends(self, uri: str) -> bool:
+        """Whether the closing file ``uri`` names ends its task's claim (``uri_of`` made it from a valid ref)."""
+        ref, _, name = uri.removeprefix("handoff://").rpartition("/")
+        return ends_claim(self.state_root, parse_ref(ref), name)
 
 
 def _session_key(ctx: ServerRequestContext[Any, Any]) -> str:

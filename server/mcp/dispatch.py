@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from handoff_core.contract.scope import read_scope
 from handoff_core.layout import FOCUSED_LENGTH
 from handoff_core.services.store import StoredFile
 from server.client_config import codex_args, http_launch, launch_for, render
@@ -13,10 +14,13 @@ from server.mcp.models import ExecutorConfig
 __all__ = ["dispatch_message", "executor_config"]
 
 
-def executor_config(settings: Settings, url: str | None = None, token: str | None = None) -> ExecutorConfig:
-    """What ``handoff-mcp config --role executor`` prints for each client: this server's project over
-    stdio, or, from the HTTP team server, its executor endpoint with the task's token as bearer."""
-    launch = http_launch("executor", url, token or "") if url else launch_for(settings, "executor")
+def executor_config(
+    settings: Settings, url: str | None = None, token: str | None = None, ref: str | None = None
+) -> ExecutorConfig:
+    """What ``handoff-mcp config --role executor [--ref REF]`` prints for each client: this server's
+    project over stdio with the task's guard hook, or, from the HTTP team server, its executor endpoint
+    with the task's token as bearer (a remote executor's guard needs the tree: run it there)."""
+    launch = http_launch("executor", url, token or "") if url else launch_for(settings, "executor", ref=ref)
     return ExecutorConfig(
         claude_code_mcp_json=render(launch, "claude-code"),
         claude_code_cli=render(launch, "claude-code-cli").strip(),
@@ -29,6 +33,12 @@ def executor_config(settings: Settings, url: str | None = None, token: str | Non
 def dispatch_message(stored: StoredFile, token: str, task_rel: str, report_rel: str) -> str:
     ref = stored.ref
     call = json.dumps({"ref": str(ref), "token": token, "task_sha256": stored.sha256})
+    scope = read_scope(stored.text)
+    commit = (
+        [f"   In {scope.worktree}, commit your work and pass source_checkpoint: the commit id (git rev-parse HEAD)."]
+        if scope is not None and scope.worktree
+        else []
+    )
     return "\n".join(
         [
             f"You are the executor of handoff task {ref}.",
@@ -37,6 +47,7 @@ def dispatch_message(stored: StoredFile, token: str, task_rel: str, report_rel: 
             "3. Publish your report once with the handoff MCP tool write_report, using these arguments plus "
             f"status, focused ({FOCUSED_LENGTH}), artifacts, verification, unverified and problems:",
             f"   {call}",
+            *commit,
             "4. Then reply with exactly one line:",
             f"   {ref.session}/{ref.task} · <Status> · {report_rel} · <one-sentence summary>",
         ]

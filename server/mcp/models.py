@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -76,6 +76,7 @@ class Validation(Wire):
     errors: list[str] = []
     warnings: list[str] = []
     caveat: str = ""
+    proof: str = ""
 
 
 class TaskState(Wire):
@@ -86,6 +87,8 @@ class TaskState(Wire):
     claim: str = ""
     has_locator: bool = False
     problems: list[str] = []
+    proof: str = ""
+    audit: str = ""
 
 
 class Status(Wire):
@@ -96,6 +99,18 @@ class Status(Wire):
     state_root: str
     external: list[str] = []  # external-web dispatches (the Lead's view)
     events: str = ""  # "polled: …" when the team server's watcher polls the tree
+
+
+class Audited(Wire):
+    verdict: Literal["passed", "failed", "unknown"]
+    reason: str
+    base: str = ""
+    checkpoint: str = ""
+    worktree: str = ""
+    changed: list[str] = []
+    changed_count: int = 0
+    violations: list[dict[str, str]] = []
+    dirty: list[str] = []
 
 
 class Waited(Wire):
@@ -112,10 +127,12 @@ class Handoff(Wire):
     focused: str
     rest: str = ""
     locator_path: str = ""
-    task_changed: bool = Field(default=False, description="REPORT pins another TASK")
+    task_changed: bool = False  # the REPORT pins another TASK
     provenance: list[str] = []
     flags: list[str] = Field(default=[], description="hidden characters found")
     truncated: bool = False
+    proof: str = ""
+    audit: str = ""
 
 
 class History(Wire):

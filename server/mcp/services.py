@@ -7,6 +7,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from handoff_core.contract.ids import Ref, parse_ref
+from handoff_core.contract.proof import signing_key
 from handoff_core.errors import NotFound, ScopeRefused, TokenRefused
 from handoff_core.services.queries import Queries
 from handoff_core.services.store import Store
@@ -75,6 +76,10 @@ class Services:
     def token_check(self, ref: Ref) -> str:
         """What the TASK records of its token, so that an executor's server checks it without the secret."""
         return token_check(self.token(ref))
+
+    def signing_key(self, ref: Ref) -> str:
+        """The public key a TASK records, so that anyone holding the tree verifies its REPORT's signature."""
+        return signing_key(self.token(ref))
 
     def check_report_token(self, ref: Ref, token: str) -> None:
         """A token is checked against its TASK's recorded hash; a TASK from before hashes were recorded

@@ -20,6 +20,7 @@ from handoff_core.contract.ids import Ref, ref_in
 from handoff_core.contract.values import visible
 from handoff_core.errors import HandoffError
 from handoff_core.services import report_view
+from handoff_core.services.audit import audit_verdicts, worktree_verdict
 from handoff_core.services.queries import Queries
 from handoff_core.services.status import TaskStatus, task_status
 
@@ -38,7 +39,7 @@ def ref_of_path(state_root: Path, path: Path) -> Ref | None:
         return None
 
 
-def _row(judged: tuple[TaskStatus, float], now: float) -> dict[str, Any]:
+def _row(judged: tuple[TaskStatus, float], now: float, audit: str = "") -> dict[str, Any]:
     status = judged[0]
     scope = status.scope
     return {
@@ -51,6 +52,9 @@ def _row(judged: tuple[TaskStatus, float], now: float) -> dict[str, Any]:
         "writable": list(scope.writable) if scope else [],
         "claim": status.claim,
         "problems": [visible(problem) for problem in status.problems],
+        "evidence": [f"REPORT proof: {status.proof}"] * (status.proof not in (None, "valid"))
+        + [f"audit: {audit}"] * (audit not in ("", "passed")),
+        "audit": audit,
     }
 
 
@@ -115,11 +119,13 @@ class BoardModel:
         with self._lock:
             rows = sorted((j for j in self.tasks.values() if j[0].ref.change == change), key=lambda j: str(j[0].ref))
         now = time.time()
+        shown = rows[offset : offset + limit]
+        audits = audit_verdicts(self.queries, [status for status, _ in shown])
         return {
             "change": change,
             "offset": offset,
             "total": len(rows),
-            "tasks": [_row(t, now) for t in rows[offset : offset + limit]],
+            "tasks": [_row(t, now, audits.get(t[0].ref, "")) for t in shown],
         }
 
     def detail(self, ref: Ref) -> dict[str, Any]:
@@ -143,6 +149,8 @@ class BoardModel:
                 "sections": view.sections,
                 "flags": list(view.flags),
                 "task_changed": view.pinned_task_matches is False,
+                "proof": view.proof,
+                "audit": worktree_verdict(self.queries, ref),
             }
         }
 

@@ -3,14 +3,18 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from handoff_core.contract.proof import PROOF_INVALID, signing_key
+from handoff_core.contract.report import Report
 from handoff_core.services.store import Store
 from handoff_core.validator import arguments
 from tests.conftest import implementation
 
+SIGNING_TOKEN = "validator-token-aaaaaaaaaaaaaaaaa"
 SCRIPT = Path(sys.executable).parent / "handoff-validate"
 pytestmark = pytest.mark.slow  # every test here runs the validator as a process
 
@@ -119,3 +123,43 @@ def test_a_hand_written_frontmatter_is_still_read_by_pyyaml(project: Path, store
     assert by_hand != text
     task.write_text(by_hand)
     assert run(*args).returncode == 0
+
+
+def _signed(project: Path, store: Store, token: str | None) -> list[str]:
+    """A task whose TASK records a signing key, returned with a REPORT published with ``token``."""
+    request = replace(implementation(), signing_key=lambda ref: signing_key(SIGNING_TOKEN))
+    ref = store.create_task(request).ref
+    focused = "Built A1. Kept the API. Stopped after tests. Next: review."
+    store.write_report(Report(ref.session, ref.task, "completed", focused, "x", "y"), ref.change, token=token)
+    return arguments(str(project), ref.change, ref.session, ref.task, "return")
+
+
+def _loads_cryptography(args: list[str]) -> str:
+    code = (
+        "import sys\nfrom handoff_core.validator import main\n"
+        "code = main(sys.argv[1:])\nprint(code, 'cryptography' in sys.modules, file=sys.stderr)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60, check=False
+    )
+    return result.stderr.strip()
+
+
+def test_a_signed_report_passes_and_a_hand_written_one_loads_no_cryptography(project: Path, store: Store) -> None:
+    valid = _signed(project, store, SIGNING_TOKEN)
+    assert run(*valid).returncode == 0
+    assert _loads_cryptography(valid) == "0 True"
+    absent = _signed(project, store, None)
+    assert json.loads(run(*absent).stdout)["errors"] == []
+    assert _loads_cryptography(absent) == "0 False"
+
+
+def test_a_report_edited_after_publishing_fails_validation_naming_the_signature(project: Path, store: Store) -> None:
+    args = _signed(project, store, SIGNING_TOKEN)
+    path = next(project.rglob("REPORT.md"))
+    data = path.read_bytes().replace(b"Status: completed", b"Status: failed")
+    path.chmod(0o644)
+    path.write_bytes(data)
+    result = run(*args)
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["errors"] == [PROOF_INVALID]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +15,16 @@ import pytest
 from mcp import Client
 
 from bench.loopback import loopback_listener, served
+from handoff_core.contract.proof import signing_key
+from handoff_core.contract.report import Report
+from handoff_core.contract.scope import Scope
 from handoff_core.services.store import Store
 from server.mcp.app import build_server
 from server.web.board import MAX_STREAMS, BoardAccess, standalone
 from server.web.board_model import BoardModel
 from server.web.watcher import Changes, watch_board
 from tests.conftest import implementation, review
+from tests.core.evidence.gitrepo import FOCUS, add_worktree, commit_all, make_repo, write
 from tests.server.test_tools import call
 
 pytestmark = pytest.mark.anyio
@@ -247,3 +251,21 @@ async def test_one_board_login_holds_a_bounded_number_of_live_streams(board: Boa
                 assert opened.status_code == 200
             refused = await http.get(f"{board.base}/board/events")
     assert refused.status_code == 429
+
+
+def test_a_report_that_is_not_proven_and_a_failed_audit_are_flagged_on_the_board(store: Store) -> None:
+    project = store.roots.project_root
+    make_repo(project)
+    tree = add_worktree(project, "task-a")
+    scope = Scope("required", ("src/a1/**",), worktree=str(tree), branch="task-a")
+    request = implementation(scope=scope)
+    ref = store.create_task(replace(request, signing_key=lambda _: signing_key("t" * 24))).ref
+    write(tree, "src/b/other.py", "not this task's\n")
+    checkpoint = commit_all(tree)
+    report = Report(ref.session, ref.task, "completed", FOCUS, "x", "y", source_checkpoint=checkpoint)
+    store.write_report(report, ref.change)  # no token: written as by hand, so its proof is absent
+    model = BoardModel(store.queries, 3)
+    model.load()
+    (row,) = model.page(ref.change, 0)["tasks"]
+    assert row["evidence"] == ["REPORT proof: absent", "audit: failed"]
+    assert (row["audit"], model.detail(ref)["report"]["proof"]) == ("failed", "absent")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from handoff_core.contract.report import Report
 from handoff_core.services.store import Store
 from server.cli import main
 from tests.conftest import implementation, review
@@ -128,3 +129,28 @@ def test_package_and_receive_from_the_command_line(
     code, out, err = run(capsys, "receive", "--file", str(hostile), *[a if a != "a1" else "a2" for a in args])
     assert code == 2
     assert "'..'" in err
+
+
+def test_receive_refuses_the_token_secret_and_a_kernel_file_and_copies_nothing(
+    store: Store, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = store.create_task(review()).ref
+    root = ["--project-root", str(project)]
+    assert run(capsys, "package", str(ref), "--scope", "s1", "--dispatch", "d1", *root)[0] == 0
+    secret = tmp_path / "secret"
+    secret.write_bytes(zip_of(("RETURN.md", b"# Return\n")))  # a ZIP, even: still never read
+    ids = ["--scope", "s1", "--task", ref.task, "--dispatch", "d1", "--attempt", "a1", *root]
+    for path in (str(secret), "/proc/self/environ"):
+        code, _, err = run(capsys, "receive", "--file", path, "--secret-file", str(secret), *ids)
+        assert (code, err.startswith(f"handoff-mcp: {path} ")) == (2, True), err
+    assert not (project / "temp" / "task-delivery" / "s1" / ref.task / "d1" / "inbound").exists()
+
+
+def test_status_shows_each_reports_proof(store: Store, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ref = store.create_task(review()).ref
+    focused = "Reviewed A1. Kept the API. Stopped after reading. Next: fix."
+    store.write_report(Report(ref.session, ref.task, "completed", focused, "notes", "read"), ref.change)
+    code, out, _ = run(capsys, "status", "--project-root", str(project))
+    assert code == 0
+    assert "proof" in out
+    assert "absent" in out  # written without the token: as by hand

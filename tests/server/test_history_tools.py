@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
+from tests.core.services.secret_forms import FORMS
 from tests.logs import CLAUDE_ID, claude_log
 from tests.server.content import text_of
 from tests.server.test_tools import call, refused, report_args, task_args
@@ -82,3 +83,18 @@ async def test_resolve_coordination_follows_the_project_file(executor: Client, s
     blocked = await call(executor, "resolve_coordination", work_id="specdev/implement")
     assert blocked["choice"] == {}
     assert blocked["reasons"]
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+async def test_write_handoff_refuses_or_redacts_each_common_secret_form(
+    executor: Client, project: Path, name: str
+) -> None:
+    text, secret = FORMS[name]
+    args = {"scope": "core", "topic": "parser", "focused": FOCUS, "details": f"Context line.\n{text}"}
+    result = await executor.call_tool("write_handoff", args)
+    assert result.is_error, name
+    assert "details line " in text_of(result)
+    assert secret not in text_of(result)
+    published = Path((await call(executor, "write_handoff", redact=True, **args))["path"]).read_text()
+    assert secret not in published
+    assert "[REDACTED]" in published

@@ -19,6 +19,7 @@ LEAD_ONLY = {
     "package_dispatch",
     "receive_return",
     "claim_writer",
+    "audit_task",
 }
 SHARED = {
     "write_report",
@@ -58,6 +59,7 @@ async def test_read_only_tools_say_so_and_nothing_is_destructive(lead: Client) -
                 "read_handoff",
                 "search_history",
                 "resolve_coordination",
+                "audit_task",
                 "find_session_log",
             }
         )

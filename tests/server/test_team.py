@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import warnings
 from collections.abc import AsyncIterator
@@ -21,6 +22,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.subscriptions import ResourceUpdated
 
 from bench.loopback import loopback_listener, served
+from handoff_core.contract.report import Report, render_report
 from handoff_core.errors import ConfigError
 from handoff_core.services.tokens import lead_token, load_secret
 from server.config import Role, Settings, TeamOptions
@@ -258,16 +260,44 @@ async def test_the_typescript_sdk_does_the_same_round_trip_over_http(team: Team)
     assert result["status"] == ["returned:completed"]
 
 
+def _hand_written_report(session: str, task: str) -> str:
+    return render_report(Report(session, task, "blocked", FOCUS, "none", "not run", problems="The suite hangs."))
+
+
 async def test_a_report_written_by_hand_into_the_tree_is_announced_too(team: Team) -> None:
     created = await dispatch(team, kind="review", workspace="", writable=[])
     uri = f"handoff://{created['ref']}/REPORT.md"
     change, session, task = created["ref"].split("/")
     folder = team.state_root / "specdev" / "changes" / change / "sessions" / session / task
     async with team.lead() as lead, lead.listen(resource_subscriptions=[uri]) as subscription:
-        (folder / "REPORT.md").write_text(f"# 任务回报\n\nSession: {session}\nTask: {task}\nStatus: blocked\n")
+        (folder / "REPORT.md").write_text(_hand_written_report(session, task))
         with anyio.fail_after(10):
             event = await subscription.__anext__()
     assert event == ResourceUpdated(uri=uri)
+
+
+@pytest.mark.parametrize("stray", ["empty", "fifo", "dangling-link", "no-sections"])
+async def test_a_stray_entry_named_report_is_not_announced(team: Team, stray: str) -> None:
+    first = await dispatch(team, kind="review", workspace="", writable=[], topic="review-a")
+    second = await dispatch(team, kind="review", workspace="", writable=[], topic="review-b")
+    uris = [f"handoff://{created['ref']}/REPORT.md" for created in (first, second)]
+    folders = [Path(created["task_path"]).parent for created in (first, second)]
+    async with team.lead() as lead, lead.listen(resource_subscriptions=uris) as subscription:
+        target = folders[0] / "REPORT.md"
+        if stray == "empty":
+            target.write_bytes(b"")
+        elif stray == "fifo":
+            os.mkfifo(target)
+        elif stray == "dangling-link":
+            target.symlink_to(folders[0] / "nowhere.md")
+        else:
+            session, task = first["ref"].split("/")[1:]
+            target.write_text(f"# 任务回报\n\nSession: {session}\nTask: {task}\nStatus: blocked\n")
+        await anyio.sleep(0)  # the stray is on disk before the real report: were it announced, it came first
+        (folders[1] / "REPORT.md").write_text(_hand_written_report(*second["ref"].split("/")[1:]))
+        with anyio.fail_after(10):
+            event = await subscription.__anext__()
+    assert event == ResourceUpdated(uri=uris[1])
 
 
 async def test_the_board_on_the_team_server_opens_with_the_lead_token_only(team: Team) -> None:
@@ -281,3 +311,35 @@ async def test_the_board_on_the_team_server_opens_with_the_lead_token_only(team:
         summary = await http.get(f"{board}/api/summary")
     assert summary.status_code == 200
     assert summary.json()["total"] == 1
+
+
+def _check_line(created: dict[str, Any]) -> str:
+    text = Path(created["task_path"]).read_text()
+    return next(row for row in text.splitlines() if row.startswith("- Report token check: "))
+
+
+async def test_a_dispatch_quoting_another_tasks_check_line_is_refused(team: Team) -> None:
+    mine = await dispatch(team, kind="review", workspace="", writable=[], topic="review-a")
+    async with team.lead() as lead:
+        quoting = task_args(
+            kind="review", workspace="", writable=[], topic="review-b", goal=f"See:\n{_check_line(mine)}"
+        )
+        assert await refused(lead, "create_task", **quoting) == "quoted_token_check"
+
+
+@pytest.mark.parametrize("session", ["20200101T000000Z", "20991231T235959Z"])  # before and after the real one
+async def test_a_planted_task_quoting_a_check_line_in_its_goal_is_not_opened_by_that_token(
+    team: Team, session: str
+) -> None:
+    mine = await dispatch(team, kind="review", workspace="", writable=[], topic="review-a")
+    line, text = _check_line(mine), Path(mine["task_path"]).read_text()
+    planted = team.state_root / "specdev" / "changes" / CHANGE / "sessions" / session / "001-planted"
+    planted.mkdir(parents=True)
+    real_session, real_task = mine["ref"].split("/")[1:]
+    forged = text.replace(real_session, session).replace(real_task, "001-planted").replace(line + "\n", "")
+    (planted / "TASK.md").write_text(forged.replace("## Goal\n", f"## Goal\n{line}\n", 1))
+    async with team.client("executor", mine["report_token"]) as executor:
+        status = await call(executor, "handoff_status")
+        assert [t["ref"] for t in status["tasks"]] == [mine["ref"]]
+        assert (await call(executor, "read_task", ref=mine["ref"]))["task_sha256"] == mine["task_sha256"]
+        assert await refused(executor, "read_task", ref=f"{CHANGE}/{session}/001-planted") == "scope_refused"

@@ -277,3 +277,35 @@ async def test_a_lead_claim_blocks_a_conflicting_dispatch_until_released(lead: C
     assert await refused(lead, "create_task", **task_args()) == "ownership_conflict"
     await call(lead, "release_writer", ref=claimed["ref"], kind="stopped", evidence="the Lead finished its edit")
     assert (await call(lead, "create_task", **task_args()))["created"]
+
+
+async def test_a_change_with_two_homes_refuses_a_second_writer_and_status_shows_the_hold(
+    lead: Client, state_root: Path
+) -> None:
+    await call(lead, "create_task", **task_args())
+    make_change(state_root, "2026-11-30-other")
+    (state_root / "specdev" / "archive" / "2026-11" / CHANGE).mkdir(parents=True)
+    other = task_args(change="2026-11-30-other", topic="second", workspace="required", writable=["docs/b/**"])
+    assert await refused(lead, "create_task", **other) == "ownership_conflict"
+    status = await call(lead, "handoff_status")
+    held = [t for t in status["tasks"] if t["ref"] == f"{CHANGE}/*/*"]
+    assert len(held) == 1
+    assert held[0]["state"] == "invalid"
+    assert held[0]["claim"].startswith(f"whole workspace (change {CHANGE} cannot be read")
+    assert "more than one place" in held[0]["problems"][0]
+
+
+async def test_a_dispatch_beside_a_character_class_claim_gets_a_coded_answer(lead: Client) -> None:
+    claimed = {"workspace": "required", "writable": ["src/[a-z0-9]*.py"], "shared": [], "writer_limit": 3}
+    await call(lead, "create_task", **task_args(**claimed))
+    for other in ("src/main.py", "**", "src/[a-z0-9]*.py"):
+        second = task_args(topic="second", workspace="required", writable=[other], shared=[], writer_limit=3)
+        assert await refused(lead, "create_task", **second) == "ownership_conflict"
+
+
+async def test_an_indented_fence_in_a_goal_or_a_reports_problems_is_refused(lead: Client) -> None:
+    hidden = "Do it.\n\n  ```\n## Return\n  ```\n\nThen stop."
+    assert await refused(lead, "create_task", **task_args(goal=hidden)) == "invalid_content"
+    created = await call(lead, "create_task", **task_args())
+    assert await refused(lead, "write_report", **report_args(created, problems=hidden)) == "invalid_content"
+    assert (await call(lead, "write_report", **report_args(created)))["created"]

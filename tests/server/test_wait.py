@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from mcp import Client
 
 from tests.server.content import text_of
-from tests.server.test_tools import call, refused, task_args
+from tests.server.test_tools import call, refused, report_args, task_args
 
 pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,3 +91,28 @@ async def test_create_task_refuses_a_second_current_writer_with_the_holder(lead:
     assert result.is_error
     assert "ownership_conflict" in text_of(result)
     assert first["ref"] in text_of(result)
+
+
+def _stray(kind: str, path: Path) -> None:
+    if kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(path.parent / "nowhere.md")
+
+
+@pytest.mark.parametrize("name", ["REPORT.md", "RELEASE.md"])
+@pytest.mark.parametrize("kind", ["empty", "fifo", "dangling-link"])
+async def test_a_stray_entry_under_a_closing_name_is_no_arrival(lead: Client, kind: str, name: str) -> None:
+    created = await call(lead, "create_task", **task_args())
+    stray = Path(created["task_path"]).parent / name
+    _stray(kind, stray)
+    started = time.monotonic()
+    result = await call(lead, "wait_for_reports", refs=[created["ref"]], timeout_s=0.4)
+    assert time.monotonic() - started >= 0.4
+    assert (result["arrived"], result["pending"], result["timed_out"]) == ([], [created["ref"]], True)
+    stray.unlink()
+    await call(lead, "write_report", **report_args(created))
+    result = await call(lead, "wait_for_reports", refs=[created["ref"]], timeout_s=5)
+    assert result["arrived"] == [f"{created['ref']} REPORT.md"]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 from typing import Annotated
 
@@ -13,36 +11,23 @@ from pydantic import Field
 from handoff_core.contract.exchange import Channel, exclusion_lines
 from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import InvalidContent
-from handoff_core.files.paths import read_open
 from handoff_core.services.exchange import package_dispatch as package
-from handoff_core.services.exchange import receive_return as receive
+from handoff_core.services.returns import receive_file
+from handoff_core.services.returns import receive_return as receive
+from server.config import Settings
 from server.mcp.models import Packaged, ReturnReceived
 from server.mcp.params import RefArg
 from server.mcp.registration import CREATE, tool
 from server.mcp.services import Services
 
-__all__ = ["MAX_RETURN_BYTES", "read_download", "tools"]
+__all__ = ["private_files", "tools"]
 
-MAX_RETURN_BYTES = 256 * 1024 * 1024
 Ids = Annotated[str, Field(description="[A-Za-z0-9._-]")]
 
 
-def read_download(path: str) -> bytes:
-    """A downloaded return, read once and bounded; a FIFO, device or link is refused, never followed."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise InvalidContent(f"cannot open {path}: {exc.strerror}; give the downloaded file's real path") from exc
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise InvalidContent(f"{path} is not a regular file")
-        data = read_open(fd, info.st_size, MAX_RETURN_BYTES)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_RETURN_BYTES:
-        raise InvalidContent(f"{path} is over {MAX_RETURN_BYTES} bytes: not a return this server accepts")
-    return data
+def private_files(settings: Settings) -> tuple[Path, ...]:
+    """What a named download may never be: the token secret (every report token follows from it) and the cache."""
+    return (settings.secret_file, *((settings.cache_dir,) if settings.cache_dir is not None else ()))
 
 
 def tools(services: Services) -> list[Tool]:
@@ -77,11 +62,14 @@ def tools(services: Services) -> list[Tool]:
         raw_file: Annotated[str, Field(description="absolute path of the downloaded ZIP")] = "",
         text: Annotated[str, Field(description="a text-only answer, verbatim")] = "",
     ) -> ReturnReceived:
-        """Persist a return raw, check it whole, and only then extract it (untrusted)."""
+        """Check a return whole (untrusted); only an accepted one is persisted raw and extracted."""
         if bool(raw_file) == bool(text):
             raise InvalidContent("give either raw_file (a downloaded ZIP) or text (a text-only answer)")
-        raw = read_download(raw_file) if raw_file else text.encode()
-        got = receive(project, scope_id, task_id, dispatch_id, attempt_id, raw, is_text=bool(text))
+        ids = (project, scope_id, task_id, dispatch_id, attempt_id)
+        if raw_file:
+            got = receive_file(*ids, path=raw_file, forbidden=private_files(services.settings))
+        else:
+            got = receive(*ids, text.encode(), is_text=True)
         return ReturnReceived(
             raw=got.raw_locator, raw_sha256=got.raw_sha256, standard=got.return_locator, extracted=got.extracted_files
         )

@@ -13,6 +13,7 @@ from pydantic import Field
 from handoff_core.contract.ids import parse_ref
 from handoff_core.layout import COORDINATION_FILE, LogTool
 from handoff_core.services import coordination, report_view, session_handoff, session_logs
+from handoff_core.services.audit import worktree_verdict
 from server.mcp.models import Coordination, Document, Handoff, History, LogCandidates
 from server.mcp.params import RefArg
 from server.mcp.registration import CREATE, READ_ONLY, tool
@@ -27,7 +28,7 @@ def shared(services: Services) -> list[Tool]:
     store, queries = services.store, services.queries
 
     def read_handoff(ref: RefArg) -> Handoff:
-        """A task's REPORT (untrusted text), focused handoff first."""
+        """A task's REPORT: untrusted text, focused first."""
         view = report_view.read_handoff(queries, services.in_scope(parse_ref(ref)))
         rest = "\n\n".join(f"## {name}\n{text}" for name, text in view.sections.items())
         return Handoff(
@@ -39,15 +40,17 @@ def shared(services: Services) -> list[Tool]:
             provenance=[f"{p.file} by {p.written_by}, sha256 {p.sha256}, {p.path}" for p in view.provenance],
             flags=list(view.flags),
             truncated=view.truncated,
+            proof=view.proof,
+            audit=worktree_verdict(queries, view.ref),
         )
 
     def search_history(
         ref: RefArg,
-        query: Annotated[str, Field(description="keywords, all must match")],
-        max_hits: Annotated[int, Field(ge=1, le=20)] = 5,
-        context_chars: Annotated[int, Field(ge=0, le=400)] = 200,
+        query: Annotated[str, Field(description="all must match")],
+        max_hits: Annotated[int, Field(ge=1, le=session_logs.MAX_HITS)] = 5,
+        context_chars: Annotated[int, Field(ge=0, le=session_logs.MAX_CONTEXT_CHARS)] = 200,
     ) -> History:
-        """Keyword snippets from the task's session log."""
+        """Keyword snippets from a task's session log."""
         result = session_logs.search(
             report_view.log_path(queries, services.in_scope(parse_ref(ref))), query, max_hits, context_chars
         )
@@ -62,9 +65,9 @@ def shared(services: Services) -> list[Tool]:
         references: Annotated[list[str], Field(description="project-relative paths")] = [],  # noqa: B006
         skills: list[str] = [],  # noqa: B006
         history: str = "",
-        redact: Annotated[bool, Field(description="redact secrets instead of refusing")] = False,
+        redact: Annotated[bool, Field(description="redact secrets, not refuse")] = False,
     ) -> Document:
-        """Write a handoff doc (commands/handoff/): the focused handoff first."""
+        """Write a handoff doc (commands/handoff/)."""
         services.outside_any_task("write_handoff")
         doc = session_handoff.HandoffDoc(scope, topic, focused, details, tuple(references), tuple(skills), history)
         stored = session_handoff.publish(store, doc, redact)
@@ -73,7 +76,7 @@ def shared(services: Services) -> list[Tool]:
     def resolve_coordination(
         work_id: Annotated[str, Field(description="e.g. specdev/implement")], stage: str = ""
     ) -> Coordination:
-        """The coordination choice for a Work and stage."""
+        """Coordination choice for a Work and stage."""
         services.outside_any_task("resolve_coordination")
         data = queries.read_state_file(*COORDINATION_FILE)
         text = None if data is None else data.decode("utf-8", "replace")

@@ -12,10 +12,10 @@ from handoff_core.contract.scope import Scope, SharedPath, workspace_of
 from handoff_core.contract.task import TaskBody
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import REPORT_FILE, Kind, ReleaseKind, ReportStatus
-from handoff_core.services import waiting
+from handoff_core.services import audit, waiting
 from handoff_core.services.store import TaskRequest
 from server.mcp.dispatch import dispatch_message, executor_config
-from server.mcp.models import CreatedTask, Waited, Written
+from server.mcp.models import Audited, CreatedTask, Waited, Written
 from server.mcp.params import Globs, RefArg, Text
 from server.mcp.registration import CREATE, READ_ONLY, WRITE_ONCE, tool
 from server.mcp.services import Services
@@ -53,6 +53,8 @@ def tools(services: Services) -> list[Tool]:
         writer_limit: Annotated[int, Field(description="the plan's parallel writers; none declared: 1")] = 0,
         resources: Annotated[list[str], Field(description="exclusive names: port:5432, db:test")] = [],  # noqa: B006
         retry_of: Annotated[str, Field(description="ref this task fixes or retries")] = "",
+        worktree: Annotated[str, Field(description="linked worktree, with branch")] = "",
+        branch: str = "",
     ) -> CreatedTask:
         """Publish a frozen TASK.md; returns the executor's dispatch message and report token."""
         scope = Scope(
@@ -63,11 +65,21 @@ def tools(services: Services) -> list[Tool]:
             tuple(artifacts),
             scope_notes,
             tuple(resources),
+            worktree=worktree,
+            branch=branch,
         )
         body = TaskBody(kind, goal, inputs, scope, acceptance, return_notes, ticket or None)
         earlier = parse_ref(retry_of) if retry_of else None
         request = TaskRequest(
-            change, topic, body, session or None, force_new, services.token_check, writer_limit or None, earlier
+            change,
+            topic,
+            body,
+            session or None,
+            force_new,
+            services.token_check,
+            writer_limit or None,
+            earlier,
+            signing_key=services.signing_key,
         )
         services.secret()  # a refused secret must stop the dispatch before TASK.md (and its claim) exists
         stored = store.create_task(request)
@@ -84,7 +96,7 @@ def tools(services: Services) -> list[Tool]:
             task_sha256=stored.sha256,
             report_token=token,
             dispatch_message=dispatch_message(stored, token, task_rel, report_rel),
-            executor_config=executor_config(services.settings, services.executor_url, token),
+            executor_config=executor_config(services.settings, services.executor_url, token, str(stored.ref)),
             warnings=list(stored.warnings),
         )
 
@@ -118,8 +130,24 @@ def tools(services: Services) -> list[Tool]:
         text: Annotated[str, Field(description="the executor's reply, verbatim")],
     ) -> Written:
         """Capture an executor's text-only reply verbatim as its REPORT."""
-        stored = store.capture_report(parse_ref(ref), status, original_locator, text)
+        parsed = parse_ref(ref)
+        stored = store.capture_report(parsed, status, original_locator, text, token=services.token(parsed))
         return Written(path=str(stored.path), sha256=stored.sha256, created=stored.created)
+
+    def audit_task(ref: RefArg) -> Audited:
+        """Judge a task's change (TASK base to REPORT checkpoint, plus uncommitted) against its scope."""
+        found = audit.audit_task(queries, parse_ref(ref))
+        return Audited(
+            verdict=found.verdict,
+            reason=found.reason,
+            base=found.base,
+            checkpoint=found.checkpoint,
+            worktree=found.worktree,
+            changed=list(found.changed),
+            changed_count=found.changed_count,
+            violations=[{"path": v.path, "why": v.why} for v in found.violations],
+            dirty=list(found.dirty),
+        )
 
     def release_writer(
         ref: RefArg,
@@ -137,4 +165,5 @@ def tools(services: Services) -> list[Tool]:
         tool(record_session_locator, WRITE_ONCE),
         tool(capture_report, WRITE_ONCE),
         tool(release_writer, WRITE_ONCE),
+        tool(audit_task, READ_ONLY),
     ]

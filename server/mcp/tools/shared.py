@@ -13,6 +13,7 @@ from pydantic import Field
 from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.report import Report, first_sentence, focused_problem, summary_line
 from handoff_core.layout import FOCUSED_LENGTH, REPORT_FILE, ReportStatus, Stage
+from handoff_core.services.audit import audit_verdicts
 from handoff_core.services.exchange import external_dispatches
 from handoff_core.services.status import TaskStatus
 from handoff_core.services.status_page import changed_since, page_status
@@ -33,24 +34,33 @@ def tools(services: Services) -> list[Tool]:
         status: ReportStatus,
         focused: Annotated[str, Field(description=f"{FOCUSED_LENGTH}: done, decided, stop point, next")],
         artifacts: Annotated[str, Field(description="files, commits, dirty state")],
-        verification: Annotated[str, Field(description="commands, exit codes, observations")],
+        verification: Annotated[str, Field(description="commands, exit codes, output")],
         unverified: str = "",
         problems: str = "",
         task_sha256: str = "",
         accept_warnings: bool = False,
+        source_checkpoint: str = "",
     ) -> ReportWritten:
-        """Publish the task's REPORT.md once (token from your dispatch)."""
+        """Publish the task's REPORT.md once."""
         parsed = services.in_scope(parse_ref(ref))
         services.check_report_token(parsed, token)
         # "无" (none) when left out; a schema default in Chinese costs every agent six bytes a character.
         report = Report(
-            parsed.session, parsed.task, status, focused, artifacts, verification, unverified or "无", problems or "无"
+            parsed.session,
+            parsed.task,
+            status,
+            focused,
+            artifacts,
+            verification,
+            unverified or "无",
+            problems or "无",
+            source_checkpoint=source_checkpoint or None,
         )
         # Everything the reply needs is made before the publish: nothing after it may fail.
         location = store.roots.shown(store.roots.task_dir(parsed) / REPORT_FILE)
         reply_line = summary_line(parsed.session, parsed.task, status, location, first_sentence(focused))
         warnings = [problem] if (problem := focused_problem(focused)) is not None else []
-        stored = store.write_report(report, parsed.change, task_sha256 or None, accept_warnings)
+        stored = store.write_report(report, parsed.change, task_sha256 or None, accept_warnings, token=token)
         return ReportWritten(
             path=str(stored.path),
             sha256=stored.sha256,
@@ -70,20 +80,21 @@ def tools(services: Services) -> list[Tool]:
         )
 
     def validate_handoff(ref: RefArg, stage: Stage) -> Validation:
-        """Validate a task's files at a stage."""
+        """Validate a task's files."""
         verdict = queries.validate(services.in_scope(parse_ref(ref)), stage)
         return Validation(
             ok=verdict.ok,
             errors=list(verdict.errors),
             warnings=list(verdict.warnings),
             caveat=verdict.caveat,
+            proof=verdict.proof or "",
         )
 
     def handoff_status(
         change: Annotated[str, Field(description="default: all active")] = "",
-        session: Annotated[str, Field(description="a round of it")] = "",
-        view: Annotated[str, Field(description="needs_lead (default), all, a state or next_cursor")] = "",
-        since: Annotated[str, Field(description="ISO time: changed since")] = "",
+        session: Annotated[str, Field(description="a round")] = "",
+        view: Annotated[str, Field(description="needs_lead (default), all, a state, cursor")] = "",
+        since: Annotated[str, Field(description="ISO 8601 time")] = "",
     ) -> Status:
         """Counts per state and a page of tasks."""
         if (scope := TASK_SCOPE.get()) is not None:  # a task's session sees its own task only
@@ -102,9 +113,10 @@ def tools(services: Services) -> list[Tool]:
             return _sent_bytes(row)
 
         page = page_status(tasks, view or "needs_lead", now=now, size=sent_bytes)
+        audits = audit_verdicts(queries, page.tasks)
         return Status(
             counts=page.counts,
-            tasks=[rows[str(t.ref)] for t in page.tasks],
+            tasks=[rows[str(t.ref)].model_copy(update={"audit": audits.get(t.ref, "")}) for t in page.tasks],
             next_cursor=page.next_cursor,
             free_writer_slots=max(0, services.settings.writer_cap - len(claims)),
             state_root=str(services.settings.state_root),
@@ -129,6 +141,7 @@ def _task_state(t: TaskStatus, now: float) -> TaskState:
         claim=t.claim,
         has_locator=t.has_locator,
         problems=[*t.problems, *t.notes, *(f"leftover temp file {n}" for n in t.temp_files)],
+        proof=t.proof or "",
     )
 
 

@@ -127,7 +127,7 @@ async function renderTasks(change) {
         el("td", { class: "mono", text: [row.workspace, row.writable.join(", ")].filter(Boolean).join(" · ") }),
         el("td", { class: "mono", text: row.claim }),
         el("td", {}, bar(row)),
-        el("td", {}, ...row.problems.map((p) => el("div", { class: "problem", text: p }))));
+        el("td", {}, ...[...row.evidence, ...row.problems].map((p) => el("div", { class: "problem", text: p }))));
       tr.addEventListener("click", () => showTask(row.ref));
       tbody.append(tr);
     }

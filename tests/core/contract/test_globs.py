@@ -11,20 +11,12 @@ from wcmatch import glob as wc
 
 from handoff_core.contract.globs import MAX_GLOB_LENGTH, MAX_GLOBS, Budget, glob_regex, overlap
 from handoff_core.contract.scope import Scope
-from handoff_core.errors import InvalidContent
+from handoff_core.errors import InvalidContent, OwnershipConflict
 from handoff_core.services.store import Store
 from tests.conftest import implementation
+from tests.core.strategies import globs, instance, paths
 
 FLAGS = wc.GLOBSTAR | wc.DOTGLOB
-_atom = st.sampled_from(["a", "b", ".", "*", "?", "[ab]", "[!a]", "x"])
-_segment = st.one_of(st.just("**"), st.lists(_atom, min_size=1, max_size=3).map("".join))
-globs = (
-    st.lists(_segment, min_size=1, max_size=3)
-    .map("/".join)
-    .filter(lambda g: all(s not in (".", "..") for s in g.split("/")))
-)
-_name = st.text("ab.x", min_size=1, max_size=3).filter(lambda s: s not in (".", ".."))
-paths = st.lists(_name, min_size=1, max_size=4).map("/".join)
 
 
 def matches(glob: str, path: str) -> bool:
@@ -46,6 +38,49 @@ def test_a_path_matching_both_globs_means_the_checker_reports_an_overlap(a: str,
     else:
         assert matches(a, found)
         assert matches(b, found)
+
+
+@settings(max_examples=400, deadline=None)
+@given(globs, globs, st.data())
+def test_a_path_filled_in_from_either_glob_that_matches_both_is_found_as_an_overlap(
+    a: str, b: str, data: st.DataObject
+) -> None:
+    found = overlap(a, b)
+    for source in (a, b):
+        path = data.draw(instance(source))
+        if all(s not in ("", ".", "..") for s in path.split("/")) and matches(a, path) and matches(b, path):
+            assert found is not None, path
+    if found is not None:
+        assert matches(a, found)
+        assert matches(b, found)
+
+
+@pytest.mark.parametrize("other", ["src/main.py", "**", "**/*.md", "src/[a-z0-9]*.py", "src/[!a-z0-9]*", "src/Q.py"])
+def test_a_character_class_covering_letters_and_digits_is_intersected_without_a_crash(other: str) -> None:
+    claimed = "src/[a-z0-9]*.py"
+    found = overlap(claimed, other)
+    expected = other in ("src/main.py", "**", "src/[a-z0-9]*.py")
+    assert (found is not None) == expected
+    if found is not None:
+        assert matches(claimed, found)
+        assert matches(other, found)
+
+
+def test_classes_that_name_every_letter_and_digit_still_find_a_path_outside_them() -> None:
+    found = overlap("[!A-Za-z0-9._-]", "*")
+    assert found is not None
+    assert matches("[!A-Za-z0-9._-]", found)
+
+
+@pytest.mark.parametrize("other", ["src/main.py", "**", "**/*.md", "src/[a-z0-9]*.py"])
+def test_dispatch_beside_a_character_class_claim_is_decided_not_a_crash(store: Store, other: str) -> None:
+    store.create_task(implementation(scope=Scope("required", ("src/[a-z0-9]*.py",)), writer_limit=3))
+    request = implementation("second", scope=Scope("required", (other,)), writer_limit=3)
+    if other == "**/*.md":
+        assert store.create_task(request).created
+    else:
+        with pytest.raises(OwnershipConflict):
+            store.create_task(request)
 
 
 @pytest.mark.parametrize(

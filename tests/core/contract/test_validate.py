@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from handoff_core.contract.ids import Ref
+from handoff_core.contract.proof import signing_key
 from handoff_core.contract.report import Report
 from handoff_core.contract.validate import check_handoff
 from handoff_core.errors import InvalidContent
@@ -142,10 +143,27 @@ GOOD_LOCATORS = [
 PLACEHOLDER = "path: placeholder or empty locator"
 NOT_ABSOLUTE = "path must be an absolute file path"
 
+SIGNING_TOKEN = "corpus-token-aaaaaaaaaaaaaaaaaaa"
+
+
+def signed_report(tree: Tree) -> None:
+    """A REPORT signed as write_report signs it (a ``Signature:`` header line the seed ignores)."""
+    focused = "Did the work. Kept the API. Stopped after tests. Next: review."
+    report = Report(tree.ref.session, tree.ref.task, "completed", focused, "src/a1/x.py", "pytest: exit 0")
+    tree.store.write_report(report, tree.ref.change, token=SIGNING_TOKEN)
+
+
 CASES = [
     # -- trees the seed passes --------------------------------------------------------------
     Case("fresh dispatch", "dispatch", None),
     Case("returned report", "return", None, report=True),
+    Case(
+        "signed report",
+        "return",
+        None,
+        task=lambda t: f"{t}- Report signing key: `{signing_key(SIGNING_TOKEN)}`\n",
+        tree=signed_report,
+    ),
     *(Case(f"locator {p}", "return", None, report=True, tree=locator({"path": p})) for p in GOOD_LOCATORS),
     Case("locator at dispatch", "dispatch", None, tree=locator({"path": GOOD_LOCATORS[0]})),
     Case("no change key", "dispatch", None, task=regex(r"^change: .*\n", "")),

@@ -6,14 +6,17 @@ import io
 import os
 import stat
 import struct
+import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from handoff_core.errors import InvalidContent
-from handoff_core.files.archives import Limits, check_archive, deterministic_zip, extract_checked
+from handoff_core.files.archives import MAX_SEGMENT_BYTES, Limits, check_archive, deterministic_zip, extract_checked
 
 
 def zip_of(*entries: tuple[str, bytes], mode: int = 0o644, method: int = zipfile.ZIP_DEFLATED) -> bytes:
@@ -61,6 +64,17 @@ def encrypted(data: bytes) -> bytes:
     return bytes(out)
 
 
+def zip64_local(name: str, body: bytes) -> bytes:
+    """A small entry written with ZIP64 sizes: zipfile puts the ZIP64 extra field in the local header only."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+        info.external_attr = (stat.S_IFREG | 0o644) << 16
+        with archive.open(info, "w", force_zip64=True) as stream:
+            stream.write(body)
+    return out.getvalue()
+
+
 BOMB = b"\x00" * (8 * 1024 * 1024)
 HOSTILE: dict[str, tuple[bytes, str]] = {
     "absolute path": (zip_of(("/etc/passwd", b"x")), "absolute"),
@@ -104,6 +118,9 @@ HOSTILE: dict[str, tuple[bytes, str]] = {
     "appended data": (zip_of(("a.txt", b"x")) + b"trailing", "after the archive"),
     "not a zip": (b"%PDF-1.7 definitely not", "prepended"),
     "leading dash": (zip_of(("-rf", b"x")), "leading '-'"),
+    "ZIP64 in a local header": (zip64_local("a.md", b"x\n"), "ZIP64"),
+    "a 255-character name": (zip_of(("n" * 251 + ".md", b"x")), "longer than"),
+    "a name 34 segments long": (zip_of(("d/" * 33 + "x.md", b"x")), "32 segments"),
 }
 SMALL = Limits(entries=10, entry_bytes=2000, total_bytes=1500, ratio=50)
 
@@ -116,6 +133,24 @@ def test_a_hostile_archive_is_refused_naming_the_rule(kind: str) -> None:
         check_archive(data, limits)
     assert rule in caught.value.message
     assert "entry" in caught.value.message
+
+
+def test_the_zip64_archive_of_the_test_has_its_extra_field_only_in_the_local_header() -> None:
+    data = zip64_local("a.md", b"x\n")
+    info = zipfile.ZipFile(io.BytesIO(data)).infolist()[0]
+    assert b"\x01\x00" not in info.extra[:2]  # the central directory is clean: only the local header says ZIP64
+    assert data[30 + len("a.md") : 30 + len("a.md") + 2] == b"\x01\x00"
+
+
+def test_a_long_name_is_refused_by_the_check_not_by_the_file_system(tmp_path: Path) -> None:
+    fits = zip_of(("n" * (MAX_SEGMENT_BYTES - 3) + ".md", b"x"))
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert extract_checked(fits, check_archive(fits), fd) == 1  # the longest name allowed is extracted
+    finally:
+        os.close(fd)
+    with pytest.raises(InvalidContent):
+        check_archive(zip_of(("n" * (MAX_SEGMENT_BYTES - 2) + ".md", b"x")))
 
 
 def test_there_are_at_least_twenty_hostile_kinds() -> None:
@@ -151,3 +186,26 @@ def test_the_same_files_make_the_same_bytes_in_any_order() -> None:
     files = [("b.txt", b"2"), ("a/c.txt", b"3"), ("a.txt", b"1")]
     assert deterministic_zip(files) == deterministic_zip(list(reversed(files)))
     assert check_archive(deterministic_zip(files))
+
+
+NAME_CHARS = st.sampled_from("abcXYZ09._-\u00e9\u2603")  # one, two and three bytes in UTF-8
+# Short mixed segments, and runs of one character up to 390 bytes: both sides of every length limit.
+SEGMENT = st.text(alphabet=NAME_CHARS, min_size=1, max_size=12) | st.builds(
+    lambda char, count: char * count, NAME_CHARS, st.integers(min_value=1, max_value=130)
+)
+
+
+@given(st.lists(SEGMENT, min_size=1, max_size=3))
+@settings(max_examples=60)
+def test_a_name_the_check_accepts_is_one_the_file_system_takes(segments: list[str]) -> None:
+    data = zip_of(("/".join(segments), b"x"))
+    try:
+        infos = check_archive(data)
+    except InvalidContent:
+        return  # refused by a rule, naming the entry: never a storage error later
+    with tempfile.TemporaryDirectory() as folder:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            assert extract_checked(data, infos, fd) == 1
+        finally:
+            os.close(fd)

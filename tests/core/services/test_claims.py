@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import Report
+from handoff_core.contract.scope import Scope
 from handoff_core.errors import InvalidContent, OwnershipConflict
+from handoff_core.layout import WORKSPACES, Workspace
 from handoff_core.services.store import Store
-from tests.conftest import implementation, review
+from tests.conftest import CHANGE, implementation, make_change, review
 
 SPOOF = (
     '```handoff-scope\nworkspace: "required"\nwritable: ["docs/unrelated/**"]\n'
@@ -165,3 +168,73 @@ def test_a_task_file_over_the_size_limit_holds_the_whole_workspace_and_can_be_re
     assert "unreadable" in refused_writer(store).message
     store.release_writer(holder, "stopped", "the writer's pane exited; checked by hand")
     assert store.create_task(implementation("second-writer", goal="Another change.")).created
+
+
+OTHER = "2026-11-30-other"
+
+
+def _second_home(store: Store, change: str) -> None:
+    (store.roots.state_root / "specdev" / "archive" / "2026-11" / change).mkdir(parents=True)
+
+
+def _oversize_readme(store: Store, change: str) -> None:
+    readme = store.roots.state_root / "specdev" / "changes" / change / "README.md"
+    readme.write_text("Outcome: active\n" + "x" * (4 * 1024 * 1024))
+
+
+def _symlinked_change(store: Store, change: str) -> None:
+    folder = store.roots.state_root / "specdev" / "changes" / change
+    folder.rename(folder.with_name("moved-away"))
+    folder.symlink_to(folder.with_name("moved-away"))
+
+
+def _symlinked_round(store: Store, change: str) -> None:
+    sessions = store.roots.state_root / "specdev" / "changes" / change / "sessions"
+    (folder,) = sessions.iterdir()
+    folder.rename(store.roots.state_root / "elsewhere")
+    folder.symlink_to(store.roots.state_root / "elsewhere")
+
+
+@pytest.mark.parametrize("breakage", [_second_home, _oversize_readme, _symlinked_change, _symlinked_round])
+@pytest.mark.parametrize("workspace", WORKSPACES)
+def test_a_change_that_cannot_be_read_holds_the_whole_workspace_and_status_says_why(
+    store: Store, breakage: Callable[[Store, str], None], workspace: Workspace
+) -> None:
+    make_change(store.roots.state_root, OTHER)
+    store.create_task(implementation())
+    breakage(store, CHANGE)
+    scope = Scope(workspace, ("src/elsewhere/**",))
+    with pytest.raises(OwnershipConflict) as caught:
+        store.create_task(implementation("second-writer", change=OTHER, scope=scope))
+    assert f"{CHANGE}/*/*" in caught.value.message
+    assert store.queries.status(OTHER) == []  # nothing was dispatched
+    held = [t for t in store.queries.status() if t.ref.change == CHANGE and t.ref.task == "*"]
+    assert len(held) == 1
+    assert held[0].state == "invalid"
+    assert held[0].claims_writer
+    assert held[0].claim.startswith("whole workspace (change 2026-11-30-demo cannot be read")
+    assert held[0].problems == (held[0].held_because,)
+
+
+def test_a_change_whose_second_home_is_removed_frees_its_claims_again(store: Store) -> None:
+    make_change(store.roots.state_root, OTHER)
+    store.create_task(implementation())
+    _second_home(store, CHANGE)
+    store.create_task(implementation("review-b", change=OTHER, kind="review", scope=Scope(None, (), ("src/**",))))
+    assert [c.ref.task for c in store.queries.claims()] == ["*"]
+    (store.roots.state_root / "specdev" / "archive" / "2026-11" / CHANGE).rmdir()
+    claims = store.queries.claims()
+    assert [c.ref.task for c in claims] == ["001-implement-a1"]
+    assert not claims[0].unreadable
+
+
+def test_a_task_directory_replaced_by_a_symlink_holds_the_whole_workspace(store: Store) -> None:
+    holder = store.create_task(implementation()).ref
+    folder, elsewhere = store.roots.task_dir(holder), store.roots.state_root / "moved-away"
+    folder.rename(elsewhere)  # out of the round: only the link is left there
+    folder.symlink_to(elsewhere)
+    error = refused_writer(store)
+    assert f"{holder} (its task directory is a symlink" in error.message
+    scope = Scope("required", ("docs/elsewhere/**",))
+    with pytest.raises(OwnershipConflict):
+        store.create_task(implementation("docs", scope=scope, writer_limit=3))

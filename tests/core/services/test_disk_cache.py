@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import replace
@@ -14,8 +17,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from handoff_core.contract.ids import Ref
+from handoff_core.contract.proof import PROOFS
 from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope, SharedPath
+from handoff_core.errors import OwnershipConflict
+from handoff_core.files.cache_file import KEY_FILE
 from handoff_core.layout import KINDS, TASK_STATES
 from handoff_core.services.disk_cache import DiskCache, Section, decode_body, decode_claim, encode_body, encode_claim
 from handoff_core.services.ownership import Claim
@@ -94,7 +100,8 @@ def test_a_report_changed_after_the_save_is_judged_again_by_the_next_process(
     ],
 )
 def test_a_damaged_cache_is_not_used(store: Store, cache_dir: Path, kept: Queries, damage: bytes) -> None:
-    cache_file(store, cache_dir).write_bytes(damage)
+    path = cache_file(store, cache_dir)
+    path.write_bytes(signed(path, damage))
     second = fresh(store, cache_dir)
     assert second.status() == kept.status()
     assert second.held_verdicts == 3
@@ -116,10 +123,30 @@ def ageless(claims: list[Claim]) -> list[Claim]:
     return [replace(claim, age_seconds=0) for claim in claims]
 
 
-def rewrite(path: Path, change: Callable[[Any], object]) -> None:
-    payload = json.loads(path.read_bytes())
+def signed(path: Path, data: bytes, key_file: Path | None = None) -> bytes:
+    """``data`` as this user's server signs a cache file (HMAC-SHA256 of its name and bytes)."""
+    key = (key_file or path.parent / KEY_FILE).read_bytes()
+    mac = hmac.new(key, path.name.encode() + b"\0" + data, hashlib.sha256).hexdigest()
+    return b"hmac-sha256:" + mac.encode() + b"\n" + data
+
+
+def _split(path: Path) -> tuple[bytes, bytes]:
+    """The MAC line (with its newline) and the JSON after it."""
+    raw = path.read_bytes()
+    head, _, data = raw.partition(b"\n") if raw.startswith(b"hmac-sha256:") else (b"", b"", raw)
+    return (head + b"\n" if head else b""), data
+
+
+def body(path: Path) -> bytes:
+    return _split(path)[1]
+
+
+def rewrite(path: Path, change: Callable[[Any], object], *, sign: bool = True) -> None:
+    """Edit the cache's JSON; signed again with the user's key, it tests the checks behind the MAC."""
+    payload = json.loads(body(path))
     change(payload)
-    path.write_text(json.dumps(payload))
+    data = json.dumps(payload).encode()
+    path.write_bytes(signed(path, data) if sign else _split(path)[0] + data)
 
 
 @pytest.mark.parametrize(
@@ -234,6 +261,10 @@ scopes = st.none() | st.builds(
     st.tuples(names),
     names,
     st.tuples(names),
+    names,
+    names,
+    names,
+    st.tuples(names),
 )
 times = st.floats(min_value=0, max_value=2e9, allow_nan=False)
 statuses = st.builds(
@@ -248,6 +279,7 @@ statuses = st.builds(
     st.tuples(names, names),
     st.booleans(),
     st.tuples(names),
+    st.sampled_from([*PROOFS, None]),
     times,
     st.none() | times,
     st.none() | times,
@@ -289,3 +321,66 @@ def test_a_save_while_another_walk_holds_new_verdicts_does_not_fail(
     monkeypatch.setattr(verdicts_module, "encode_body", encode_while_another_walk_runs)
     assert reader.save_cache(force=True)
     assert len(walked[0]) == 2
+
+
+def _claims_saved(store: Store, cache_dir: Path) -> Path:
+    """One outstanding writer, settled, whose claim a first process judged and kept on disk."""
+    store.create_task(implementation())
+    for path in store.roots.state_root.rglob("*.md"):
+        os.utime(path, ns=(1_000_000_000, 1_000_000_000))
+    first = fresh(store, cache_dir)
+    assert len(first.claims()) == 1
+    assert first.save_cache(force=True)
+    return cache_file(store, cache_dir, "claims")
+
+
+def _drop_claims(payload: dict[str, list[list[object]]]) -> None:
+    for row in payload["rows"]:
+        row[9] = None  # the claim gone, the stamps it was judged from kept
+
+
+def _second_writer(store: Store, cache_dir: Path) -> None:
+    server = Store(store.roots.state_root, store.roots.project_root, cache_dir=cache_dir)
+    with pytest.raises(OwnershipConflict):
+        server.create_task(implementation("second-writer", goal="Another change to src/a1."))
+
+
+def test_claim_rows_edited_to_drop_a_claim_admit_no_second_writer(store: Store, cache_dir: Path) -> None:
+    rewrite(_claims_saved(store, cache_dir), _drop_claims, sign=False)
+    _second_writer(store, cache_dir)
+
+
+def test_claim_rows_signed_with_another_key_admit_no_second_writer(
+    store: Store, cache_dir: Path, tmp_path: Path
+) -> None:
+    path = _claims_saved(store, cache_dir)
+    other_key = tmp_path / "other.key"
+    other_key.write_bytes(os.urandom(32))
+    payload = json.loads(body(path))
+    _drop_claims(payload)
+    path.write_bytes(signed(path, json.dumps(payload).encode(), other_key))
+    _second_writer(store, cache_dir)
+
+
+@pytest.mark.parametrize("target", ["file", "directory", "key"])
+def test_a_cache_others_could_write_is_ignored_with_a_warning(
+    store: Store, cache_dir: Path, kept: Queries, target: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = cache_file(store, cache_dir)
+    {"file": path, "directory": cache_dir, "key": cache_dir / KEY_FILE}[target].chmod(
+        {"file": 0o666, "directory": 0o777, "key": 0o644}[target]
+    )
+    with caplog.at_level(logging.WARNING, logger="handoff_core.cache"):
+        assert_judged_afresh(store, cache_dir, kept)
+    assert any("not used" in record.getMessage() for record in caplog.records)
+
+
+def test_the_cache_key_is_private_and_kept_across_saves(store: Store, cache_dir: Path, kept: Queries) -> None:
+    key = cache_dir / KEY_FILE
+    assert key.stat().st_mode & 0o777 == 0o600
+    before = key.read_bytes()
+    returned(store, "review-a3")
+    reader = fresh(store, cache_dir)
+    reader.status()
+    assert reader.save_cache(force=True)
+    assert key.read_bytes() == before

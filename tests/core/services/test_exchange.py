@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from handoff_core.contract.exchange import Channel
+from handoff_core.contract.return_policy import ReturnPolicy
 from handoff_core.contract.task import Task
 from handoff_core.errors import InvalidContent, InvalidIdentifier, WriteConflict
-from handoff_core.services.exchange import external_dispatches, package_dispatch, receive_return
+from handoff_core.services.exchange import external_dispatches, package_dispatch
+from handoff_core.services.returns import receive_return
 from handoff_core.services.store import Store
 from tests.conftest import review
 from tests.core.files.test_archives import HOSTILE, zip_of
@@ -62,12 +64,20 @@ def test_a_package_leaves_out_secrets_caches_vcs_and_large_binaries(project: Pat
     assert sealed.sha256 in (root / "SESSION.md").read_text()
 
 
-def test_a_secret_in_an_included_file_blocks_the_package_naming_file_and_line(project: Path, task: Task) -> None:
+def test_a_secret_in_an_included_file_leaves_it_out_naming_the_line(project: Path, task: Task) -> None:
     (project / "src").mkdir()
     (project / "src" / "settings.py").write_text(f"DEBUG = True\nTOKEN = '{GHP}'\n")
+    (project / "src" / "app.py").write_text("x = 1\n")
+    sealed = package_dispatch(project, task, "scope-1", "d1", ["src"], Channel(), NOW)
+    assert sealed.included == ("src/app.py",)
+    reasons = {item["path"]: item["reason"] for item in sealed.excluded}
+    assert "GitHub Token on line 2" in reasons["src/settings.py"]
+
+
+def test_a_secret_in_the_task_text_blocks_the_package(project: Path, task: Task) -> None:
     with pytest.raises(InvalidContent) as caught:
-        package_dispatch(project, task, "scope-1", "d1", ["src"], Channel(), NOW)
-    assert "src/settings.py line 2" in caught.value.message
+        package_dispatch(project, task._replace(goal=f"Use {GHP} to log in."), "scope-1", "d1", [], Channel(), NOW)
+    assert "DISPATCH.md line" in caught.value.message
     assert not (project / "temp").exists()
 
 
@@ -102,13 +112,11 @@ def sealed_dispatch(project: Path, task: Task) -> Path:
 @pytest.mark.parametrize(
     "kind", sorted(k for k in HOSTILE if k not in ("too many entries", "entry too large", "total too large"))
 )
-def test_a_hostile_return_leaves_nothing_outside_raw(project: Path, task: Task, kind: str) -> None:
+def test_a_hostile_return_leaves_nothing_in_the_project(project: Path, task: Task, kind: str) -> None:
     root = sealed_dispatch(project, task)
     with pytest.raises(InvalidContent):
         receive_return(project, "scope-1", task.task, "d1", "a1", HOSTILE[kind][0], is_text=False)
-    attempt = root / "inbound" / "a1"
-    assert sorted(p.relative_to(attempt).as_posix() for p in attempt.rglob("*")) == ["raw", "raw/response.zip"]
-    assert (attempt / "raw" / "response.zip").read_bytes() == HOSTILE[kind][0]
+    assert not (root / "inbound").exists()
 
 
 def test_a_benign_return_is_extracted_byte_exact_and_sealed(project: Path, task: Task) -> None:
@@ -153,3 +161,18 @@ def test_status_lists_the_most_recently_sealed_dispatches_and_counts_the_rest(pr
     lines = external_dispatches(project, shown=2)
     assert [line.split(":")[0].rsplit("/", 1)[1] for line in lines[:2]] == ["d3", "d2"]
     assert lines[2] == "and 2 older under temp/task-delivery/ (not listed)"
+
+
+def test_a_package_sealed_before_policies_were_recorded_is_judged_by_its_kind(project: Path, task: Task) -> None:
+    root = sealed_dispatch(project, task)
+    manifest_path = root / "outbound" / "staging" / "MANIFEST.json"
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["return_limits"]
+    manifest_path.unlink()
+    manifest_path.write_text(json.dumps(manifest))
+    many = zip_of(*((f"notes/{index}.md", b"x\n") for index in range(ReturnPolicy().entries + 1)))
+    with pytest.raises(InvalidContent) as caught:
+        receive_return(project, "scope-1", task.task, "d1", "a1", many, is_text=False)
+    assert "entry limit" in caught.value.message
+    got = receive_return(project, "scope-1", task.task, "d1", "a1", zip_of(("RETURN.md", b"# R\n")), is_text=False)
+    assert got.extracted_files == 1

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from handoff_core.contract.ids import Ref
-from handoff_core.contract.report import Report
+from handoff_core.contract.report import Report, render_report
 from handoff_core.errors import HandoffError, InvalidContent, TaskNotFound, UnsafePath
 from handoff_core.services.store import Store
 from handoff_core.services.waiting import wait_for_reports
@@ -114,3 +114,14 @@ async def test_waiting_reads_the_files_off_the_event_loop(store: Store, monkeypa
     assert result.timed_out
     assert readers
     assert threading.current_thread() not in readers
+
+
+def test_a_stray_report_rewritten_in_place_into_a_real_one_arrives(store: Store) -> None:
+    ref = store.create_task(review()).ref
+    path = store.roots.task_dir(ref) / "REPORT.md"
+    path.write_text("")
+    assert store.queries.arrivals([ref]) == {}
+    assert store.queries.arrivals([ref]) == {}  # judged by its stat now, not read again
+    with path.open("w") as handle:  # the same file, now holding a report of this task
+        handle.write(render_report(Report(ref.session, ref.task, "completed", FOCUS, "none", "ok")))
+    assert store.queries.arrivals([ref]) == {ref: "REPORT.md"}

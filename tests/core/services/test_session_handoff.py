@@ -9,9 +9,10 @@ import pytest
 
 from handoff_core.errors import InvalidContent
 from handoff_core.services import session_handoff as handoff_doc
-from handoff_core.services.secret_scan import scan
+from handoff_core.services.secret_scan import redact, scan
 from handoff_core.services.session_handoff import HandoffDoc
 from handoff_core.services.store import Store
+from tests.core.services.secret_forms import FORMS
 
 FOCUS = "Built the parser. Kept YAML strict. Stopped before the CLI. Next: wire the CLI."
 SECRETS = {
@@ -149,3 +150,19 @@ def test_a_name_part_with_a_trailing_newline_or_non_ascii_is_refused(dated: Stor
     with pytest.raises(InvalidContent):
         handoff_doc.publish(dated, doc(scope=scope, topic=topic))
     assert not (dated.roots.state_root / "commands").exists()
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_each_of_twenty_common_secret_forms_is_found_and_redacted(name: str) -> None:
+    text, secret = FORMS[name]
+    found = scan("details", f"Context line.\n{text}")
+    assert found, name
+    assert secret not in redact(f"Context line.\n{text}", found)
+
+
+def test_the_scan_leaves_detect_secrets_settings_as_it_found_them() -> None:
+    from detect_secrets.settings import get_settings
+
+    before = (dict(get_settings().plugins), dict(get_settings().filters))
+    assert scan("details", FORMS["shell export"][0])
+    assert (dict(get_settings().plugins), dict(get_settings().filters)) == before

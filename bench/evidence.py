@@ -1,0 +1,134 @@
+"""Evidence costs: the guard per hook event (a fresh ``handoff-mcp guard`` process, as an agent CLI
+runs it, beside the interpreter floor), and ``audit_task`` of a 1,000-file change beside ``git diff
+--name-status`` alone, in the same run."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench.stats import summary
+from bench.trees import CHANGE, make_change
+from handoff_core.contract.ids import parse_ref
+from handoff_core.contract.proof import proof_of, signing_key
+from handoff_core.contract.report import Report
+from handoff_core.contract.scope import Scope
+from handoff_core.contract.task import TaskBody
+from handoff_core.layout import TASK_FILE
+from handoff_core.services.audit import audit_task
+from handoff_core.services.store import Store, TaskRequest
+
+FOCUS = "Built the files. Kept the API. Stopped after tests. Next: review."
+TOKEN = "bench-report-token-aaaaaaaaaaaa"
+_ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "b",
+    "GIT_AUTHOR_EMAIL": "b@example.com",
+    "GIT_COMMITTER_NAME": "b",
+    "GIT_COMMITTER_EMAIL": "b@example.com",
+}
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, env=_ENV, capture_output=True, text=True, check=True).stdout
+
+
+def _files(root: Path, count: int, text: str) -> None:
+    for index in range(count):
+        path = root / "src" / "a1" / f"d{index % 20}" / f"f{index}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{text} {index}\n")
+
+
+def _setup(work: Path, files: int) -> tuple[Store, str, Path, str, str]:
+    project = work / "evidence"
+    state_root = project / "speculo" / ".speculo"
+    make_change(state_root)
+    _git(project, "init", "-q", "-b", "main")
+    (project / ".gitignore").write_text("speculo/\n")
+    _files(project, files, "first")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-q", "-m", "base")
+    tree = work / "evidence-wt"
+    _git(project, "worktree", "add", "-q", str(tree), "-b", "task")
+    store = Store(state_root, project)
+    scope = Scope("required", ("src/a1/**",), worktree=str(tree), branch="task")
+    body = TaskBody("implementation", "Change the files.", "None.", scope, "`pytest` exits 0.")
+    ref = store.create_task(TaskRequest(CHANGE, "change-files", body)).ref
+    base = _git(tree, "rev-parse", "HEAD").strip()
+    _files(tree, files, "second")
+    _git(tree, "add", "-A")
+    _git(tree, "commit", "-q", "-m", "change")
+    checkpoint = _git(tree, "rev-parse", "HEAD").strip()
+    report = Report(ref.session, ref.task, "completed", FOCUS, "src/a1", "ok", source_checkpoint=checkpoint)
+    store.write_report(report, CHANGE)
+    return store, str(ref), tree, base, checkpoint
+
+
+def _once(command: list[str], stdin: bytes, cwd: Path | None = None) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, cwd=cwd)
+    return time.perf_counter() - start
+
+
+def _proof_times(store: Store, runs: int) -> dict[str, list[float]]:
+    """Verifying one signed REPORT from the files (what judging a returned task adds), beside hashing it."""
+    ref = store.create_task(TaskRequest(CHANGE, "signed", _review(), signing_key=lambda _: signing_key(TOKEN))).ref
+    stored = store.write_report(Report(ref.session, ref.task, "completed", FOCUS, "x", "y"), CHANGE, token=TOKEN)
+    task, report = (store.roots.task_dir(ref) / TASK_FILE).read_bytes(), stored.path.read_bytes()
+    assert proof_of(task, report) == "valid"
+    times: dict[str, list[float]] = {"proof_verify": [], "sha256_floor": []}
+    for _ in range(runs):
+        start = time.perf_counter()
+        proof_of(task, report)
+        times["proof_verify"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        hashlib.sha256(report).hexdigest()
+        times["sha256_floor"].append(time.perf_counter() - start)
+    return times
+
+
+def _review() -> TaskBody:
+    scope = Scope(None, (), ("src/**",), (), ("out/**",))
+    return TaskBody("review", "Review the files.", "None.", scope, "Findings listed.")
+
+
+def run(work: Path, runs: int, files: int = 1000) -> dict[str, object]:
+    store, ref, tree, base, checkpoint = _setup(work, files)
+    event = json.dumps(
+        {
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Write",
+            "tool_input": {"file_path": str(tree / "src" / "b" / "x.py")},
+            "cwd": str(tree),
+        }
+    ).encode()
+    roots = ["--project-root", str(store.roots.project_root), "--state-root", str(store.roots.state_root)]
+    guard = [str(Path(sys.executable).parent / "handoff-mcp"), "guard", "--ref", ref, *roots]
+    floor = [sys.executable, "-c", "pass"]
+    times: dict[str, list[float]] = {"guard_event": [], "python_-c_pass": [], "audit_task": [], "git_diff_floor": []}
+    diff = ["git", "diff", "--name-status", "-z", "-M", base, checkpoint]
+    verdict = ""
+    for _ in range(runs):  # alternated, so drift on a shared machine touches all alike
+        times["guard_event"].append(_once(guard, event))
+        times["python_-c_pass"].append(_once(floor, b""))
+        start = time.perf_counter()
+        verdict = audit_task(store.queries, parse_ref(ref)).verdict
+        times["audit_task"].append(time.perf_counter() - start)
+        times["git_diff_floor"].append(_once(diff, b"", tree))
+    times |= _proof_times(store, runs * 20)
+    figures = {name: summary(values) for name, values in times.items()}
+    return {
+        **figures,
+        "files": files,
+        "verdict": verdict,
+        "guard_ratio": round(figures["guard_event"]["p50_ms"] / figures["python_-c_pass"]["p50_ms"], 2),
+        "audit_ratio": round(figures["audit_task"]["p50_ms"] / figures["git_diff_floor"]["p50_ms"], 2),
+    }

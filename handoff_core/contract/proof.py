@@ -1,0 +1,104 @@
+"""The REPORT proven: an Ed25519 signature by a key pair seeded from the task's report token.
+
+The TASK records the public key beside its token check, so anyone holding the tree verifies a
+REPORT from the files alone, with no secret. The signature covers the REPORT's bytes with its own
+header line taken out. What it proves: whoever published the REPORT held the task's token (the
+executor's server, or the Lead capturing a reply) and nothing was edited since. What it cannot:
+a REPORT written by hand has no signature at all (``absent``), which stays seed-valid.
+
+``cryptography`` is imported only when a key is made or a signature checked: ``handoff-validate``
+of a tree without signatures never loads it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+__all__ = [
+    "PROOFS",
+    "PROOF_INVALID",
+    "SIGNATURE_FIELD",
+    "SIGNING_KEY_LABEL",
+    "Proof",
+    "proof_of",
+    "sign_report",
+    "signing_key",
+]
+
+Proof = Literal["valid", "invalid", "absent"]
+PROOFS: tuple[Proof, ...] = ("valid", "invalid", "absent")
+SIGNATURE_FIELD = "Signature: "
+SIGNING_KEY_LABEL = "- Report signing key: "
+PROOF_INVALID = (
+    "REPORT signature does not verify against the TASK's signing key: edited after publishing, or signed by another key"
+)
+_SCHEME = "ed25519:"
+_KEY_RE = re.compile(rb"^- Report signing key: `ed25519:([A-Za-z0-9+/]{43}=)`\r?$", re.MULTILINE)
+_SIGNATURE_RE = re.compile(r"^Signature: ed25519:([A-Za-z0-9+/]{86}==)\Z")
+_SEED_INFO = b"handoff-mcp report signing key v1"
+
+
+def _private_key(token: str) -> Ed25519PrivateKey:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    seed = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_SEED_INFO).derive(token.strip().encode())
+    return Ed25519PrivateKey.from_private_bytes(seed)
+
+
+def signing_key(token: str) -> str:
+    """The public key a TASK records for its report token: ``ed25519:`` and 32 bytes in base64."""
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    raw = _private_key(token).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    return _SCHEME + base64.b64encode(raw).decode()
+
+
+def _header_end(lines: list[bytes]) -> int:
+    return next((i for i, line in enumerate(lines) if line.startswith(b"## ")), len(lines))
+
+
+def sign_report(text: str, token: str) -> str:
+    """``text`` with a signature line as its last header line; taking that line out gives ``text`` back."""
+    lines = text.encode().split(b"\n")
+    end = _header_end(lines)
+    at = end - 1 if end > 0 and lines[end - 1] == b"" else end
+    signature = base64.b64encode(_private_key(token).sign(text.encode())).decode()
+    lines.insert(at, f"{SIGNATURE_FIELD}{_SCHEME}{signature}".encode())
+    return b"\n".join(lines).decode()
+
+
+def _signature(report: bytes) -> tuple[bytes, str | None]:
+    """The bytes signed and the signature, or the bytes and None when the header has no signature line."""
+    lines = report.split(b"\n")
+    for index in range(_header_end(lines)):
+        if lines[index].startswith(SIGNATURE_FIELD.encode()):
+            match = _SIGNATURE_RE.match(lines[index].decode("utf-8", "replace").removesuffix("\r"))
+            return b"\n".join(lines[:index] + lines[index + 1 :]), match.group(1) if match else ""
+    return report, None
+
+
+def proof_of(task: bytes, report: bytes) -> Proof:
+    """Whether ``report`` is signed by the key ``task`` records: valid, invalid, or absent (no signature)."""
+    message, signature = _signature(report)
+    if signature is None:
+        return "absent"
+    keys = _KEY_RE.findall(task)
+    if not signature or len(keys) != 1:  # the server writes exactly one key line; two cannot be told apart
+        return "invalid"
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    try:
+        public = Ed25519PublicKey.from_public_bytes(base64.b64decode(keys[0], validate=True))
+        public.verify(base64.b64decode(signature, validate=True), message)
+    except (InvalidSignature, ValueError, binascii.Error):
+        return "invalid"
+    return "valid"

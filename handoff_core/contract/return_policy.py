@@ -1,0 +1,173 @@
+"""What a dispatch takes back from an external channel (seed 002 ``external-web.md`` § 7: executable
+content and anything over the Packet's thresholds is refused before unpacking).
+
+The outbound package records its policy (MANIFEST.json ``return_limits``, and in words in
+DISPATCH.md); the return is judged against the policy recorded, entry by entry. A return is
+text: markdown, source, diffs, JSON (and for a test observation, screenshots). Refused whatever
+the policy: executables (the exec bit, a binary's magic, a ``#!`` script, a Windows script by its
+name), files that run by themselves once they sit in a checkout (git internals and hooks, CI
+definitions, environment files, editor, agent and package-manager settings), and credentials by
+name (the services refuse credentials by content, with the secret scan).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Final, Literal, get_args
+
+from handoff_core.contract.exclusions import secret_name_reason
+from handoff_core.errors import InvalidContent
+from handoff_core.layout import Kind
+
+__all__ = ["RETURN_FILES", "ContentKind", "ReturnPolicy", "entry_refusal", "policy_for", "policy_from"]
+
+ContentKind = Literal["text", "image"]
+CONTENT_KINDS: Final[tuple[ContentKind, ...]] = get_args(ContentKind)
+RETURN_FILES: Final[Mapping[Kind, tuple[str, ...]]] = {
+    "implementation": ("RETURN.md", "PATCH.diff or candidate/", "CHECKS.md"),
+    "review": ("RETURN.md", "FINDINGS.md"),
+    "research": ("RETURN.md", "RESEARCH.md", "SOURCES.json"),
+    "test-observation": ("RETURN.md", "CHECKS.md"),
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReturnPolicy:
+    """The thresholds a return is judged by. A text return is small: the whole of it is scanned for
+    secrets, so ``total_bytes`` also bounds that scan's time."""
+
+    archive_bytes: int = 4 * 1024 * 1024  # the download itself, bounded before it is read
+    entries: int = 1_000
+    entry_bytes: int = 1024 * 1024
+    total_bytes: int = 2 * 1024 * 1024  # the secret scan reads ~0.2 MB/s: a full return costs ~10 s
+    ratio: int = 200  # uncompressed : compressed, for entries over 1 MiB
+    content: tuple[ContentKind, ...] = ("text",)
+
+    def as_json(self) -> dict[str, object]:
+        return {**asdict(self), "content": list(self.content)}
+
+
+def policy_for(kind: Kind) -> ReturnPolicy:
+    """The policy a new package of ``kind`` records."""
+    return ReturnPolicy(content=("text", "image") if kind == "test-observation" else ("text",))
+
+
+def policy_from(value: object, kind: Kind) -> ReturnPolicy:
+    """The policy a manifest records; ``kind``'s own when the manifest predates recorded policies."""
+    if value is None:
+        return policy_for(kind)
+    fields = ReturnPolicy.__dataclass_fields__
+    if not isinstance(value, dict) or set(value) != set(fields):
+        raise InvalidContent(f"MANIFEST.json return_limits must hold exactly {sorted(fields)}: make a new dispatch")
+    sizes = {name: value[name] for name in fields if name != "content"}
+    content = value["content"]
+    if not all(type(size) is int and size > 0 for size in sizes.values()):
+        raise InvalidContent("MANIFEST.json return_limits sizes must be positive whole numbers: make a new dispatch")
+    if not isinstance(content, list) or not content or any(item not in CONTENT_KINDS for item in content):
+        raise InvalidContent(f"MANIFEST.json return_limits content must list some of {list(CONTENT_KINDS)}")
+    return ReturnPolicy(**sizes, content=tuple(content))
+
+
+_AUTO_RUN_DIRS = {
+    ".git": "git internals (its hooks and config run code on git commands)",
+    ".githooks": "git hooks (run on git commands)",
+    ".husky": "git hooks (run on git commands)",
+    ".lefthook": "git hooks (run on git commands)",
+    ".circleci": "a CI definition (runs when pushed)",
+    ".buildkite": "a CI definition (runs when pushed)",
+    ".vscode": "editor settings (tasks run when the folder opens)",
+    ".idea": "editor settings (run configurations)",
+    ".devcontainer": "a dev container definition (its commands run when it opens)",
+    ".claude": "agent settings (hooks run commands)",
+    ".codex": "agent settings (hooks run commands)",
+    ".cursor": "agent settings (hooks run commands)",
+    ".gemini": "agent settings (hooks run commands)",
+}
+_AUTO_RUN_FILES = (
+    ((".envrc", ".env", ".env.*", ".flaskenv"), "an environment file (loaded by direnv or dotenv by itself)"),
+    ((".gitmodules",), "submodules (fetch code on update)"),
+    ((".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook-local.yml", ".huskyrc"), "commit hooks"),
+    (
+        (
+            ".gitlab-ci.yml",
+            ".travis.yml",
+            "jenkinsfile",
+            "azure-pipelines.yml",
+            "bitbucket-pipelines.yml",
+            ".drone.yml",
+        ),
+        "a CI definition (runs when pushed)",
+    ),
+    ((".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs"), "package-manager settings (run code on install)"),
+    ((".mcp.json",), "MCP server definitions (start commands)"),
+    (("autorun.inf", "desktop.ini", "*.desktop", "*.lnk", "*.scf", "*.url"), "opened or run by a file manager"),
+)
+_WINDOWS_RUN = ("*.exe", "*.com", "*.bat", "*.cmd", "*.ps1", "*.psm1", "*.vbs", "*.vbe", "*.wsf", "*.scr", "*.msi")
+_MAGIC = (
+    (b"\x7fELF", "an ELF binary"),
+    (b"\xfe\xed\xfa\xce", "a Mach-O binary"),
+    (b"\xfe\xed\xfa\xcf", "a Mach-O binary"),
+    (b"\xce\xfa\xed\xfe", "a Mach-O binary"),
+    (b"\xcf\xfa\xed\xfe", "a Mach-O binary"),
+    (b"\xca\xfe\xba\xbe", "a Mach-O universal binary or Java class"),
+    (b"\x00asm", "a WebAssembly module"),
+    (b"#!", "a script with a #! line"),
+)
+_IMAGES = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a")
+
+
+def _auto_run(parts: tuple[str, ...], is_dir: bool) -> str | None:
+    folded = tuple(part.lower() for part in parts)  # .GIT is .git on a case-insensitive file system
+    for part in folded if is_dir else folded[:-1]:
+        if part in _AUTO_RUN_DIRS:
+            return _AUTO_RUN_DIRS[part]
+    for index in range(len(folded) - 1):
+        if folded[index : index + 2] in ((".github", "workflows"), (".github", "actions")):
+            return "a CI definition (GitHub workflows run when pushed)"
+    if is_dir:
+        return None
+    if folded[-1] == ".git":
+        return "a .git file (it points git at another repository, its hooks and config)"
+    for patterns, reason in _AUTO_RUN_FILES:
+        if any(fnmatch.fnmatchcase(folded[-1], pattern) for pattern in patterns):
+            return reason
+    return None
+
+
+def _executable(name: str, mode: int, body: bytes) -> str | None:
+    if mode & 0o111:
+        return "the executable bit is set"
+    if any(fnmatch.fnmatchcase(name.lower(), pattern) for pattern in _WINDOWS_RUN):
+        return "a Windows executable or script by its name"
+    if body.startswith(b"MZ") and b"\x00" in body[:64]:
+        return "executable content (a DOS/Windows binary)"
+    return next((f"executable content ({what})" for magic, what in _MAGIC if body.startswith(magic)), None)
+
+
+def _kind_of(body: bytes) -> ContentKind | None:
+    if body.startswith(_IMAGES) or (body[:4] == b"RIFF" and body[8:12] == b"WEBP"):
+        return "image"
+    if b"\x00" in body:
+        return None
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return "text"
+
+
+def entry_refusal(parts: tuple[str, ...], mode: int, body: bytes | None, policy: ReturnPolicy) -> str | None:
+    """Why one entry of a return is refused (a folder has no ``body``), or None."""
+    if (reason := _auto_run(parts, body is None)) is not None:
+        return f"an auto-run file: {reason}"
+    if body is None:
+        return None
+    if (reason := secret_name_reason(parts[-1])) is not None:
+        return f"a {reason} by its name (credentials never come back)"
+    if (reason := _executable(parts[-1], mode, body)) is not None:
+        return reason
+    if (kind := _kind_of(body)) not in policy.content:
+        return f"{kind or 'binary'} content: this dispatch takes back only {', '.join(policy.content)} files"
+    return None

@@ -1,0 +1,285 @@
+"""Git as a subprocess, for the evidence of a task's change: a fixed environment, bounded in time
+and output, ``-z`` output parsed (never a path quoted or split on spaces).
+
+The environment is the repository's own facts only: no system or global configuration, no hooks,
+no pager, no prompt, no external diff or text conversion, ``core.quotePath=false``; ``GIT_*``
+variables of the caller (a hook's ``GIT_DIR``/``GIT_INDEX_FILE`` aside, see ``run``) are dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+from handoff_core.errors import GitError
+
+__all__ = [
+    "KEPT",
+    "MAX_OUTPUT",
+    "TIMEOUT",
+    "Change",
+    "Evidence",
+    "Running",
+    "Worktree",
+    "changes",
+    "dirty_paths",
+    "evidence",
+    "is_ancestor",
+    "rev_parse",
+    "run",
+    "staged_paths",
+    "start",
+    "toplevel",
+    "work_tree_of",
+    "worktrees",
+]
+
+TIMEOUT = 20.0
+MAX_OUTPUT = 64 * 1024 * 1024
+_NO_SUCH_COMMIT = 128  # git merge-base --is-ancestor: a name that is no commit (0 yes, 1 no)
+_CONFIG = (
+    "-c",
+    "core.quotePath=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "diff.external=",
+    "-c",
+    "color.ui=false",
+)
+KEPT = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
+
+
+class Change(NamedTuple):
+    status: str  # A, C, D, M, R, T, U, X (git's letters; ? for untracked)
+    path: str
+    old_path: str | None = None  # the other side of a rename or copy
+
+
+class Worktree(NamedTuple):
+    path: str
+    head: str | None
+    branch: str | None  # refs/heads/NAME, None when detached or bare
+
+
+def _environment(keep: Mapping[str, str] | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env |= {
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_PAGER": "cat",
+        "PAGER": "cat",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_OPTIONAL_LOCKS": "0",
+        "LC_ALL": "C",
+    }
+    return env | dict(keep or {})
+
+
+class Running:
+    """A git process started by ``start``; ``result`` reads it (bounded) and reaps it."""
+
+    def __init__(self, cwd: Path, args: tuple[str, ...], ok: tuple[int, ...], env: dict[str, str], own_hooks: bool):
+        config = (*_CONFIG[:2], *_CONFIG[4:]) if own_hooks else _CONFIG
+        self.cwd, self.args, self.ok = cwd, args, ok
+        self.err = tempfile.TemporaryFile()  # noqa: SIM115 - closed in result()
+        try:
+            self.process = subprocess.Popen(
+                ["git", *config, "--no-pager", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=self.err,
+            )  # fmt: skip
+        except OSError as exc:
+            self.err.close()
+            raise GitError(
+                f"cannot run git in {cwd}: {exc.strerror}; is git installed and the path a directory?"
+            ) from exc
+
+    def result(self) -> tuple[int, bytes]:
+        process, name = self.process, self.args[0]
+        try:
+            out = _bounded_read(process)
+            code = process.wait()
+        finally:
+            process.stdout.close() if process.stdout else None
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        self.err.seek(0)
+        message = self.err.read(4096).decode("utf-8", "replace").strip().splitlines()[:1]
+        self.err.close()
+        if len(out) > MAX_OUTPUT:
+            raise GitError(f"git {name} said more than {MAX_OUTPUT} bytes in {self.cwd}; nothing was judged")
+        if code < 0:
+            raise GitError(f"git {name} was stopped after {TIMEOUT:.0f} s in {self.cwd}; nothing was judged")
+        if code not in self.ok:
+            raise GitError(f"git {name} failed in {self.cwd}: {(message or ['exit ' + str(code)])[0]}")
+        return code, out
+
+
+def start(
+    cwd: Path, *args: str, ok: tuple[int, ...] = (0,), keep: Mapping[str, str] | None = None, own_hooks: bool = False
+) -> Running:
+    """``git args`` started in ``cwd``, to be read with ``result``: several may run at once."""
+    return Running(cwd, args, ok, _environment(keep), own_hooks)
+
+
+def run(
+    cwd: Path, *args: str, ok: tuple[int, ...] = (0,), keep: Mapping[str, str] | None = None, own_hooks: bool = False
+) -> tuple[int, bytes]:
+    """``git args`` in ``cwd``: (exit code, stdout); refused when the code is not in ``ok``, on a timeout,
+    or past ``MAX_OUTPUT`` bytes. ``keep`` passes chosen ``GIT_*`` variables (a hook runs under them);
+    ``own_hooks`` leaves the repository's ``core.hooksPath`` in force (to find where hooks live)."""
+    return start(cwd, *args, ok=ok, keep=keep, own_hooks=own_hooks).result()
+
+
+def _bounded_read(process: subprocess.Popen[bytes]) -> bytes:
+    """Stdout until EOF, at most ``MAX_OUTPUT + 1`` bytes and ``TIMEOUT`` seconds; past either, git is
+    killed (a wait on ``select``, not a watchdog thread: a thread costs a millisecond per call)."""
+    assert process.stdout is not None
+    fd, chunks, size = process.stdout.fileno(), [], 0
+    deadline = time.monotonic() + TIMEOUT
+    while size <= MAX_OUTPUT:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            process.kill()
+            break
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > MAX_OUTPUT:
+        process.kill()
+    return b"".join(chunks)
+
+
+def _fields(out: bytes) -> list[str]:
+    return [part.decode("utf-8", "surrogateescape") for part in out.split(b"\0")[:-1]]
+
+
+def _name_status(out: bytes) -> list[Change]:
+    """``--name-status -z`` records: a status, then one path, or two for a rename or copy (old, new)."""
+    fields, found, index = _fields(out), [], 0
+    while index + 1 < len(fields):
+        status = fields[index][:1]
+        if status in ("R", "C") and index + 2 < len(fields):
+            found.append(Change(status, fields[index + 2], fields[index + 1]))
+            index += 3
+        else:
+            found.append(Change(status, fields[index + 1]))
+            index += 2
+    return found
+
+
+def work_tree_of(path: Path) -> Path | None:
+    """The top of the work tree ``path`` lies in — the nearest folder holding ``.git`` — found by a stat
+    per level, no git process: a dispatch outside any repository pays nothing for the evidence."""
+    for folder in (path, *path.parents):
+        if os.path.lexists(folder / ".git"):
+            return folder
+    return None
+
+
+def toplevel(cwd: Path) -> Path | None:
+    """The work tree ``cwd`` lies in, or None outside any repository."""
+    code, out = run(cwd, "rev-parse", "--show-toplevel", ok=(0, 128))
+    return Path(out.decode("utf-8", "surrogateescape").strip()) if code == 0 else None
+
+
+def rev_parse(cwd: Path, rev: str) -> str | None:
+    """The full object name of the commit ``rev`` names, or None when there is none."""
+    code, out = run(cwd, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}", ok=(0, 1, 128))
+    return out.decode().strip() if code == 0 else None
+
+
+def _ancestry(cwd: Path, ancestor: str, descendant: str) -> Running:
+    return start(cwd, "merge-base", "--is-ancestor", ancestor, descendant, ok=(0, 1, _NO_SUCH_COMMIT))
+
+
+def _descends(code: int) -> bool | None:
+    return None if code == _NO_SUCH_COMMIT else code == 0
+
+
+def is_ancestor(cwd: Path, ancestor: str, descendant: str) -> bool | None:
+    """Whether ``descendant`` descends from ``ancestor``; None when either is not a commit here."""
+    return _descends(_ancestry(cwd, ancestor, descendant).result()[0])
+
+
+def worktrees(cwd: Path) -> list[Worktree]:
+    """Every work tree of the repository ``cwd`` belongs to, the main one first."""
+    _, out = run(cwd, "worktree", "list", "--porcelain", "-z")
+    found: list[Worktree] = []
+    record: dict[str, str] = {}
+    for field in [*_fields(out), ""]:
+        if field:
+            key, _, value = field.partition(" ")
+            record[key] = value
+        elif record:
+            branch = record.get("branch")
+            found.append(Worktree(record.get("worktree", ""), record.get("HEAD"), branch))
+            record = {}
+    return found
+
+
+_DIFF = ("diff", "--name-status", "-z", "-M", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none")
+_STATUS = ("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=none")
+
+
+def changes(cwd: Path, base: str, checkpoint: str) -> list[Change]:
+    """Every path changed from ``base`` to ``checkpoint``: renames and copies with both sides, deletions,
+    mode and submodule changes (``git diff --name-status``, nothing ignored)."""
+    return _name_status(start(cwd, *_DIFF, base, checkpoint, "--").result()[1])
+
+
+def _status_changes(out: bytes) -> list[Change]:
+    fields, found, index = _fields(out), [], 0
+    while index < len(fields):
+        code, path = fields[index][:2], fields[index][3:]
+        if ("R" in code or "C" in code) and index + 1 < len(fields):
+            found.append(Change(code.strip()[:1], path, fields[index + 1]))
+            index += 2
+        else:
+            found.append(Change("?" if code == "??" else code.strip()[:1], path))
+            index += 1
+    return found
+
+
+def dirty_paths(cwd: Path) -> list[Change]:
+    """What is uncommitted or untracked in the work tree (ignored files aside), both sides of a rename."""
+    return _status_changes(start(cwd, *_STATUS).result()[1])
+
+
+class Evidence(NamedTuple):
+    descends: bool | None  # None: the base or the checkpoint is not a commit here
+    changes: list[Change]
+    dirty: list[Change]
+    head: str | None = None  # the work tree's HEAD commit now
+
+
+def evidence(cwd: Path, base: str, checkpoint: str) -> Evidence:
+    """Ancestry, the change from base to checkpoint and the dirty paths, from three git processes run at
+    once (an audit waits for the slowest, not for their sum)."""
+    running = (_ancestry(cwd, base, checkpoint), start(cwd, *_DIFF, base, checkpoint, "--", ok=(0, 128)))
+    status = start(cwd, *_STATUS)
+    head = start(cwd, "rev-parse", "--verify", "--quiet", "HEAD", ok=(0, 1, 128))
+    code = running[0].result()[0]
+    diff_code, diff = running[1].result()
+    dirty = _status_changes(status.result()[1])
+    head_code, head_out = head.result()
+    now = head_out.decode().strip() if head_code == 0 else None
+    if _descends(code) is not True or diff_code != 0:
+        return Evidence(_descends(code), [], dirty, now)
+    return Evidence(True, _name_status(diff), dirty, now)
+
+
+def staged_paths(cwd: Path, keep: Mapping[str, str] | None = None) -> list[Change]:
+    """What the next commit would change against HEAD (the index), for a pre-commit hook; with no commit
+    yet (an unborn branch), ``git diff --cached`` shows every staged path."""
+    _, out = run(cwd, "diff", "--cached", "--name-status", "-z", "-M", "--no-ext-diff", "--", keep=keep)
+    return _name_status(out)

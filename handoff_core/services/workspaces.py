@@ -1,0 +1,63 @@
+"""Pinning a task's workspace at dispatch: which linked worktree and branch, and from which commit.
+
+A ``required`` implementation task (or a read-only one) given a worktree must name a linked
+worktree of this repository with that branch checked out; the TASK then records the branch tip
+as the base its audit starts from. A ``current`` task in a repository records ``HEAD`` and the
+paths already dirty, so that they are never blamed on its executor.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from handoff_core.contract.scope import MAX_DIRTY, Scope
+from handoff_core.errors import WorkspaceRefused
+from handoff_core.files import git
+from handoff_core.layout import Kind
+
+__all__ = ["pin_workspace"]
+
+_HEADS = "refs/heads/"
+
+
+def _linked(project: Path, worktree: str, branch: str) -> str:
+    """The tip of ``branch`` when ``worktree`` is a linked worktree of ``project``'s repository on it."""
+    if git.work_tree_of(Path(os.path.realpath(project))) is None:
+        raise WorkspaceRefused(f"the project {project} is not a git repository: a worktree task needs one")
+    trees = git.worktrees(project)
+    wanted = os.path.realpath(worktree)
+    linked = [tree for tree in trees[1:] if os.path.realpath(tree.path) == wanted]
+    listing = ", ".join(f"{t.path} ({(t.branch or 'detached').removeprefix(_HEADS)})" for t in trees[1:]) or "none"
+    if not linked:
+        raise WorkspaceRefused(
+            f"{worktree} is not a linked worktree of this repository (linked: {listing}); "
+            f"make one with `git worktree add {worktree} -b {branch}` and dispatch again"
+        )
+    if linked[0].branch != _HEADS + branch or linked[0].head is None:
+        found = (linked[0].branch or "a detached HEAD").removeprefix(_HEADS)
+        raise WorkspaceRefused(
+            f"{worktree} has {found} checked out, not {branch}; check out {branch} there or name its branch"
+        )
+    return linked[0].head
+
+
+def _inside(path: Path, top: Path) -> str | None:
+    return path.relative_to(top).as_posix() if path.is_relative_to(top) else None
+
+
+def pin_workspace(project: Path, state_root: Path, kind: Kind, scope: Scope) -> Scope:
+    """``scope`` with its base (and a current task's dirty paths) read from git now; the handoff tree's
+    own files are the server's, never counted dirty."""
+    if scope.worktree:
+        return scope._replace(
+            worktree=os.path.realpath(scope.worktree), base=_linked(project, scope.worktree, scope.branch)
+        )
+    top = git.work_tree_of(Path(os.path.realpath(project)))
+    if kind != "implementation" or scope.workspace != "current" or top is None:
+        return scope
+    head = git.rev_parse(project, "HEAD")
+    handoff = _inside(Path(os.path.realpath(state_root)), top)
+    sides = {side for change in git.dirty_paths(project) for side in (change.path, change.old_path) if side}
+    dirty = sorted(side for side in sides if handoff is None or not f"{side}/".startswith(f"{handoff}/"))
+    return scope._replace(base=head or "", dirty=tuple(dirty[:MAX_DIRTY]))

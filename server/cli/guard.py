@@ -1,0 +1,123 @@
+"""``handoff-mcp guard``: the live evidence layer for the agent CLIs and git.
+
+``guard --ref REF`` is a PreToolUse hook: the event on stdin, the deny (if any) on stdout in the
+form Claude Code and Codex document, exit 0. ``guard --install-git-hook`` installs the pre-commit
+hook (``--ref`` records, in a linked worktree, which task it works for; ``--uninstall`` removes it);
+the hook runs ``guard --pre-commit``, which refuses a commit staging a path outside that task's
+scope. An argument error exits 64 with the usage on stderr: never 0 (an allow) nor 2 (a deny).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from handoff_core.contract.ids import parse_ref
+from handoff_core.errors import HandoffError, WorkspaceRefused
+from handoff_core.files.task_dir import Roots
+from handoff_core.services import guard
+
+__all__ = ["USAGE_EXIT", "main"]
+
+USAGE_EXIT = 64  # EX_USAGE: a hook CLI reads neither an allow (0) nor a deny (2) into it
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        print(f"handoff-mcp guard: {message}", file=sys.stderr)
+        sys.exit(USAGE_EXIT)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="handoff-mcp guard", description="Deny writes outside a handoff task's scope.")
+    parser.add_argument("--ref", help="change/session/task: the task whose scope is enforced")
+    parser.add_argument("--project-root", help="default: $HANDOFF_PROJECT_ROOT or the current directory")
+    parser.add_argument("--state-root", help="default: $HANDOFF_STATE_ROOT or <project>/speculo/.speculo")
+    parser.add_argument("--install-git-hook", action="store_true", help="install the pre-commit hook here")
+    parser.add_argument("--uninstall", action="store_true", help="with --install-git-hook: remove it")
+    parser.add_argument("--pre-commit", action="store_true", help="run as the pre-commit hook (git calls this)")
+    return parser
+
+
+def _roots(args: argparse.Namespace) -> Roots:
+    """The roots as given: the printed hook passes both, so a write pays for no discovery of them."""
+    if args.project_root and args.state_root and Path(args.state_root).is_absolute():
+        return Roots(Path(args.state_root), Path(args.project_root).absolute())
+    from server.config import settings_from
+
+    settings = settings_from("executor", args.project_root, args.state_root, role_required=False)
+    return Roots(settings.state_root, settings.project_root)
+
+
+def _hook(roots: Roots, ref: str) -> int:
+    data = sys.stdin.buffer.read(guard.MAX_EVENT_BYTES + 1)
+    if len(data) > guard.MAX_EVENT_BYTES:
+        decision = guard.Decision(False, f"handoff guard for {ref}: the hook event is too large to judge; denied")
+    else:
+        decision = guard.decide(data, ref, roots)
+    print(guard.hook_answer(decision), end="")
+    return 0
+
+
+def _pre_commit(roots: Roots) -> int:
+    from handoff_core.files import git
+
+    tree = Path(os.path.realpath(os.getcwd()))  # git runs a pre-commit hook at the top of the work tree
+    keep = {name: os.environ[name] for name in git.KEPT if name in os.environ}
+    ref, violations = guard.check_commit(tree, roots, keep)
+    if not violations:
+        return 0
+    print(f"handoff-mcp guard: this commit stages paths outside task {ref}'s scope:", file=sys.stderr)
+    for line in violations:
+        print(f"  {line}", file=sys.stderr)
+    print("Unstage them (git restore --staged PATH), or ask the Lead to widen the task.", file=sys.stderr)
+    return 1
+
+
+def _install(roots: Roots, ref: str | None, uninstall: bool) -> int:
+    from handoff_core.files import git, git_hooks
+
+    tree = git.toplevel(Path.cwd())
+    if tree is None:
+        raise WorkspaceRefused("not inside a git repository: run --install-git-hook in the project or a worktree")
+    if uninstall:
+        removed = git_hooks.uninstall(tree)
+        print(f"handoff-mcp guard: {'removed the pre-commit hook' if removed else 'no hook of ours was installed'}")
+        return 0
+    from handoff_core.services.queries import Queries
+    from server.client_config import server_command
+
+    given = ["--project-root", str(roots.project_root), "--state-root", str(roots.state_root)]
+    path = git_hooks.install(tree, [server_command()[0], "guard", "--pre-commit", *given])
+    print(f"handoff-mcp guard: pre-commit hook at {path}")
+    if ref is not None:
+        task, _ = Queries(roots).read_task(parse_ref(ref))
+        if os.path.realpath(task.scope.worktree or roots.project_root) != os.path.realpath(tree):
+            raise WorkspaceRefused(f"{ref} names the worktree {task.scope.worktree or 'none'}, not {tree}")
+        print(f"handoff-mcp guard: {tree} works for {ref} ({git_hooks.record_task(tree, ref)})")
+    return 0
+
+
+def main(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(list(argv))
+    modes = [bool(args.ref) and not args.install_git_hook, args.install_git_hook, args.pre_commit]
+    if sum(modes) != 1 or (args.uninstall and not args.install_git_hook):
+        _parser().error("give exactly one of --ref REF, --install-git-hook [--ref REF] [--uninstall], --pre-commit")
+    try:
+        roots = _roots(args)
+        if args.pre_commit:
+            return _pre_commit(roots)
+        if args.install_git_hook:
+            return _install(roots, args.ref, args.uninstall)
+        return _hook(roots, args.ref)
+    except HandoffError as exc:
+        if args.ref and not args.install_git_hook:  # a hook that cannot judge denies, in the hook's own form
+            print(guard.hook_answer(guard.Decision(False, f"handoff guard for {args.ref}: {exc.message}; denied")))
+            return 0
+        print(f"handoff-mcp guard: {exc}", file=sys.stderr)
+        return 1 if args.pre_commit else 2

@@ -1,0 +1,58 @@
+"""The policy a return is judged by: read back from a manifest, and applied entry by entry."""
+
+from __future__ import annotations
+
+import pytest
+
+from handoff_core.contract.return_policy import ReturnPolicy, entry_refusal, policy_for, policy_from
+from handoff_core.errors import InvalidContent
+
+TEXT = policy_for("review")
+
+
+def test_a_policy_survives_its_round_trip_through_the_manifest() -> None:
+    observed = policy_for("test-observation")
+    assert policy_from(observed.as_json(), "test-observation") == observed
+    assert observed.content == ("text", "image")
+
+
+def test_a_manifest_from_before_recorded_policies_is_judged_by_its_kind() -> None:
+    assert policy_from(None, "implementation") == policy_for("implementation") == ReturnPolicy()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [],
+        {"entries": 10},
+        {**ReturnPolicy().as_json(), "entries": 0},
+        {**ReturnPolicy().as_json(), "entries": True},
+        {**ReturnPolicy().as_json(), "entry_bytes": "2 MiB"},
+        {**ReturnPolicy().as_json(), "content": ["text", "executable"]},
+        {**ReturnPolicy().as_json(), "content": []},
+        {**ReturnPolicy().as_json(), "extra": 1},
+    ],
+)
+def test_a_malformed_recorded_policy_is_refused_not_guessed(value: object) -> None:
+    with pytest.raises(InvalidContent):
+        policy_from(value, "review")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [".GIT/config", "candidate/.Git/hooks/pre-commit", "candidate/.git", ".GitHub/Workflows/x.yml", "a/.VSCode/x"],
+)
+def test_auto_run_paths_are_matched_whatever_their_case(name: str) -> None:
+    assert (entry_refusal(tuple(name.split("/")), 0o644, b"x\n", TEXT) or "").startswith("an auto-run file")
+
+
+@pytest.mark.parametrize(
+    "name", ["RETURN.md", "candidate/src/app.py", "PATCH.diff", "candidate/.gitignore", "docs/github.md"]
+)
+def test_plain_text_is_taken_back(name: str) -> None:
+    assert entry_refusal(tuple(name.split("/")), 0o644, "caf\u00e9 = 1\n".encode(), TEXT) is None
+
+
+def test_a_folder_is_judged_by_its_name_only() -> None:
+    assert entry_refusal(("candidate", "src"), 0o755, None, TEXT) is None
+    assert entry_refusal(("candidate", ".husky"), 0o755, None, TEXT) is not None

@@ -1,0 +1,59 @@
+"""Real git repositories and linked worktrees for the evidence tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from handoff_core.contract.report import Report
+
+FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
+ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+}
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=cwd, env=ENV, capture_output=True, text=True, timeout=60, check=check)
+
+
+def write(root: Path, relative: str, text: str = "x\n") -> Path:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def make_repo(project: Path) -> None:
+    """``project`` as a repository with one commit; its handoff tree is ignored, as a project keeps it."""
+    git(project, "init", "-q", "-b", "main")
+    for relative in ("src/a1/core.py", "src/b/other.py", "README.md"):
+        write(project, relative)
+    write(project, ".gitignore", "speculo/\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "initial")
+
+
+def add_worktree(project: Path, name: str) -> Path:
+    path = project.parent / f"wt-{name}"
+    git(project, "worktree", "add", "-q", str(path), "-b", name)
+    return path
+
+
+def commit_all(tree: Path, message: str = "work") -> str:
+    git(tree, "add", "-A")
+    git(tree, "commit", "-q", "-m", message)
+    return git(tree, "rev-parse", "HEAD").stdout.strip()
+
+
+def report(ref_session: str, ref_task: str, checkpoint: str | None) -> Report:
+    return Report(
+        ref_session, ref_task, "completed", FOCUS, "src/a1/core.py", "pytest: exit 0", source_checkpoint=checkpoint
+    )

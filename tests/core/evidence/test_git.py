@@ -1,0 +1,74 @@
+"""Git as the evidence runs it: a fixed environment, bounded in time and output, ``-z`` output parsed."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from handoff_core.errors import GitError
+from handoff_core.files import git
+from tests.core.evidence.gitrepo import add_worktree, commit_all, make_repo, write
+from tests.core.evidence.gitrepo import git as git_cli
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    make_repo(root)
+    return root
+
+
+def test_a_git_that_never_ends_is_stopped_at_the_time_bound(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(git, "TIMEOUT", 0.5)
+    began = time.monotonic()
+    with pytest.raises(GitError) as caught:  # git daemon serves until stopped
+        git.run(repo, "daemon", "--listen=127.0.0.1", "--port=0", f"--base-path={tmp_path}")
+    assert time.monotonic() - began < 10
+    assert caught.value.code == "git_error"
+
+
+def test_output_past_the_bound_is_refused_not_judged(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(git, "MAX_OUTPUT", 16)
+    with pytest.raises(GitError, match="more than 16 bytes"):
+        git.worktrees(repo)
+
+
+def test_user_configuration_and_hooks_never_reach_the_run(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_DIR", "/nonexistent")  # a caller's GIT_* variables are dropped
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'core.quotepath'='true'")
+    write(repo, "src/a1/naïve name.py")
+    assert [c.path for c in git.dirty_paths(repo)] == ["src/a1/naïve name.py"]  # not quoted, not split
+
+
+def test_renames_name_both_sides_and_untracked_files_are_listed(repo: Path) -> None:
+    base = git.rev_parse(repo, "HEAD")
+    assert base is not None
+    os.rename(repo / "src/b/other.py", repo / "src/a1/other.py")
+    checkpoint = commit_all(repo)
+    assert git.changes(repo, base, checkpoint) == [git.Change("R", "src/a1/other.py", "src/b/other.py")]
+    assert git.is_ancestor(repo, base, checkpoint) is True
+    assert git.is_ancestor(repo, checkpoint, base) is False
+    assert git.is_ancestor(repo, "0" * 40, checkpoint) is None
+
+
+def test_linked_worktrees_are_listed_with_their_branches(repo: Path) -> None:
+    tree = add_worktree(repo, "task-a")
+    found = git.worktrees(repo)
+    assert [Path(t.path).resolve() for t in found] == [repo.resolve(), tree.resolve()]
+    assert found[1].branch == "refs/heads/task-a"
+    assert git.work_tree_of(tree / "src" / "a1") == tree
+
+
+def test_staged_paths_are_read_on_an_unborn_branch_too(tmp_path: Path) -> None:
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    git_cli(fresh, "init", "-q", "-b", "main")
+    write(fresh, "src/a1/first.py")
+    git_cli(fresh, "add", "-A")
+    assert git.staged_paths(fresh) == [git.Change("A", "src/a1/first.py")]

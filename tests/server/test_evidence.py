@@ -1,0 +1,78 @@
+"""Evidence through the tools: a REPORT proven by its signature, a worktree task audited."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from handoff_core.contract.proof import PROOF_INVALID
+from tests.conftest import CHANGE
+from tests.core.evidence.gitrepo import add_worktree, commit_all, git, make_repo, write
+from tests.server.test_tools import call, refused, report_args, task_args
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_report_the_executors_server_publishes_is_proven_to_the_lead(lead: Client, executor: Client) -> None:
+    created = await call(lead, "create_task", **task_args())
+    assert "- Report signing key: `ed25519:" in Path(created["task_path"]).read_text()
+    await call(executor, "write_report", **report_args(created))
+    assert (await call(lead, "read_handoff", ref=created["ref"]))["proof"] == "valid"
+    assert (await call(lead, "validate_handoff", ref=created["ref"], stage="return"))["proof"] == "valid"
+    status = await call(lead, "handoff_status", change=CHANGE, view="all")
+    assert [t["proof"] for t in status["tasks"]] == ["valid"]
+
+
+async def test_a_captured_reply_is_proven_too(lead: Client) -> None:
+    created = await call(lead, "create_task", **task_args())
+    await call(lead, "capture_report", ref=created["ref"], status="completed", original_locator="call-1", text="done")
+    assert (await call(lead, "read_handoff", ref=created["ref"]))["proof"] == "valid"
+
+
+async def test_an_edited_report_is_flagged_invalid_in_status_and_still_ends_the_claim(lead: Client) -> None:
+    created = await call(lead, "create_task", **task_args())
+    written = await call(lead, "write_report", **report_args(created))
+    path = Path(written["path"])
+    data = path.read_bytes().replace(b"pytest: exit 0", b"pytest: exit 0, and more")
+    path.chmod(0o644)
+    path.unlink()
+    path.write_bytes(data)
+    verdict = await call(lead, "validate_handoff", ref=created["ref"], stage="return")
+    assert verdict["proof"] == "invalid"
+    assert PROOF_INVALID in verdict["errors"]
+    status = await call(lead, "handoff_status", change=CHANGE, view="all")
+    assert [(t["state"], t["proof"], t["claim"]) for t in status["tasks"]] == [("returned:completed", "invalid", "")]
+    assert (await call(lead, "read_handoff", ref=created["ref"]))["proof"] == "invalid"
+
+
+async def test_a_worktree_task_is_audited_through_the_tools(lead: Client, executor: Client, project: Path) -> None:
+    make_repo(project)
+    tree = add_worktree(project, "task-a")
+    args = task_args(workspace="required", worktree=str(tree), branch="task-a", shared=[])
+    created = await call(lead, "create_task", **args)
+    assert f"In {tree.resolve()}, commit your work and pass source_checkpoint" in created["dispatch_message"]
+    base = git(tree, "rev-parse", "HEAD").stdout.strip()
+    write(tree, "src/a1/new.py")
+    write(tree, "src/b/other.py", "not this task's\n")
+    checkpoint = commit_all(tree)
+    await call(executor, "write_report", **report_args(created, source_checkpoint=checkpoint))
+    audited = await call(lead, "audit_task", ref=created["ref"])
+    assert (audited["verdict"], audited["base"], audited["checkpoint"]) == ("failed", base, checkpoint)
+    assert [v["path"] for v in audited["violations"]] == ["src/b/other.py"]
+    assert audited["changed"] == ["A src/a1/new.py", "M src/b/other.py"]
+    status = await call(lead, "handoff_status", change=CHANGE, view="all")
+    assert [t["audit"] for t in status["tasks"]] == ["failed"]
+    assert (await call(lead, "read_handoff", ref=created["ref"]))["audit"] == "failed"
+
+
+async def test_a_path_that_is_not_a_linked_worktree_is_refused_at_dispatch(lead: Client, project: Path) -> None:
+    make_repo(project)
+    args = task_args(workspace="required", worktree=str(project), branch="main", shared=[])
+    assert await refused(lead, "create_task", **args) == "workspace_refused"
+
+
+async def test_a_checkpoint_that_is_not_a_full_commit_id_is_refused(lead: Client) -> None:
+    created = await call(lead, "create_task", **task_args())
+    assert await refused(lead, "write_report", **report_args(created, source_checkpoint="HEAD")) == "invalid_content"
