@@ -1,7 +1,7 @@
 """`python -m bench [--quick] [--json PATH] [--only SECTIONS]`: every figure in one run, printed and saved.
 
 Sections: startup, latency, validator, status, scaling, contention, history, exchange, board,
-evidence, http (schema size comes with startup). Each section's rows are printed, and the JSON saved whole, as
+evidence, http, tokens (schema size comes with startup). Each section's rows are printed, and the JSON saved whole, as
 soon as it finishes. Runs from a plain install: nothing here needs the dev extras (the board is
 skipped without playwright). Temporary directories only; fixed inputs; no network.
 """
@@ -20,7 +20,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import board, contention, evidence, exchange, history, http, latency, scaling, startup, status, validator
+from bench import (
+    board,
+    contention,
+    evidence,
+    exchange,
+    history,
+    http,
+    latency,
+    scaling,
+    startup,
+    status,
+    tokens,
+    validator,
+)
 from bench.trees import CHANGE, make_change
 from handoff_core.services.store import Store
 
@@ -38,6 +51,9 @@ FULL = {
     "board_sizes": [100, 1000, 10000],
     "exchange": (5000, 20000),
     "evidence_runs": 30,
+    "token_sizes": [3000, 30000],
+    "token_calls": 200,
+    "trickling": 1000,
 }
 QUICK = {
     "startup_runs": 3,
@@ -53,6 +69,9 @@ QUICK = {
     "board_sizes": [100],
     "exchange": (500, 2000),
     "evidence_runs": 3,
+    "token_sizes": [300],
+    "token_calls": 10,
+    "trickling": 100,
 }
 SECTIONS = (
     "startup",
@@ -66,6 +85,7 @@ SECTIONS = (
     "board",
     "evidence",
     "http",
+    "tokens",
 )
 
 
@@ -135,6 +155,9 @@ def _runners(sizes: dict[str, Any], work: Path) -> dict[str, Callable[[], object
         "board": lambda: board.run(work, sizes["board_sizes"], max(3, sizes["repeats"])),
         "evidence": lambda: evidence.run(work, sizes["evidence_runs"]),
         "http": lambda: http.run(work, [sys.executable, "-m", "server"], sizes["http_calls"]),
+        "tokens": lambda: tokens.run(
+            work, [sys.executable, "-m", "server"], sizes["token_sizes"], sizes["token_calls"], sizes["trickling"]
+        ),
     }
 
 

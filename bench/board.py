@@ -37,7 +37,8 @@ async def _served(state_root: Path) -> AsyncIterator[tuple[str, BoardAccess, flo
     model.load()
     judged = time.perf_counter() - start
     access = BoardAccess()
-    async with served(standalone(model, access), loopback_listener(), start_timeout=30) as base:
+    listener = loopback_listener()
+    async with served(standalone(model, access, listener.getsockname()[1]), listener, start_timeout=30) as base:
         yield base, access, judged
 
 

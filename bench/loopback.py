@@ -25,9 +25,11 @@ def loopback_listener() -> socket.socket:
 
 
 @asynccontextmanager
-async def served(app: Any, listener: socket.socket, start_timeout: float = 10.0) -> AsyncIterator[str]:
-    """Serve `app` on `listener` until the block ends; yields the base URL once uvicorn has started."""
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+async def served(app: Any, listener: socket.socket, start_timeout: float = 10.0, **config: Any) -> AsyncIterator[str]:
+    """Serve `app` on `listener` until the block ends; yields the base URL once uvicorn has started.
+
+    ``config`` goes to ``uvicorn.Config`` (the team server's ``connections.UVICORN``, say)."""
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, **config))
     async with anyio.create_task_group() as group:
         group.start_soon(server.serve, [listener])
         with anyio.fail_after(start_timeout):

@@ -20,6 +20,9 @@ TARGETS = {
     "search_history 50 MB": "<= 1 s, bounded memory",
     "http p50": "HTTP p50 <= 2x stdio",
     "board paint": "<= 1 s at 10,000 tasks",
+    "initialize flooded": "issue: <= 2x idle, at 3,000 and 30,000 tasks",
+    "trickling held": "issue: 0 of 1,000 past the header deadline",
+    "deep nesting": "issue: answered within 1 s",
 }
 
 
@@ -260,6 +263,23 @@ def _evidence(s: dict[str, Any]) -> list[str]:
     ]
 
 
+def _tokens(s: dict[str, Any]) -> list[str]:
+    rows = []
+    for size, t in s.items():
+        idle, flooded = t["idle"], t["flooded"]
+        rows.append(
+            _row(f"executor initialize idle @ {size} (floor)", f"p50 {idle['p50_ms']} ms, p95 {idle['p95_ms']}")
+        )
+        value = f"p50 {flooded['p50_ms']} ms ({t['ratio_p50']}x), answers {t['flood_answers']}"
+        rows.append(_row(f"initialize, 20 bad-token clients @ {size}", value, TARGETS["initialize flooded"]))
+        trickle = t["trickle"]
+        held = f"{trickle['still_open']} of {trickle['opened']} open after {trickle['open_after_s']} s"
+        rows.append(_row(f"trickling connections @ {size}", held, TARGETS["trickling held"]))
+        deep = ", ".join(f"{depth} deep {ms} ms" for depth, ms in t["deep_nesting_answered_ms"].items())
+        rows.append(_row(f"deep nesting answered @ {size}", deep, TARGETS["deep nesting"]))
+    return rows
+
+
 def render(results: dict[str, Any]) -> str:
     m = results["machine"]
     lines = [f"handoff-mcp bench · Python {m['python']} ({m['executable']}) · {m['cpus']} CPUs", ""]
@@ -275,6 +295,7 @@ def render(results: dict[str, Any]) -> str:
         ("board", _board),
         ("exchange", _exchange),
         ("evidence", _evidence),
+        ("tokens", _tokens),
     ):
         if key in results:
             lines += [f"[{key}]", *fn(results[key]), ""]

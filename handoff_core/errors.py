@@ -100,6 +100,10 @@ class InvalidLocator(InvalidInput):
     code = "invalid_locator"
 
 
+class InvalidArguments(InvalidInput):
+    code = "invalid_arguments"
+
+
 class NotFound(HandoffError):
     code = "not_found"
 

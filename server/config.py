@@ -15,6 +15,7 @@ from server.discovery import Found, find_project, lead_tree_of
 
 __all__ = [
     "LEAD_TOOLS",
+    "LOOPBACK_HOSTS",
     "ROLES",
     "ROLE_TOOLS",
     "SHARED_TOOLS",
@@ -77,7 +78,7 @@ class Settings:
         ]
 
 
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")  # the names a loopback bind is reached by
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class TeamOptions:
     def __post_init__(self) -> None:
         if bool(self.tls_cert) != bool(self.tls_key):
             raise ConfigError("give --tls-cert and --tls-key together")
-        if self.host not in _LOOPBACK and not self.tls_cert and not self.behind_proxy:
+        if self.host not in LOOPBACK_HOSTS and not self.tls_cert and not self.behind_proxy:
             raise ConfigError(
                 f"binding {self.host} sends tokens off this machine: give --tls-cert and --tls-key, or "
                 "--behind-proxy when a TLS-terminating proxy forwards to this port (see the README)"

@@ -118,9 +118,11 @@ def serve_team(settings: Settings, options: TeamOptions) -> int:
 
 def serve(settings: Settings) -> int:
     from server.mcp.app import build_server
+    from server.mcp.nesting import guard_stdin
 
     if settings.note:  # stderr: a client shows it in its server log, never in the protocol stream
         print(f"handoff-mcp: {settings.note}", file=sys.stderr)
+    guard_stdin()  # a message nested too deep is answered, not dropped by the SDK's parser
     build_server(settings).run("stdio")
     return 0
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -11,12 +12,13 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.types import CallToolResult, InputRequiredResult
 
-from handoff_core.contract.ids import Ref, check_ref, parse_ref
-from handoff_core.errors import RoleRefused, ScopeRefused
+from handoff_core.contract.ids import Ref, check_ref
+from handoff_core.errors import InvalidArguments, RoleRefused, ScopeRefused
 from handoff_core.layout import READABLE_FILES
 from server.config import LEAD_TOOLS, ROLE_TOOLS, Role, Settings
+from server.mcp.nesting import too_deep
 from server.mcp.registration import resource_errors, tool_errors
-from server.mcp.services import TASK_SCOPE, Services
+from server.mcp.services import TASK_SCOPE, Services, bearer_ref
 from server.mcp.tools import exchange, history, lead, shared, writer
 
 if TYPE_CHECKING:  # only the team server builds these: stdio start-up stays light
@@ -47,16 +49,17 @@ class HttpOptions:
     token_verifier: TokenVerifier
     bus: SubscriptionBus
     executor_url: str
+    on_dispatch: Callable[[Ref], None] | None = None  # told of each task the Lead dispatches
+    events: Callable[[], str] | None = None  # for handoff_status: "polled: …" when the watcher polls
+    middleware: tuple[Any, ...] = ()  # the SDK's ServerMiddleware (the arrivals' subscriptions)
 
 
 def _token_ref(context: Context[Any, Any] | None) -> Ref:
     """The task an HTTP session's bearer token names (set by the SDK's auth middleware)."""
     request = getattr(context.request_context, "request", None) if context is not None else None
-    user = request.scope.get("user") if request is not None else None
-    claims = getattr(getattr(user, "access_token", None), "claims", None) or {}
-    if "ref" not in claims:
+    if (ref := bearer_ref(request)) is None:
         raise ScopeRefused("this endpoint needs a task's report token as bearer")
-    return parse_ref(claims["ref"])
+    return ref
 
 
 class HandoffServer(MCPServer):
@@ -71,6 +74,8 @@ class HandoffServer(MCPServer):
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         with tool_errors(name):
+            if (refusal := too_deep(arguments)) is not None:
+                raise InvalidArguments(refusal)
             if name not in ROLE_TOOLS[self.role] and name in LEAD_TOOLS:
                 raise RoleRefused(
                     f"{name} is a Lead tool and this server runs as {self.role}; ask the Lead to call it, "
@@ -95,14 +100,24 @@ class HandoffServer(MCPServer):
 
 
 def build_server(settings: Settings, http: HttpOptions | None = None) -> MCPServer:
-    services = Services(settings, executor_url=http.executor_url if http else None)
+    services = Services(
+        settings,
+        executor_url=http.executor_url if http else None,
+        on_dispatch=http.on_dispatch if http else None,
+        events=http.events if http else None,
+    )
     tools = shared.tools(services) + history.shared(services)
     if settings.role == "lead":
         tools += lead.tools(services) + history.lead(services) + exchange.tools(services)
         tools += writer.tools(services)
     extra: dict[str, Any] = {}
     if http is not None:
-        extra = {"auth": http.auth, "token_verifier": http.token_verifier, "subscriptions": http.bus}
+        extra = {
+            "auth": http.auth,
+            "token_verifier": http.token_verifier,
+            "subscriptions": http.bus,
+            "middleware": list(http.middleware),
+        }
     server = HandoffServer(
         settings.role,
         task_scoped=http is not None and settings.role == "executor",

@@ -99,6 +99,7 @@ class Status(Wire):
     free_writer_slots: int
     state_root: str
     external: list[str] = []  # external-web dispatches (the Lead's view)
+    events: str = ""  # "polled: …" when the team server's watcher polls the tree
 
 
 class Audited(Wire):

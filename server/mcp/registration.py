@@ -25,7 +25,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
-from handoff_core.errors import HandoffError, NotFound
+from handoff_core.errors import HandoffError, InvalidArguments, NotFound
 
 __all__ = [
     "CREATE",
@@ -72,7 +72,7 @@ def tool_errors(name: str) -> Iterator[None]:
     except ToolError as exc:
         if isinstance(exc.__cause__, ValidationError):
             problems = _argument_problems(exc.__cause__)
-            raise ToolError(f"Error executing tool {name}: invalid_arguments: {problems}") from exc.__cause__
+            raise ToolError(f"Error executing tool {name}: {InvalidArguments.code}: {problems}") from exc.__cause__
         raise
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
+from typing import Any
 
-from handoff_core.contract.ids import Ref
+from handoff_core.contract.ids import Ref, parse_ref
 from handoff_core.contract.proof import signing_key
 from handoff_core.errors import NotFound, ScopeRefused, TokenRefused
 from handoff_core.services.queries import Queries
@@ -12,11 +14,18 @@ from handoff_core.services.store import Store
 from handoff_core.services.tokens import check_token, check_token_hash, load_secret, report_token, token_check
 from server.config import Settings
 
-__all__ = ["TASK_SCOPE", "Services", "open_store"]
+__all__ = ["TASK_SCOPE", "Services", "bearer_ref", "open_store"]
 
 
 # The task an HTTP executor session's bearer token names; None everywhere else (stdio, the Lead).
 TASK_SCOPE: ContextVar[Ref | None] = ContextVar("handoff_task_scope", default=None)
+
+
+def bearer_ref(request: Any) -> Ref | None:
+    """The task an HTTP request's bearer token names (the SDK's auth middleware sets the user), or None."""
+    user = request.scope.get("user") if request is not None else None
+    claims = getattr(getattr(user, "access_token", None), "claims", None) or {}
+    return parse_ref(claims["ref"]) if "ref" in claims else None
 
 
 def open_store(settings: Settings) -> Store:
@@ -27,9 +36,17 @@ def open_store(settings: Settings) -> Store:
 
 
 class Services:
-    def __init__(self, settings: Settings, executor_url: str | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        executor_url: str | None = None,
+        on_dispatch: Callable[[Ref], None] | None = None,
+        events: Callable[[], str] | None = None,
+    ) -> None:
         self.settings = settings
         self.executor_url = executor_url  # set behind the HTTP team server: executors connect there
+        self._on_dispatch = on_dispatch  # behind it too: the token index learns a new task at once
+        self.events = events or str  # how the team server learns of changes, when it is worth saying
         self.store = open_store(settings)
         self.queries: Queries = self.store.queries
         self._secret: bytes | None = None
@@ -47,6 +64,11 @@ class Services:
         """Refuse what a task's session may not do (it has no business outside its task)."""
         if (scope := TASK_SCOPE.get()) is not None:
             raise ScopeRefused(f"{what} is not open to the session of task {scope}; ask the Lead")
+
+    def dispatched(self, ref: Ref) -> None:
+        """A TASK was just published: whoever must know before any watcher tells them is told."""
+        if self._on_dispatch is not None:
+            self._on_dispatch(ref)
 
     def token(self, ref: Ref) -> str:
         return report_token(self.secret(), self.settings.state_root, ref)

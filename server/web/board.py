@@ -14,6 +14,7 @@ from __future__ import annotations
 import hmac
 import json
 import secrets
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from importlib import resources
 from typing import Any
@@ -21,19 +22,20 @@ from typing import Any
 import anyio
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import HandoffError
+from server.web.auth import Endpoint, HostPolicy
 from server.web.board_model import PAGE, BoardModel
 from server.web.watcher import Changes, watch_board
 
-__all__ = ["BoardAccess", "Changes", "board_app", "run_board", "standalone"]
+__all__ = ["MAX_STREAMS", "BoardAccess", "Changes", "board_app", "run_board", "standalone"]
 
 COOKIE = "handoff_board"
+MAX_STREAMS = 4  # live pages (server-sent event streams) one board login may hold open at once
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -48,6 +50,7 @@ class BoardAccess:
         self._once: set[str] = set()
         self._standing = standing
         self._sessions: set[str] = set()
+        self.streams: Counter[str] = Counter()  # session -> event streams open
 
     def login_token(self) -> str:
         token = secrets.token_urlsafe(24)
@@ -128,13 +131,23 @@ def board_app(model: BoardModel, access: BoardAccess, changes: Changes, prefix: 
             return JSONResponse({"error": f"{exc.code}: {exc.message}"}, status_code=404)
 
     async def events(request: Request) -> Response:
+        session = request.cookies.get(COOKIE, "")
+        if access.streams[session] >= MAX_STREAMS:
+            text = f"at most {MAX_STREAMS} live board pages per login; close one, or open the board again"
+            return PlainTextResponse(text, status_code=429)
+        access.streams[session] += 1
+
         async def stream() -> AsyncIterator[str]:
-            yield f"data: {json.dumps({'version': model.version})}\n\n"
-            while not await request.is_disconnected():
-                with anyio.move_on_after(15) as quiet:  # never yield inside the scope: an async generator
-                    await changes.wait()
-                # A comment line on a quiet stream keeps proxies from closing it.
-                yield ": idle\n\n" if quiet.cancelled_caught else f"data: {json.dumps({'version': model.version})}\n\n"
+            try:
+                yield f"data: {json.dumps({'version': model.version})}\n\n"
+                while not await request.is_disconnected():
+                    with anyio.move_on_after(15) as quiet:  # never yield inside the scope: an async generator
+                        await changes.wait()
+                    # A comment line on a quiet stream keeps proxies from closing it.
+                    idle = quiet.cancelled_caught
+                    yield ": idle\n\n" if idle else f"data: {json.dumps({'version': model.version})}\n\n"
+            finally:
+                access.streams[session] -= 1
 
         return StreamingResponse(stream(), media_type="text/event-stream")
 
@@ -148,8 +161,8 @@ def board_app(model: BoardModel, access: BoardAccess, changes: Changes, prefix: 
     ]
 
 
-def standalone(model: BoardModel, access: BoardAccess) -> Starlette:
-    """The board on its own (``handoff-mcp board``), with its watcher in the lifespan."""
+def standalone(model: BoardModel, access: BoardAccess, port: int) -> Starlette:
+    """The board on its own (``handoff-mcp board``) on a loopback ``port``, with its watcher in the lifespan."""
     from contextlib import asynccontextmanager
 
     changes = Changes()
@@ -164,8 +177,8 @@ def standalone(model: BoardModel, access: BoardAccess) -> Starlette:
             finally:
                 stop.set()
 
-    hosts = TrustedHostMiddleware  # a page on another name (DNS rebinding) is refused
-    middleware = [Middleware(hosts, allowed_hosts=["127.0.0.1", "localhost", "[::1]"])]
+    loopback = Endpoint("127.0.0.1", port)  # a page on another name or port (DNS rebinding) is refused
+    middleware = [Middleware(HostPolicy, loopback.hosts(), loopback.origins())]
     return Starlette(routes=board_app(model, access, changes), lifespan=lifespan, middleware=middleware)
 
 
@@ -180,4 +193,4 @@ def run_board(model: BoardModel, port: int) -> None:
     print(
         f"handoff board for {model.queries.roots.state_root}\n  open: {url}\n  (the link works once)", file=sys.stderr
     )
-    uvicorn.run(standalone(model, access), host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    uvicorn.run(standalone(model, access, port), host="127.0.0.1", port=port, log_level="warning", access_log=False)

@@ -7,14 +7,16 @@ Two endpoints, each the SDK's own streamable HTTP app guarded by the SDK's beare
 ``/executor/mcp``  the executor tools, scoped to one task: the bearer is that task's report token,
                    and the session reads that task and writes its REPORT, nothing else.
 
-A missing or wrong token gets 401 with ``WWW-Authenticate``; a bad Host 421, a bad Origin 403.
-Who may call is decided in ``auth``.
+A missing or wrong token gets 401 with ``WWW-Authenticate``; a bad Host 421, a bad Origin 403;
+an address past its allowance of refused tokens 429. Who may call is decided in ``auth``. One
+watcher of the tree (``watcher``) feeds the board, the arrivals and the token index.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 
 import anyio
 from mcp.server.auth.provider import TokenVerifier
@@ -22,36 +24,63 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.routing import Mount
 
-from handoff_core.layout import MAX_FILE_BYTES
 from handoff_core.services.token_index import TokenIndex
 from handoff_core.services.tokens import lead_token, load_secret
 from server.config import ROLES, Role, Settings, TeamOptions
 from server.mcp.app import HttpOptions, build_server
 from server.mcp.arrivals import Arrivals
 from server.mcp.services import open_store
-from server.web.auth import Endpoint, LeadVerifier, TaskVerifier
+from server.web.auth import REFUSALS, Endpoint, HostPolicy, LeadVerifier, RefusalLimit, TaskVerifier
 from server.web.board import BoardAccess, board_app
 from server.web.board_model import BoardModel
-from server.web.watcher import Changes, watch_board
+from server.web.connections import MAX_BODY, UVICORN, BoundedNesting
+from server.web.watcher import Batch, BoardFeed, Changes, TreeWatcher
 
-__all__ = ["MAX_BODY", "run_team", "team_app"]
-
-# The largest handoff file, JSON-escaped inside a tools/call (escapes can double it), with room to spare.
-MAX_BODY = 2 * MAX_FILE_BYTES
+__all__ = ["MAX_BODY", "IndexFeed", "run_team", "team_app"]
 
 
-def team_app(settings: Settings, endpoint: Endpoint) -> Starlette:
-    """The Starlette app serving both endpoints, with the arrivals watcher in its lifespan."""
+class IndexFeed:
+    """The token index's part of the watcher: built on the first whole batch, then told each change."""
+
+    def __init__(self, index: TokenIndex) -> None:
+        self.index = index
+
+    async def __call__(self, batch: Batch, whole: bool) -> None:
+        from watchfiles import Change
+
+        if whole and not batch:  # start-up, or events lost: every task not yet known is read
+            await anyio.to_thread.run_sync(self.index.build)
+        if changed := [(kind == Change.deleted, Path(path)) for kind, path in batch]:
+            await anyio.to_thread.run_sync(self.index.follow, changed)
+
+
+def team_app(
+    settings: Settings,
+    endpoint: Endpoint,
+    *,
+    refusals: tuple[int, float] = REFUSALS,
+    watch: Callable[..., AsyncIterator[Batch]] | None = None,
+) -> Starlette:
+    """The Starlette app serving both endpoints, with the tree's watcher in its lifespan.
+
+    ``refusals`` is each client address's allowance of refused tokens (at once, then per second);
+    ``watch`` stands in for ``watchfiles.awatch`` (see ``TreeWatcher``).
+    """
     secret = load_secret(settings.secret_file, settings.project_root)
     arrivals = Arrivals(settings.state_root)
     board = BoardModel(open_store(settings).queries, settings.writer_cap)
     board_changes = Changes()
+    index = TokenIndex(settings.state_root)
     verifiers: dict[Role, TokenVerifier] = {
         "lead": LeadVerifier(lead_token(secret, settings.state_root)),
-        "executor": TaskVerifier(TokenIndex(settings.state_root)),
+        "executor": TaskVerifier(index),
     }
+    watcher = TreeWatcher(
+        settings.state_root, [BoardFeed(board, board_changes), arrivals.observe, IndexFeed(index)], watch=watch
+    )
     servers, mounts = [], []
     for role in ROLES:
         bus = InMemorySubscriptionBus()
@@ -60,16 +89,23 @@ def team_app(settings: Settings, endpoint: Endpoint) -> Starlette:
             resource_server_url=AnyHttpUrl(endpoint.url(role)),
             validate_token_resource=False,  # our verifiers bind a token to this project themselves
         )
-        http = HttpOptions(auth, verifiers[role], bus, endpoint.url("executor"))
+        http = HttpOptions(
+            auth,
+            verifiers[role],
+            bus,
+            endpoint.url("executor"),
+            on_dispatch=index.learn,
+            events=watcher.events,
+            middleware=(arrivals.middleware(bus),),
+        )
         server = build_server(
             Settings(role, settings.project_root, settings.state_root, settings.secret_file, settings.writer_cap), http
         )
-        arrivals.serve(server, bus)
         app = server.streamable_http_app(
             streamable_http_path="/mcp", transport_security=endpoint.security(), max_request_body_size=MAX_BODY
         )
         servers.append(server)
-        mounts.append(Mount(f"/{role}", app=app))
+        mounts.append(Mount(f"/{role}", app=BoundedNesting(app, verifiers[role])))
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -78,8 +114,7 @@ def team_app(settings: Settings, endpoint: Endpoint) -> Starlette:
             for server in servers:
                 await stack.enter_async_context(server.session_manager.run())
             async with anyio.create_task_group() as group:
-                group.start_soon(arrivals.watch, stop)
-                await group.start(watch_board, board, board_changes, stop)
+                await group.start(watcher.run, stop)
                 try:
                     yield
                 finally:
@@ -87,7 +122,14 @@ def team_app(settings: Settings, endpoint: Endpoint) -> Starlette:
 
     # The board, behind the Lead's token: /board?token=<lead token> opens a session.
     routes = [*board_app(board, BoardAccess(standing=lead_token(secret, settings.state_root)), board_changes), *mounts]
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        middleware=[
+            Middleware(HostPolicy, endpoint.hosts(), endpoint.origins()),
+            Middleware(RefusalLimit, refusals),
+        ],
+    )
 
 
 def run_team(settings: Settings, options: TeamOptions) -> None:
@@ -113,5 +155,6 @@ def run_team(settings: Settings, options: TeamOptions) -> None:
         log_level="warning",
         access_log=False,  # request lines carry no tokens, but there is no need to keep them either
         proxy_headers=options.behind_proxy,
+        **UVICORN,  # a header-read deadline beside the keep-alive timeout
     )
     uvicorn.Server(config).run()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope
 from handoff_core.services.store import Store
 from server.mcp.app import build_server
-from server.web.board import BoardAccess, standalone
+from server.web.board import MAX_STREAMS, BoardAccess, standalone
 from server.web.board_model import BoardModel
 from server.web.watcher import Changes, watch_board
 from tests.conftest import implementation, review
@@ -54,7 +55,8 @@ async def board(store: Store) -> AsyncIterator[Board]:
     model = BoardModel(store.queries, 3)
     model.load()
     access = BoardAccess()
-    async with served(standalone(model, access), loopback_listener()) as base:
+    listener = loopback_listener()
+    async with served(standalone(model, access, listener.getsockname()[1]), listener) as base:
         yield Board(base, access)
 
 
@@ -211,6 +213,44 @@ def test_a_file_event_re_judges_only_the_task_it_touched(store: Store) -> None:
     model.refresh({first})
     assert model.tasks[str(second)] is before
     assert model.tasks[str(first)][0].state == "invalid"
+
+
+# Characters a person cannot see: tag characters, line and paragraph separators, a filler, a
+# grapheme joiner, variation selectors.
+INVISIBLE: tuple[str, ...] = ("\U000e0001", "\U000e0020", "\U000e0041", "\U000e0061", "\U000e007f")
+INVISIBLE += ("\u2028", "\u2029", "\u3164", "\u034f", "\ufe0f", "\ufe00")
+
+
+@pytest.mark.slow
+async def test_a_report_written_into_the_tree_shows_every_invisible_character_spelled_out(
+    board: Board, browser: Any, store: Store
+) -> None:
+    stored = store.create_task(review("review-invisible"))
+    ref = stored.ref
+    hidden = "".join(f"w{index}{char}" for index, char in enumerate(INVISIBLE))
+    head = f"# 任务回报\n\nSession: {ref.session}\nTask: {ref.task}\nStatus: completed\n\n"
+    body = f"{head}## 聚焦交接\n\nRead {hidden} end.\n"
+    stored.path.with_name("REPORT.md").write_text(body)  # by hand: a hostile tree, not the writer
+    page = await browser.new_page()
+    await page.goto(board.login_url())
+    await page.wait_for_selector("body[data-ready='1']", timeout=5000)
+    await page.click("details.change > summary")
+    await page.click(f"tr[data-ref='{ref}']")
+    await page.wait_for_selector("#detail:not([hidden]) pre", timeout=5000)
+    shown = await page.inner_text("#detail-body")
+    missing = [f"U+{ord(char):04X}" for char in INVISIBLE if f"⟦U+{ord(char):04X}⟧" not in shown or char in shown]
+    assert missing == []
+
+
+async def test_one_board_login_holds_a_bounded_number_of_live_streams(board: Board) -> None:
+    async with httpx2.AsyncClient() as http, AsyncExitStack() as streams:
+        await http.get(board.login_url())
+        with anyio.fail_after(10):
+            for _ in range(MAX_STREAMS):
+                opened = await streams.enter_async_context(http.stream("GET", f"{board.base}/board/events"))
+                assert opened.status_code == 200
+            refused = await http.get(f"{board.base}/board/events")
+    assert refused.status_code == 429
 
 
 def test_a_report_that_is_not_proven_and_a_failed_audit_are_flagged_on_the_board(store: Store) -> None:

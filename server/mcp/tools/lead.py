@@ -83,6 +83,7 @@ def tools(services: Services) -> list[Tool]:
         )
         services.secret()  # a refused secret must stop the dispatch before TASK.md (and its claim) exists
         stored = store.create_task(request)
+        services.dispatched(stored.ref)
         token = services.token(stored.ref)
         task_rel = store.roots.shown(stored.path)
         report_rel = store.roots.shown(stored.path.with_name(REPORT_FILE))

@@ -129,6 +129,7 @@ def tools(services: Services) -> list[Tool]:
             free_writer_slots=max(0, services.settings.writer_cap - len(claims)),
             state_root=str(services.settings.state_root),
             external=[] if TASK_SCOPE.get() else external_dispatches(Path(services.settings.project_root)),
+            events=services.events(),
         )
 
     return [

@@ -1,5 +1,6 @@
 // The handoff board. Every text from the tree is set with textContent, never as markup, and
-// characters that hide or reorder text (bidi controls, zero-width marks, control codes) are
+// characters that hide or reorder text (bidi controls, zero-width marks, control codes, line and
+// paragraph separators, fillers that draw nothing, variation selectors, tag characters) are
 // spelled out as ⟦U+XXXX⟧ so a person sees them.
 "use strict";
 
@@ -7,7 +8,8 @@ const prefix = document.body.dataset.prefix;
 const open = new Map(); // change -> number of tasks shown
 let selected = null;
 
-const HIDDEN = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/g;
+const HIDDEN =
+  /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u2028-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF0-\uFFFB\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}]/gu;
 
 function reveal(text) {
   return String(text ?? "").replace(HIDDEN, (c) => `⟦U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟧`);
