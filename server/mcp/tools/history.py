@@ -28,7 +28,7 @@ def shared(services: Services) -> list[Tool]:
     store, queries = services.store, services.queries
 
     def read_handoff(ref: RefArg) -> Handoff:
-        """A task's REPORT (untrusted), focused first."""
+        """A REPORT (untrusted), focused first."""
         view = report_view.read_handoff(queries, services.in_scope(parse_ref(ref)))
         rest = "\n\n".join(f"## {name}\n{text}" for name, text in view.sections.items())
         return Handoff(
@@ -50,7 +50,7 @@ def shared(services: Services) -> list[Tool]:
         max_hits: Annotated[int, Field(ge=1, le=session_logs.MAX_HITS)] = 5,
         context_chars: Annotated[int, Field(ge=0, le=session_logs.MAX_CONTEXT_CHARS)] = 200,
     ) -> History:
-        """Keyword hits in a task's session log."""
+        """Keyword hits in the task's log."""
         result = session_logs.search(
             report_view.log_path(queries, services.in_scope(parse_ref(ref))), query, max_hits, context_chars
         )
@@ -65,7 +65,7 @@ def shared(services: Services) -> list[Tool]:
         references: Annotated[list[str], Field(description="project-relative paths")] = [],  # noqa: B006
         skills: list[str] = [],  # noqa: B006
         history: str = "",
-        redact: Annotated[bool, Field(description="redact secrets, not refuse")] = False,
+        redact: Annotated[bool, Field(description="redact, not refuse")] = False,
     ) -> Document:
         """Write a handoff doc (commands/handoff/)."""
         services.outside_any_task("write_handoff")

@@ -94,7 +94,7 @@ def tools(services: Services) -> list[Tool]:
         change: Annotated[str, Field(description="default: all active")] = "",
         session: Annotated[str, Field(description="a round")] = "",
         view: Annotated[str, Field(description="needs_lead (default), all, state, cursor")] = "",
-        since: Annotated[str, Field(description="ISO 8601 time")] = "",
+        since: Annotated[str, Field(description="ISO time")] = "",
     ) -> Status:
         """Counts per state and a page of tasks."""
         if (scope := TASK_SCOPE.get()) is not None:  # a task's session sees its own task only
