@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,59 +12,22 @@ from handoff_core.services.tokens import lead_token, load_secret
 from server import logs
 from server.cli import main
 from tests.server.test_tools import FOCUS, task_args
-
-SCRIPT = Path(sys.executable).parent / "handoff-mcp"
-INIT = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "logs", "version": "1"}}
-
-
-def rpc(ident: int, method: str, params: dict[str, Any]) -> str:
-    return json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": params}) + "\n"
-
-
-def answer(process: subprocess.Popen[str], ident: int) -> dict[str, Any]:
-    """The response with ``ident``: stdout carries nothing but JSON-RPC messages."""
-    assert process.stdout is not None
-    for line in process.stdout:
-        message = json.loads(line)  # a log line on stdout would fail here
-        if message.get("id") == ident:
-            return dict(message)
-    raise AssertionError(f"the server closed stdout before answering {ident}")
+from tests.server.wire import answer, request, serve_command, stdio_server
 
 
 def round_trip(project: Path, secret_file: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[str, str]:
     """create_task then write_report over stdio; the token used, and everything the server wrote on stderr."""
-    command = [
-        str(SCRIPT),
-        "serve",
-        "--role",
-        "lead",
-        "--project-root",
-        str(project),
-        "--secret-file",
-        str(secret_file),
-    ]
-    with subprocess.Popen(
-        [*command, *extra],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **(env or {})},
-    ) as process:
+    with stdio_server(serve_command("lead", project, secret_file, *extra), env) as process:
         assert process.stdin is not None
-        try:
-            process.stdin.write(rpc(1, "initialize", INIT) + '{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-            process.stdin.write(rpc(2, "tools/call", {"name": "create_task", "arguments": task_args()}))
-            process.stdin.flush()
-            created = answer(process, 2)["result"]["structuredContent"]
-            report = {"ref": created["ref"], "token": created["report_token"], "status": "completed", "focused": FOCUS}
-            report |= {"artifacts": "src/a1/x.py", "verification": "pytest: exit 0"}
-            process.stdin.write(rpc(3, "tools/call", {"name": "write_report", "arguments": report}))
-            process.stdin.flush()
-            assert answer(process, 3)["result"]["structuredContent"]["created"]
-            _, log = process.communicate(timeout=30)  # closes stdin: the server ends at EOF
-        finally:
-            process.kill()
+        process.stdin.write(request(3, "tools/call", {"name": "create_task", "arguments": task_args()}))
+        process.stdin.flush()
+        created = answer(process, 3)["result"]["structuredContent"]
+        report = {"ref": created["ref"], "token": created["report_token"], "status": "completed", "focused": FOCUS}
+        report |= {"artifacts": "src/a1/x.py", "verification": "pytest: exit 0"}
+        process.stdin.write(request(4, "tools/call", {"name": "write_report", "arguments": report}))
+        process.stdin.flush()
+        assert answer(process, 4)["result"]["structuredContent"]["created"]
+        _, log = process.communicate(timeout=30)  # closes stdin: the server ends at EOF
     return str(created["report_token"]), log
 
 

@@ -15,6 +15,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from handoff_core.validator import arguments
 from tests.server.test_tools import FOCUS, call, task_args
+from tests.server.wire import HANDSHAKE
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # every test here starts the server or the CLI as a process
 SCRIPT = Path(sys.executable).parent / "handoff-mcp"
@@ -67,18 +68,7 @@ async def test_a_lead_and_an_executor_process_complete_a_dispatch(project: Path,
 
 def test_stdout_carries_only_json_rpc(project: Path, secret_file: Path) -> None:
     requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        *HANDSHAKE,
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "read_task", "arguments": {"ref": "x"}}},
         {
             "jsonrpc": "2.0",
