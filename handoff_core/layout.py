@@ -12,6 +12,7 @@ from pathlib import PurePosixPath
 from typing import Final, Literal, get_args
 
 __all__ = [
+    "ACTIVE_LINE",
     "ARCHIVE",
     "ATTEMPTS_BEFORE_WARNING",
     "CHANGES",
@@ -96,6 +97,8 @@ CHANGE_README: Final = "README.md"  # a change's README, holding its ``Outcome:`
 SESSIONS: Final = "sessions"  # the seed's folder of rounds inside a change
 HANDOFF_DOCS: Final = ("commands", "handoff")
 COORDINATION_FILE: Final = ("coordination", "project.json")
+CHANGE_README: Final = "README.md"  # a change is active by its line `Outcome: active` here
+ACTIVE_LINE: Final = "Outcome: active"
 
 
 def task_parts(change: str, session: str, task: str) -> tuple[str, ...]:
