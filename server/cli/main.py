@@ -6,6 +6,7 @@ Only ``serve`` imports the MCP SDK; the other commands stay as light as the core
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Sequence
@@ -16,6 +17,8 @@ from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.values import visible
 from handoff_core.errors import ConfigError, HandoffError
 from handoff_core.layout import CHANGES
+from handoff_core.services.coordination_setup import MODES, SKILLS_DIRS, plan_choice, save_choice
+from handoff_core.services.ownership import writer_slots
 from handoff_core.services.tokens import lead_token, load_secret, report_token
 from server import logs
 from server.client_config import CLIENTS, Client, http_launch, launch_for, render
@@ -25,7 +28,19 @@ from server.mcp.services import open_store
 
 __all__ = ["main"]
 
-COMMANDS = ("serve", "validate", "status", "token", "doctor", "config", "board", "package", "receive", "guard")
+COMMANDS = (
+    "serve",
+    "validate",
+    "status",
+    "token",
+    "doctor",
+    "config",
+    "board",
+    "package",
+    "receive",
+    "guard",
+    "coordination",
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -42,6 +57,7 @@ def _parser() -> argparse.ArgumentParser:
         ("board", "serve the live board page on the loopback; prints a one-time login URL"),
         ("package", "seal a task as an outbound ZIP for an external web channel"),
         ("receive", "persist, check and (only if safe) extract an external return"),
+        ("coordination", "save the project's coordination choice (herdr, orca, cli, or lead: none for now)"),
     ):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("--role", choices=ROLES, help="default: $HANDOFF_ROLE")
@@ -70,6 +86,10 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--port", type=int, default=8766, help="default 8766")
         if name in ("package", "receive"):
             _exchange_arguments(sub, name)
+        if name == "coordination":
+            sub.add_argument("action", choices=("save",))
+            sub.add_argument("mode", choices=MODES)
+            sub.add_argument("--skills-dir", choices=SKILLS_DIRS, help="herdr and orca: where the Skill is installed")
         if name == "doctor":
             sub.add_argument("--fix", action="store_true", help="remove them (under the state-root lock)")
     commands.add_parser("validate", help="validate one handoff (same as handoff-validate)", add_help=False)
@@ -155,7 +175,7 @@ def status(settings: Settings, change: str | None, session: str | None, since: s
         return 0
     console.print(table if tasks else Text(f"no task changed since {visible(since or '')}"))
     claims = sum(1 for task in every if task.claims_writer)  # a filter never frees a slot
-    console.print(f"writer claims: {claims}; free writer slots: {max(0, settings.writer_cap - claims)}")
+    console.print(f"writer claims: {claims}; {writer_slots(claims, settings.writer_cap).describe()}")
     return 0
 
 
@@ -240,6 +260,16 @@ def exchange(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def coordination(settings: Settings, mode: str, skills_dir: str | None) -> int:
+    saved = save_choice(settings.state_root, settings.project_root, plan_choice(settings.state_root, mode, skills_dir))
+    print(visible(f"{saved.outcome} {saved.path}: {json.dumps(saved.defaults)}"))
+    if saved.skill != "not needed":
+        print(visible(f"skill {saved.defaults['guide']}: {saved.skill}"))
+    if saved.next_step:
+        print(visible(f"to install it: {saved.next_step} (nothing was installed)"))
+    return 0
+
+
 def board(settings: Settings, port: int) -> int:
     from server.web.board import run_board
     from server.web.board_model import BoardModel
@@ -274,6 +304,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return doctor(settings, args.fix)
         if args.command in ("package", "receive"):
             return exchange(settings, args)
+        if args.command == "coordination":
+            return coordination(settings, args.mode, args.skills_dir)
         if args.command == "board":
             return board(settings, args.port)
         if args.command == "config":

@@ -21,6 +21,7 @@ from handoff_core.contract.values import visible
 from handoff_core.errors import HandoffError
 from handoff_core.services import report_view
 from handoff_core.services.audit import audit_verdicts, worktree_verdict
+from handoff_core.services.ownership import writer_slots
 from handoff_core.services.queries import Queries
 from handoff_core.services.status import TaskStatus, task_status
 
@@ -104,7 +105,8 @@ class BoardModel:
             "state_root": str(self.queries.roots.state_root),
             "total": len(tasks),
             "claims": [{"ref": str(t.ref), "claim": t.claim} for t in claims],
-            "free_writer_slots": max(0, self.writer_cap - len(claims)),
+            "free_writer_slots": (slots := writer_slots(len(claims), self.writer_cap)).free,
+            "writers": slots.describe(),
             "changes": [
                 {
                     **c,

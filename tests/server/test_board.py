@@ -269,3 +269,12 @@ def test_a_report_that_is_not_proven_and_a_failed_audit_are_flagged_on_the_board
     (row,) = model.page(ref.change, 0)["tasks"]
     assert row["evidence"] == ["REPORT proof: absent", "audit: failed"]
     assert (row["audit"], model.detail(ref)["report"]["proof"]) == ("failed", "absent")
+
+
+def test_the_board_shows_the_writer_slots_create_task_admits(store: Store) -> None:
+    store.create_task(implementation())  # current, no writer_limit: the one writer it may have
+    model = BoardModel(store.queries, 3)
+    model.load()
+    summary = model.summary()
+    assert summary["free_writer_slots"] == 0
+    assert summary["writers"].startswith("free writer slots: 0 without writer_limit; 2 with writer_limit=3")

@@ -41,7 +41,7 @@ def test_status_since_lists_recent_tasks_and_counts_claims_over_all(
     code, out, _ = run(capsys, "status", "--project-root", str(project), "--since", "2100-01-01T00:00:00Z")
     assert code == 0
     assert str(ref) not in out
-    assert "writer claims: 1; free writer slots: 2" in out
+    assert "writer claims: 1; free writer slots: 0 without writer_limit; 2 with writer_limit=3" in out
     code, out, _ = run(capsys, "status", "--project-root", str(project), "--since", "2000-01-01T00:00:00+00:00")
     assert str(ref) in out
     code, _, err = run(capsys, "status", "--project-root", str(project), "--since", "yesterday")

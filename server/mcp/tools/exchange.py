@@ -42,7 +42,7 @@ def tools(services: Services) -> list[Tool]:
         allowed_domains: list[str] = [],  # noqa: B006
         channel_tools: list[str] = [],  # noqa: B006
     ) -> Packaged:
-        """Seal the task as an outbound ZIP for an external web channel (secrets and caches left out)."""
+        """Seal a task as an outbound ZIP for an external web channel."""
         task, _ = queries.read_task(parse_ref(ref))
         channel = Channel(tuple(allowed_domains), tuple(channel_tools))
         sealed = package(project, task, scope_id, dispatch_id, files, channel, store.clock())

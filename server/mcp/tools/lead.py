@@ -117,7 +117,7 @@ def tools(services: Services) -> list[Tool]:
     def record_session_locator(
         ref: RefArg,
         path: Annotated[str, Field(description="absolute path of the executor's session log")],
-        verify: Annotated[bool, Field(description="false only if you confirmed the log by other means")] = True,
+        verify: Annotated[bool, Field(description="false: confirmed otherwise")] = True,
     ) -> Written:
         """Record the executor's session-log path once confirmed as this task's log."""
         stored = store.record_session_locator(parse_ref(ref), path, verify)

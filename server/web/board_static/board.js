@@ -56,7 +56,7 @@ async function renderSummary() {
   const totals = {};
   for (const change of s.changes) for (const [k, v] of Object.entries(change.counts)) totals[k] = (totals[k] || 0) + v;
   document.getElementById("totals").replaceChildren(...chips(totals),
-    el("span", { class: "chip", text: `free writer slots ${s.free_writer_slots}` }));
+    el("span", { class: "chip", text: s.writers, title: "what create_task admits now" }));
   document.getElementById("claims").replaceChildren(...s.claims.map((c) =>
     el("span", { class: "chip mono", text: `claim ${c.ref} · ${c.claim}` })));
   const list = document.getElementById("changes");
