@@ -19,7 +19,7 @@ from handoff_core.errors import ConfigError, HandoffError
 from handoff_core.layout import CHANGES
 from handoff_core.services.coordination_setup import MODES, SKILLS_DIRS, plan_choice, save_choice
 from handoff_core.services.ownership import writer_slots
-from handoff_core.services.tokens import lead_token, load_secret, report_token
+from handoff_core.services.tokens import lead_token, load_secret, reprinted_token
 from server import logs
 from server.client_config import CLIENTS, Client, http_launch, launch_for, render
 from server.config import ROLES, Settings, TeamOptions, settings_from
@@ -185,15 +185,16 @@ def token(settings: Settings, ref: str | None, lead: bool) -> int:
             "token prints a task's report token, which only the Lead hands out; this shell is configured "
             "as executor (--role or HANDOFF_ROLE): run it where the Lead works"
         )
-    secret = load_secret(settings.secret_file, settings.project_root)
     if lead:
-        print(lead_token(secret, settings.state_root))
+        print(lead_token(load_secret(settings.secret_file, settings.project_root), settings.state_root))
         return 0
     if ref is None:
         raise ConfigError("name a task (token CHANGE/SESSION/TASK), or ask for the Lead's token with --lead")
     parsed = parse_ref(ref)
-    open_store(settings).queries.read_task(parsed)
-    print(report_token(secret, settings.state_root, parsed))
+    task, _ = open_store(settings).queries.read_task(parsed)
+    secret_file, roots = settings.secret_file, (settings.project_root, settings.state_root)
+    print(reprinted_token(secret_file, *roots, parsed, task.token_check))
+    print(visible(f"handoff-mcp: derived from the secret {secret_file}"), file=sys.stderr)
     return 0
 
 

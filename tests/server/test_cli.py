@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import Report
 from handoff_core.services.store import Store
+from handoff_core.services.tokens import load_secret, report_token, token_check
 from server.cli import main
 from tests.conftest import implementation, review
 from tests.core.files.test_archives import zip_of
@@ -59,11 +62,58 @@ def test_the_token_command_is_refused_to_an_executor(
     )
     assert (code, out) == (2, "")
     assert "Lead" in err
+    load_secret(Path(secret))  # the Lead's server made it when it started
     code, out, _ = run(
         capsys, "token", str(ref), "--role", "lead", "--project-root", str(project), "--secret-file", secret
     )
     assert code == 0
     assert len(out.strip()) == 24
+
+
+def dispatched(store: Store, secret_file: Path) -> tuple[Ref, str]:
+    """A task dispatched as the Lead's server does it: its TASK records its token's check line."""
+    secret = load_secret(secret_file)
+
+    def check(ref: Ref) -> str:
+        return token_check(report_token(secret, store.roots.state_root, ref))
+
+    ref = store.create_task(replace(implementation(), token_check=check)).ref
+    return ref, report_token(secret, store.roots.state_root, ref)
+
+
+def test_the_token_is_printed_again_from_the_secret_it_was_derived_from(
+    store: Store, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref, token = dispatched(store, tmp_path / "lead" / "secret")
+    code, out, err = run(
+        capsys, "token", str(ref), "--project-root", str(project), "--secret-file", str(tmp_path / "lead" / "secret")
+    )
+    assert (code, out.strip()) == (0, token)
+    assert str(tmp_path / "lead" / "secret") in err
+
+
+def test_reading_a_token_under_another_home_refuses_and_makes_no_secret(
+    store: Store, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref, _ = dispatched(store, tmp_path / "lead" / "secret")
+    elsewhere = tmp_path / "other-home" / ".config" / "handoff-mcp" / "secret"
+    code, out, err = run(capsys, "token", str(ref), "--project-root", str(project), "--secret-file", str(elsewhere))
+    assert (code, out) == (2, "")
+    assert "token_refused" in err or "no token secret" in err
+    assert str(elsewhere) in err
+    assert not elsewhere.exists()
+
+
+def test_reading_a_token_with_another_secret_refuses_naming_the_file(
+    store: Store, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref, _ = dispatched(store, tmp_path / "lead" / "secret")
+    other = tmp_path / "other" / "secret"
+    load_secret(other)
+    code, out, err = run(capsys, "token", str(ref), "--project-root", str(project), "--secret-file", str(other))
+    assert (code, out) == (2, "")
+    assert str(other) in err
+    assert "check line" in err
 
 
 def test_doctor_lists_leftovers_and_fixes_only_old_ones(

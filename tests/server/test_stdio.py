@@ -146,6 +146,7 @@ def test_the_token_command_prints_the_same_token_as_the_dispatch(project: Path, 
     from tests.conftest import implementation
 
     store = Store(project / "speculo" / ".speculo", project)
+    load_secret(secret_file)  # made by the Lead's server when it started
     ref = store.create_task(implementation()).ref
     result = subprocess.run(
         [str(SCRIPT), "token", str(ref), "--project-root", str(project), "--secret-file", str(secret_file)],
