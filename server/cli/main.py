@@ -136,6 +136,13 @@ def serve_team(settings: Settings, options: TeamOptions) -> int:
     return 0
 
 
+def serving_line(settings: Settings) -> str:
+    return (
+        f"handoff-mcp: {settings.role} server, project root {settings.project_root}, state root "
+        f"{settings.state_root}; waiting for an MCP client on stdin (an agent CLI starts it; Ctrl-C stops it)"
+    )
+
+
 def serve(settings: Settings) -> int:
     from server.mcp.app import build_server
     from server.mcp.nesting import guard_stdin
@@ -143,6 +150,8 @@ def serve(settings: Settings) -> int:
     if settings.note:  # stderr: a client shows it in its server log, never in the protocol stream
         print(f"handoff-mcp: {settings.note}", file=sys.stderr)
     guard_stdin()  # a message nested too deep is answered, not dropped by the SDK's parser
+    if sys.stdin.isatty():  # a person started it by hand: say it is waiting, not hung
+        print(visible(serving_line(settings)), file=sys.stderr, flush=True)
     build_server(settings).run("stdio")
     return 0
 
