@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from handoff_core import validator as validate_cli
 from handoff_core.contract.ids import parse_ref
@@ -25,6 +26,9 @@ from server.client_config import CLIENTS, Client, http_launch, launch_for, rende
 from server.config import ROLES, Settings, TeamOptions, settings_from
 from server.logs import LEVELS
 from server.mcp.services import open_store
+
+if TYPE_CHECKING:
+    from handoff_core.services.status import TaskStatus
 
 __all__ = ["main"]
 
@@ -69,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--change")
             sub.add_argument("--session")
             sub.add_argument("--since", help="only tasks whose files appeared since (ISO 8601, e.g. 2026-12-01T09:00Z)")
+            sub.add_argument("--json", action="store_true", help="one JSON object on stdout, for scripts and CI")
         if name == "serve":
             _http_arguments(sub)
         if name == "token":
@@ -161,7 +166,29 @@ def _age(seconds: float) -> str:
     return f"{minutes // 1440}d" if minutes >= 1440 else f"{minutes // 60}h" if minutes >= 60 else f"{minutes}m"
 
 
-def status(settings: Settings, change: str | None, session: str | None, since: str | None = None) -> int:
+def _status_json(settings: Settings, every: list[TaskStatus], tasks: list[TaskStatus]) -> str:
+    now = time.time()
+    claims = sum(1 for task in every if task.claims_writer)  # a filter never frees a slot
+    slots = writer_slots(claims, settings.writer_cap)
+    rows = [
+        {
+            "ref": str(t.ref),
+            "kind": t.kind or "",
+            "state": t.label,
+            "age_seconds": round(t.age(now), 1),
+            "claim": t.claim,
+            "has_locator": t.has_locator,
+            "problems": [*t.problems, *(f"temp {n}" for n in t.temp_files)],
+        }
+        for t in tasks
+    ]
+    body = {"state_root": str(settings.state_root), "tasks": rows, "writer_claims": claims}
+    return json.dumps({**body, "free_writer_slots": slots.free, "writers": slots.describe()}, ensure_ascii=True)
+
+
+def status(
+    settings: Settings, change: str | None, session: str | None, since: str | None = None, as_json: bool = False
+) -> int:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -170,6 +197,9 @@ def status(settings: Settings, change: str | None, session: str | None, since: s
 
     every = open_store(settings).queries.status(change, session)
     tasks = changed_since(every, since) if since else every
+    if as_json:
+        print(_status_json(settings, every, tasks))
+        return 0
     now = time.time()
     table = Table("ref", "kind", "state", "age", "claim", "locator", "proof", "problems", title="handoff status")
     for task in tasks:
@@ -309,7 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "serve":
             return serve(settings)
         if args.command == "status":
-            return status(settings, args.change, args.session, args.since)
+            return status(settings, args.change, args.session, args.since, args.json)
         if args.command == "doctor":
             return doctor(settings, args.fix)
         if args.command in ("package", "receive"):

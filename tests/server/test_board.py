@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
@@ -62,8 +63,10 @@ async def board(store: Store) -> AsyncIterator[Board]:
 
 @pytest.fixture
 async def browser() -> AsyncIterator[Any]:
+    if not Path(CHROMIUM).exists() and os.environ.get("HANDOFF_BROWSER") == "skip":
+        pytest.skip("chromium is missing and scripts/test could not install it without root (see its message)")
     if not Path(CHROMIUM).exists():
-        pytest.fail("Debian's chromium is needed (scripts/test installs it with apt-get)")
+        pytest.fail("Debian's chromium is needed (scripts/test installs it with apt-get as root)")
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:

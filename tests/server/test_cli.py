@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import replace
@@ -204,3 +205,17 @@ def test_status_shows_each_reports_proof(store: Store, project: Path, capsys: py
     assert code == 0
     assert "proof" in out
     assert "absent" in out  # written without the token: as by hand
+
+
+def test_status_json_gives_the_tasks_and_the_writer_slots_for_scripts(
+    store: Store, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = store.create_task(implementation()).ref
+    code, out, _ = run(capsys, "status", "--json", "--project-root", str(project))
+    assert code == 0
+    shown = json.loads(out)
+    assert [(t["ref"], t["state"], t["claim"]) for t in shown["tasks"]] == [
+        (str(ref), "dispatched", "current: src/a1/**")
+    ]
+    assert (shown["writer_claims"], shown["free_writer_slots"]) == (1, 0)
+    assert shown["writers"].startswith("free writer slots: 0 without writer_limit")
