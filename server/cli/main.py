@@ -250,6 +250,13 @@ def doctor(settings: Settings, fix: bool) -> int:
     return 0
 
 
+PROJECT_APPROVAL = (
+    'a project server (.mcp.json, or claude mcp add --scope project) stays "Pending approval" until you approve '
+    "it: start claude in the project and accept handoff (or approve it in /mcp), or add "
+    '"enabledMcpjsonServers": ["handoff"] to .claude/settings.local.json; --scope local needs no approval'
+)
+
+
 def config(
     settings: Settings, client: Client, command: str | None, url: str | None, token: str | None, ref: str | None = None
 ) -> int:
@@ -265,12 +272,8 @@ def config(
     for note in (settings.note, launch.note, trust if launch.guard and client.startswith("codex") else None):
         if note:
             print(f"handoff-mcp: {note}", file=sys.stderr)
-    if client == "claude-code" and settings.role == "lead":
-        print(
-            'handoff-mcp: as a project .mcp.json, approve it in Claude Code or add "enabledMcpjsonServers": '
-            '["handoff"] to .claude/settings.local.json',
-            file=sys.stderr,
-        )
+    if client in ("claude-code", "claude-code-cli") and settings.role == "lead" and url is None:
+        print(f"handoff-mcp: {PROJECT_APPROVAL}", file=sys.stderr)
     return 0
 
 
