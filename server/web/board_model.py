@@ -19,6 +19,7 @@ from typing import Any
 from handoff_core.contract.ids import Ref, ref_in
 from handoff_core.contract.values import visible
 from handoff_core.errors import HandoffError
+from handoff_core.layout import HEADING_MEANINGS
 from handoff_core.services import report_view
 from handoff_core.services.audit import audit_verdicts, worktree_verdict
 from handoff_core.services.ownership import writer_slots
@@ -138,6 +139,7 @@ class BoardModel:
             "kind": task.kind,
             "task_text": stored.text,
             "task_sha256": stored.sha256,
+            "meanings": HEADING_MEANINGS,
         }
         try:
             view = report_view.read_handoff(self.queries, ref)
