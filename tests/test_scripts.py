@@ -11,6 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 ENSURE = ROOT / "scripts" / "ensure-chromium"
+pytestmark = pytest.mark.slow  # runs the script
 
 
 def bin_dir(tmp_path: Path, *tools: str) -> Path:

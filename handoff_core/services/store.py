@@ -43,8 +43,8 @@ from handoff_core.files.publishing import publish
 from handoff_core.files.reader import locate_change
 from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256, translated
 from handoff_core.layout import (
-    ATTEMPTS_BEFORE_WARNING,
     ACTIVE_LINE,
+    ATTEMPTS_BEFORE_WARNING,
     CHANGE_README,
     CLOSING_FILES,
     DEFAULT_WRITER_CAP,

@@ -283,6 +283,7 @@ def test_the_board_shows_the_writer_slots_create_task_admits(store: Store) -> No
     assert summary["writers"].startswith("free writer slots: 0 without writer_limit; 2 with writer_limit=3")
 
 
+@pytest.mark.slow
 async def test_with_the_panel_open_at_1400_by_900_the_columns_fit_and_the_timeline_has_a_scale(
     board: Board, browser: Any, store: Store, settings_for: Any
 ) -> None:

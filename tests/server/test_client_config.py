@@ -152,6 +152,7 @@ def test_an_installed_command_outside_any_cache_has_no_warning(tmp_path: Path, m
     assert server_command() == (str(bin_dir / "handoff-mcp"), None)
 
 
+@pytest.mark.slow
 def test_the_printed_claude_mcp_add_line_says_what_approves_it_and_that_works(
     project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

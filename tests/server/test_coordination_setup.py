@@ -37,6 +37,7 @@ async def test_herdr_without_a_skills_dir_is_refused(lead: Client) -> None:
     assert await refused(lead, "save_coordination", mode="herdr") == "invalid_input"
 
 
+@pytest.mark.slow
 def test_the_cli_saves_the_choice_and_says_saved_then_reused(project: Path, state_root: Path) -> None:
     command = [str(SCRIPT), "coordination", "save", "orca", "--skills-dir", ".agents/skills"]
     command += ["--project-root", str(project)]

@@ -10,12 +10,15 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from server.config import ROLE_TOOLS
 from tests.server.test_client_config import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "plugins" / "handoff-mcp"
 SKILL = PLUGIN / "skills" / "handoff-dispatch" / "SKILL.md"
+pytestmark = pytest.mark.slow  # the real Claude Code and Codex CLIs
 WHERE_IT_EXISTS = {"audit_task"}  # named by the Skill only "where the server has" it
 
 

@@ -13,8 +13,11 @@ from pathlib import Path
 from typing import IO
 
 import httpx2
+import pytest
 
 from tests.server.test_stdio import SCRIPT
+
+pytestmark = pytest.mark.slow  # each test starts handoff-mcp
 
 
 def free_port() -> int:
@@ -34,6 +37,11 @@ def started(command: list[str], **streams: object) -> Iterator[subprocess.Popen[
         finally:
             watchdog.cancel()
             process.kill()
+
+
+def piped(stream: IO[str] | None) -> IO[str]:
+    assert stream is not None  # the command was started with this stream piped
+    return stream
 
 
 def lines_until(stream: IO[str], needle: str) -> str:
@@ -57,7 +65,7 @@ def test_serve_on_a_terminal_says_what_it_serves_and_that_it_waits(project: Path
     ]
     try:
         with started(command, stdin=terminal, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as process:
-            said = process.stderr.readline()
+            said = piped(process.stderr).readline()
     finally:
         os.close(main)
         os.close(terminal)
@@ -86,9 +94,9 @@ def test_the_board_prints_its_one_time_url_alone_on_stdout(project: Path, secret
     port = free_port()
     command = [str(SCRIPT), "board", "--port", str(port), "--project-root", str(project)]
     with started(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
-        url = process.stdout.readline().strip()
+        url = piped(process.stdout).readline().strip()
         assert url.startswith(f"http://127.0.0.1:{port}/board?token=")
-        assert "link works once" in process.stderr.readline()
+        assert "link works once" in piped(process.stderr).readline()
         for _ in range(200):  # bounded: the server binds right after printing
             try:
                 answer = httpx2.get(url, follow_redirects=False, timeout=5)
@@ -103,6 +111,6 @@ def test_the_team_server_start_up_line_names_the_board(project: Path, secret_fil
     command = [str(SCRIPT), "serve", "--http", "--port", str(port), "--project-root", str(project)]
     command += ["--secret-file", str(secret_file)]
     with started(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as process:
-        said = lines_until(process.stderr, "board:")
+        said = lines_until(piped(process.stderr), "board:")
     assert f"http://127.0.0.1:{port}/board?token=" in said
     assert "token --lead" in said
