@@ -122,7 +122,11 @@ def check_dispatch(
     budget = Budget()  # the whole check runs under the state-root lock: bound it
     for claim in claims:
         if (hit := _first_overlap(scope.writable, claim.writable, budget)) is not None:
-            raise _refuse(f"writable {hit[0]!r} overlaps {hit[1]!r} (both cover {hit[2]!r})", [claim])
+            raise _refuse(
+                f"writable {hit[0]!r} overlaps {hit[1]!r} (both cover {hit[2]!r}); to write beside it, give this "
+                "task writable globs that leave that path out",
+                [claim],
+            )
         if taken := sorted(set(scope.resources) & set(claim.resources)):
             raise _refuse(f"resource {taken[0]!r} is held by another writer", [claim])
         _check_shared(scope, claim, budget)

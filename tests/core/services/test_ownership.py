@@ -341,3 +341,9 @@ def test_the_free_writer_slots_are_exactly_what_create_task_admits(state_root: P
             break
     assert admitted == slots.with_limit
     assert "free writer slots: 0 without writer_limit; 2 with writer_limit=3" in slots.describe()
+
+
+def test_an_overlapping_writer_is_told_to_leave_the_covered_path_out(store: Store) -> None:
+    store.create_task(required("a", "src/**/*.py"))
+    error = conflict(store, required("b", "src/a/*"))
+    assert "leave that path out" in error.message
