@@ -158,7 +158,7 @@ class Coordination(Wire):
 class CoordinationSaved(Wire):
     outcome: Literal["saved", "reused"]
     defaults: dict[str, Any]
-    skill: Literal["present", "missing", "not needed"] = Field(description="never installed here")
+    skill: Literal["present", "missing", "not needed"]
     next_step: str = ""
     path: str
 

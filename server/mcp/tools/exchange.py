@@ -38,7 +38,7 @@ def tools(services: Services) -> list[Tool]:
         ref: RefArg,
         scope_id: Ids,
         dispatch_id: Ids,
-        files: Annotated[list[str], Field(description="project-relative files or folders to send")] = [],  # noqa: B006
+        files: Annotated[list[str], Field(description="project-relative paths")] = [],  # noqa: B006
         allowed_domains: list[str] = [],  # noqa: B006
         channel_tools: list[str] = [],  # noqa: B006
     ) -> Packaged:
@@ -59,7 +59,7 @@ def tools(services: Services) -> list[Tool]:
         task_id: Ids,
         dispatch_id: Ids,
         attempt_id: Ids,
-        raw_file: Annotated[str, Field(description="absolute path of the downloaded ZIP")] = "",
+        raw_file: Annotated[str, Field(description="the downloaded ZIP")] = "",
         text: Annotated[str, Field(description="a text-only answer, verbatim")] = "",
     ) -> ReturnReceived:
         """Check a return whole (untrusted); only an accepted one is persisted raw and extracted."""

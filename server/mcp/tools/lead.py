@@ -35,7 +35,7 @@ def tools(services: Services) -> list[Tool]:
 
     def create_task(
         change: Annotated[str, Field(description="an active change, YYYY-MM-DD-topic")],
-        topic: Annotated[str, Field(description="lowercase-hyphen; the number is allocated")],
+        topic: Annotated[str, Field(description="lowercase-hyphen")],
         kind: Kind,
         goal: Text,
         inputs: Text,
@@ -48,7 +48,7 @@ def tools(services: Services) -> list[Tool]:
         scope_notes: Text = "",
         return_notes: Text = "",
         ticket: str = "",
-        session: Annotated[str, Field(description="round to add to; omit to open one")] = "",
+        session: Annotated[str, Field(description="round to add to")] = "",
         force_new: Annotated[bool, Field(description="never return an identical earlier task")] = False,
         writer_limit: Annotated[int, Field(description="the plan's parallel writers; none declared: 1")] = 0,
         resources: Annotated[list[str], Field(description="exclusive names: port:5432, db:test")] = [],  # noqa: B006
@@ -119,14 +119,14 @@ def tools(services: Services) -> list[Tool]:
         path: Annotated[str, Field(description="absolute path of the executor's session log")],
         verify: Annotated[bool, Field(description="false: confirmed otherwise")] = True,
     ) -> Written:
-        """Record the executor's session-log path once confirmed as this task's log."""
+        """Record the executor's confirmed session-log path."""
         stored = store.record_session_locator(parse_ref(ref), path, verify)
         return Written(path=str(stored.path), sha256=stored.sha256, created=stored.created)
 
     def capture_report(
         ref: RefArg,
         status: ReportStatus,
-        original_locator: Annotated[str, Field(description="where the text came from, e.g. a call id")],
+        original_locator: Annotated[str, Field(description="where it came from")],
         text: Annotated[str, Field(description="the executor's reply, verbatim")],
     ) -> Written:
         """Capture an executor's text-only reply verbatim as its REPORT."""
@@ -155,7 +155,7 @@ def tools(services: Services) -> list[Tool]:
         evidence: Annotated[str, Field(description="stop locator, or why there is no writer")],
         details: Text = "",
     ) -> Written:
-        """End a task's writer claim without a REPORT, with evidence (RELEASE.md)."""
+        """End a writer claim without a REPORT, with evidence."""
         stored = store.release_writer(parse_ref(ref), kind, evidence, details)
         return Written(path=str(stored.path), sha256=stored.sha256, created=stored.created)
 
