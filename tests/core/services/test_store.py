@@ -401,3 +401,9 @@ def test_a_readme_without_an_outcome_line_is_told_the_line_to_add(state_root: Pa
         store.create_task(implementation(change="2026-12-01-draft"))
     assert "no single valid Outcome line" in caught.value.message
     assert "'Outcome: active'" in caught.value.message
+
+
+def test_a_change_that_does_not_exist_is_refused_naming_the_readme_to_create(store: Store) -> None:
+    with pytest.raises(ChangeNotFound) as caught:
+        store.create_task(implementation(change="2026-12-01-missing"))
+    assert "specdev/changes/2026-12-01-missing/README.md holding the line 'Outcome: active'" in caught.value.message
