@@ -225,7 +225,7 @@ def token(settings: Settings, ref: str | None, lead: bool) -> int:
             "as executor (--role or HANDOFF_ROLE): run it where the Lead works"
         )
     if lead:
-        print(lead_token(load_secret(settings.secret_file, settings.project_root), settings.state_root))
+        print(lead_token(load_secret(settings.secret_file, settings.project_root, create=False), settings.state_root))
         return 0
     if ref is None:
         raise ConfigError("name a task (token CHANGE/SESSION/TASK), or ask for the Lead's token with --lead")

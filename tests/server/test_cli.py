@@ -148,6 +148,7 @@ def test_the_lead_token_is_printed_for_the_lead_only(
     project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     secret = str(tmp_path / "secret")
+    load_secret(Path(secret))  # made by the team server when it started
     code, out, _ = run(capsys, "token", "--lead", "--project-root", str(project), "--secret-file", secret)
     assert code == 0
     assert len(out.strip()) == 32
@@ -219,3 +220,13 @@ def test_status_json_gives_the_tasks_and_the_writer_slots_for_scripts(
     ]
     assert (shown["writer_claims"], shown["free_writer_slots"]) == (1, 0)
     assert shown["writers"].startswith("free writer slots: 0 without writer_limit")
+
+
+def test_the_lead_token_is_refused_from_a_secret_no_server_made(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    elsewhere = tmp_path / "other-home" / ".config" / "handoff-mcp" / "secret"
+    code, out, err = run(capsys, "token", "--lead", "--project-root", str(project), "--secret-file", str(elsewhere))
+    assert (code, out) == (2, "")
+    assert str(elsewhere) in err
+    assert not elsewhere.exists()
