@@ -95,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("action", choices=("save",))
             sub.add_argument("mode", choices=MODES)
             sub.add_argument("--skills-dir", choices=SKILLS_DIRS, help="herdr and orca: where the Skill is installed")
+            sub.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
         if name == "doctor":
             sub.add_argument("--fix", action="store_true", help="remove them (under the state-root lock)")
     commands.add_parser("validate", help="validate one handoff (same as handoff-validate)", add_help=False)
@@ -303,8 +304,13 @@ def exchange(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def coordination(settings: Settings, mode: str, skills_dir: str | None) -> int:
-    saved = save_choice(settings.state_root, settings.project_root, plan_choice(settings.state_root, mode, skills_dir))
+def coordination(settings: Settings, mode: str, skills_dir: str | None, dry_run: bool = False) -> int:
+    plan = plan_choice(settings.state_root, mode, skills_dir)
+    if dry_run:  # the seed's plan: the choice and the expected file, nothing written
+        print(visible(f"would {'save' if plan.changed else 'reuse'} {plan.path}:"))
+        print(visible(plan.candidate.decode()), end="")
+        return 0
+    saved = save_choice(settings.state_root, settings.project_root, plan)
     print(visible(f"{saved.outcome} {saved.path}: {json.dumps(saved.defaults)}"))
     if saved.skill != "not needed":
         print(visible(f"skill {saved.defaults['guide']}: {saved.skill}"))
@@ -348,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in ("package", "receive"):
             return exchange(settings, args)
         if args.command == "coordination":
-            return coordination(settings, args.mode, args.skills_dir)
+            return coordination(settings, args.mode, args.skills_dir, args.dry_run)
         if args.command == "board":
             return board(settings, args.port)
         if args.command == "config":

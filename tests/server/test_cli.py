@@ -230,3 +230,17 @@ def test_the_lead_token_is_refused_from_a_secret_no_server_made(
     assert (code, out) == (2, "")
     assert str(elsewhere) in err
     assert not elsewhere.exists()
+
+
+def test_a_dry_run_of_coordination_save_prints_the_file_and_writes_nothing(
+    project: Path, state_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "coordination", "save", "cli", "--dry-run", "--project-root", str(project))
+    assert code == 0
+    assert out.splitlines()[0] == f"would save {state_root / 'coordination' / 'project.json'}:"
+    assert json.loads(out.split(":\n", 1)[1])["defaults"] == {
+        "mode": "cli",
+        "selection": "preferred",
+        "fallback": ["lead"],
+    }
+    assert not (state_root / "coordination").exists()
