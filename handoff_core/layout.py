@@ -99,8 +99,7 @@ CHANGE_README: Final = "README.md"  # a change's README, holding its ``Outcome:`
 SESSIONS: Final = "sessions"  # the seed's folder of rounds inside a change
 HANDOFF_DOCS: Final = ("commands", "handoff")
 COORDINATION_FILE: Final = ("coordination", "project.json")
-CHANGE_README: Final = "README.md"  # a change is active by its line `Outcome: active` here
-ACTIVE_LINE: Final = "Outcome: active"
+ACTIVE_LINE: Final = "Outcome: active"  # the one line of CHANGE_README that makes a change active
 
 
 def task_parts(change: str, session: str, task: str) -> tuple[str, ...]:

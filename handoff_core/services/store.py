@@ -138,6 +138,8 @@ def _require_active(facts: ChangeFacts, change_fd: int) -> None:
     readme = "/".join((*facts.parts, CHANGE_README))
     if facts.location == "active" and entry_mode(change_fd, CHANGE_README) is None:
         why = f"change {facts.change} has no {CHANGE_README}, so it is not active yet: create {readme}"
+    elif facts.location == "active" and facts.unreadable:
+        why = f"change {facts.change} cannot be read as active: {facts.unreadable}; make {readme} a plain file with"
     elif facts.location == "active" and facts.outcome is None:
         why = f"{readme} has no single valid Outcome line (missing, repeated or unknown): put in it"
     else:
