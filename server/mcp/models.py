@@ -117,7 +117,7 @@ class Audited(Wire):
 
 
 class Waited(Wire):
-    arrived: list[str] = Field(description="'ref FILE' per new REPORT.md/RELEASE.md")
+    arrived: list[str] = Field(description="'ref FILE'")
     pending: list[str]
     timed_out: bool
     waited_seconds: float
@@ -145,7 +145,7 @@ class History(Wire):
 
 
 class LogCandidates(Wire):
-    candidates: list[str] = Field(description="'path: ok' or 'path: problem'")
+    candidates: list[str]  # "path: ok" or "path: <problem>"
     ambiguous: bool
 
 
@@ -160,11 +160,10 @@ class CoordinationSaved(Wire):
     defaults: dict[str, Any]
     skill: Literal["present", "missing", "not needed"]
     next_step: str = ""
-    path: str
 
 
 class Claimed(Wire):
-    ref: str = Field(description="release it with release_writer")
+    ref: str
     task_path: str
 
 

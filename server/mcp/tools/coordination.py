@@ -21,7 +21,7 @@ def tools(services: Services) -> list[Tool]:
         mode: Literal["herdr", "orca", "cli", "lead"],
         skills_dir: Literal["", ".agents/skills", ".claude/skills"] = "",
     ) -> CoordinationSaved:
-        """Save the user's coordination choice (lead: none for now); herdr/orca need skills_dir."""
+        """Save the project's coordination choice; herdr/orca need skills_dir."""
         services.outside_any_task("save_coordination")
         plan = plan_choice(settings.state_root, mode, skills_dir or None)
         saved = save_choice(settings.state_root, settings.project_root, plan)
@@ -30,7 +30,6 @@ def tools(services: Services) -> list[Tool]:
             defaults=saved.defaults,
             skill=saved.skill,
             next_step=saved.next_step,
-            path=str(saved.path),
         )
 
     return [tool(save_coordination, REPLACE)]
