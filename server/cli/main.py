@@ -179,6 +179,7 @@ def _status_json(settings: Settings, every: list[TaskStatus], tasks: list[TaskSt
             "age_seconds": round(t.age(now), 1),
             "claim": t.claim,
             "has_locator": t.has_locator,
+            "proof": t.proof or "",
             "problems": [*t.problems, *(f"temp {n}" for n in t.temp_files)],
         }
         for t in tasks

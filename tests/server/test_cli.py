@@ -219,6 +219,7 @@ def test_status_json_gives_the_tasks_and_the_writer_slots_for_scripts(
         (str(ref), "dispatched", "current: src/a1/**")
     ]
     assert (shown["writer_claims"], shown["free_writer_slots"]) == (1, 0)
+    assert shown["tasks"][0]["proof"] == ""  # no REPORT yet
     assert shown["writers"].startswith("free writer slots: 0 without writer_limit")
 
 
