@@ -155,9 +155,9 @@ def serve(settings: Settings) -> int:
 
     if settings.note:  # stderr: a client shows it in its server log, never in the protocol stream
         print(f"handoff-mcp: {settings.note}", file=sys.stderr)
-    guard_stdin()  # a message nested too deep is answered, not dropped by the SDK's parser
-    if sys.stdin.isatty():  # a person started it by hand: say it is waiting, not hung
+    if sys.stdin.isatty():  # a person started it by hand: say it is waiting, not hung (asked before stdin is wrapped)
         print(visible(serving_line(settings)), file=sys.stderr, flush=True)
+    guard_stdin()  # a message nested too deep is answered, not dropped by the SDK's parser
     build_server(settings).run("stdio")
     return 0
 

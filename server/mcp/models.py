@@ -140,7 +140,7 @@ class Handoff(Wire):
 
 class History(Wire):
     log_path: str
-    hits: list[str] = Field(default=[], description="line | record | time | role: snippet")
+    hits: list[str] = Field(default=[], description="line|record|time|role: snippet")
     stopped_early: bool = False
 
 

@@ -94,10 +94,10 @@ def tools(services: Services) -> list[Tool]:
     def handoff_status(
         change: Annotated[str, Field(description="default: all active")] = "",
         session: str = "",
-        view: Annotated[str, Field(description="needs_lead (default), all, state, cursor")] = "",
+        view: Annotated[str, Field(description="needs_lead, all, state or cursor")] = "",
         since: Annotated[str, Field(description="ISO time")] = "",
     ) -> Status:
-        """Counts per state and a page of tasks."""
+        """Counts per state, a page of tasks."""
         if (scope := TASK_SCOPE.get()) is not None:  # a task's session sees its own task only
             tasks = [t for t in queries.status(scope.change, scope.session) if t.ref == scope]
             view = "all"
