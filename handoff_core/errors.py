@@ -17,7 +17,8 @@ can match on; the message says what to do next. The hierarchy::
     │   ├── ChangeNotActive          code change_not_active   archived, completed or cancelled
     │   ├── AlreadyReported          code already_reported    a REPORT exists already
     │   ├── TaskChanged              code task_changed        TASK differs from the pinned sha256
-    │   └── TooLarge                 code too_large           a file on disk is over MAX_FILE_BYTES
+    │   ├── TooLarge                 code too_large           a file on disk is over MAX_FILE_BYTES
+    │   └── CoordinationInvalid      code coordination_invalid coordination/project.json kept: invalid
     ├── Conflict                     code conflict
     │   ├── WriteConflict            code write_conflict      another writer published other bytes
     │   ├── LocatorConflict          code locator_conflict    a different log path is recorded
@@ -46,6 +47,7 @@ __all__ = [
     "ChangeNotFound",
     "ConfigError",
     "Conflict",
+    "CoordinationInvalid",
     "GitError",
     "HandoffError",
     "InvalidContent",
@@ -134,6 +136,10 @@ class TaskChanged(StateRefused):
 
 class TooLarge(StateRefused):
     code = "too_large"
+
+
+class CoordinationInvalid(StateRefused):
+    code = "coordination_invalid"
 
 
 class Conflict(HandoffError):

@@ -12,6 +12,7 @@ from pathlib import PurePosixPath
 from typing import Final, Literal, get_args
 
 __all__ = [
+    "ACTIVE_LINE",
     "ARCHIVE",
     "ATTEMPTS_BEFORE_WARNING",
     "CHANGES",
@@ -26,6 +27,7 @@ __all__ = [
     "FOCUSED_SENTENCES",
     "HANDOFF_DOCS",
     "HANDOFF_FILES",
+    "HEADING_MEANINGS",
     "KINDS",
     "LOCATIONS",
     "LOCATOR_FILE",
@@ -49,6 +51,7 @@ __all__ = [
     "TASK_FILE",
     "TASK_SECTIONS",
     "TASK_STATES",
+    "TASK_TITLE",
     "UNFINISHED_STATUSES",
     "WORKSPACES",
     "EntryKind",
@@ -96,6 +99,7 @@ CHANGE_README: Final = "README.md"  # a change's README, holding its ``Outcome:`
 SESSIONS: Final = "sessions"  # the seed's folder of rounds inside a change
 HANDOFF_DOCS: Final = ("commands", "handoff")
 COORDINATION_FILE: Final = ("coordination", "project.json")
+ACTIVE_LINE: Final = "Outcome: active"  # the one line of CHANGE_README that makes a change active
 
 
 def task_parts(change: str, session: str, task: str) -> tuple[str, ...]:
@@ -110,6 +114,14 @@ REPORT_FOCUSED: Final = "聚焦交接"
 REPORT_WORK: Final = "产物与验证"
 REPORT_NEXT: Final = "问题与下一步"
 REPORT_SECTIONS: Final = (REPORT_FOCUSED, REPORT_WORK, REPORT_NEXT)
+TASK_TITLE: Final = "任务简报"
+# The seed contract's headings, matched literally by its validator, and what they mean.
+HEADING_MEANINGS: Final = {
+    TASK_TITLE: "task brief",
+    REPORT_FOCUSED: "focused handoff",
+    REPORT_WORK: "artifacts and verification",
+    REPORT_NEXT: "problems and next steps",
+}
 FOCUSED_SENTENCES: Final = (3, 5)  # the focused handoff's length, in sentences
 FOCUSED_LENGTH: Final = f"{FOCUSED_SENTENCES[0]}-{FOCUSED_SENTENCES[1]} sentences"  # as tools and messages say it
 

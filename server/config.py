@@ -49,6 +49,7 @@ LEAD_TOOLS = (
     "package_dispatch",
     "receive_return",
     "claim_writer",
+    "save_coordination",
 )
 ROLE_TOOLS: dict[Role, tuple[str, ...]] = {"lead": SHARED_TOOLS + LEAD_TOOLS, "executor": SHARED_TOOLS}
 # Bytes of the tools/list answer on the wire: every agent of the role pays them in its context.

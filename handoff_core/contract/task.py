@@ -14,7 +14,7 @@ from handoff_core.contract.proof import SIGNING_KEY_LABEL
 from handoff_core.contract.scope import LIST_START, SCOPE_FENCE, Scope, check_scope, scope_from, scope_lines
 from handoff_core.contract.values import is_real
 from handoff_core.errors import InvalidContent, QuotedTokenCheck
-from handoff_core.layout import KINDS, TASK_SECTIONS, Kind
+from handoff_core.layout import KINDS, TASK_SECTIONS, TASK_TITLE, Kind
 
 __all__ = [
     "META_KEYS",
@@ -199,7 +199,7 @@ def render_checked(task: Task) -> str:
     body = [
         "---",
         "",
-        "# 任务简报",
+        f"# {TASK_TITLE}",
         "",
         "## Goal",
         task.goal,

@@ -20,6 +20,7 @@ from handoff_core.contract.snapshot import MISSING, PROBE_STAMP, Entry, Probe, S
 from handoff_core.errors import ChangeNotFound, HandoffError, UnsafePath
 from handoff_core.files.paths import check_name, entry_mode, open_dir, open_root, read_open
 from handoff_core.layout import (
+    ACTIVE_LINE,
     ARCHIVE,
     CHANGE_README,
     CHANGES,
@@ -124,7 +125,8 @@ def locate_change(root: Path, change: str) -> Iterator[tuple[ChangeFacts, int]]:
         if not found:
             raise ChangeNotFound(
                 f"change {change!r} not found under specdev/changes or specdev/archive of the state root; "
-                "the server never creates a change: create it (README.md with 'Outcome: active') or pass an existing id"
+                f"the server never creates a change: create {'/'.join((*CHANGES, change, CHANGE_README))} holding the "
+                f"line '{ACTIVE_LINE}', or pass an existing id"
             )
         if len(found) > 1:
             raise UnsafePath(f"change {change!r} exists in more than one place ({found}); keep exactly one")

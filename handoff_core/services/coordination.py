@@ -12,7 +12,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["Resolution", "resolve"]
+__all__ = ["Resolution", "problems", "resolve"]
 
 SCHEMA_FILE = "project-facts.schema.json"
 DEFAULT_CHOICE: dict[str, Any] = {"mode": "lead"}
@@ -41,6 +41,21 @@ def _validator() -> Any:
 
 def _errors(data: Any) -> list[tuple[tuple[Any, ...], str]]:
     return [(tuple(e.absolute_path), e.message) for e in _validator().iter_errors(data)]
+
+
+def problems(data: Any) -> list[str]:
+    """Why ``data`` is not a valid file: schema errors, then rules giving two choices at one level."""
+    found = [f"{'/'.join(map(str, path)) or 'the file'}: {message}" for path, message in _errors(data)]
+    if found:
+        return found
+    levels: dict[tuple[str, str | None], set[str]] = {}
+    for rule in data["rules"]:
+        levels.setdefault((rule["work_id"], rule.get("stage")), set()).add(json.dumps(rule["choice"], sort_keys=True))
+    return [
+        f"rules for {work}{f' stage {stage}' if stage else ''} give different choices at one level"
+        for (work, stage), choices in levels.items()
+        if len(choices) > 1
+    ]
 
 
 def _rule_hits(rules: list[Any], work_id: str, stage: str | None) -> tuple[list[int], list[int]]:

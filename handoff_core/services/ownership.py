@@ -17,7 +17,13 @@ from handoff_core.contract.scope import Scope
 from handoff_core.errors import OwnershipConflict
 from handoff_core.layout import Kind, Workspace
 
-__all__ = ["Claim", "check_dispatch"]
+__all__ = ["PLATFORM_WRITERS", "Claim", "WriterSlots", "check_dispatch", "room", "writer_slots"]
+
+PLATFORM_WRITERS = 8  # what one machine's coordination can hold: the outer bound on any plan
+PARALLEL_WAY = (
+    'workspace="required" (each writer in its own worktree), non-overlapping writable globs and writer_limit '
+    "set to the plan's parallel writers"
+)
 
 
 @dataclass(frozen=True)
@@ -55,7 +61,50 @@ def _refuse(reason: str, holders: list[Claim]) -> OwnershipConflict:
     )
 
 
-def check_dispatch(kind: Kind, scope: Scope, read_claims: Callable[[], list[Claim]], cap: int) -> None:
+def room(outstanding: int, writer_limit: int | None, writer_cap: int) -> int:
+    """How many more implementation writers create_task admits now: the smallest of the plan's
+    declared limit (none declared: one, seed 001 execution-policy), the project's cap and the
+    platform's, less the writers outstanding."""
+    return max(0, min(writer_limit or 1, writer_cap, PLATFORM_WRITERS) - outstanding)
+
+
+@dataclass(frozen=True)
+class WriterSlots:
+    """What every view shows as free writer slots: exactly what create_task would admit now."""
+
+    free: int  # a dispatch without writer_limit
+    with_limit: int  # a dispatch with writer_limit=limit (each in its own "required" worktree)
+    limit: int  # the largest writer_limit that counts here
+
+    def describe(self) -> str:
+        if self.with_limit == self.free:
+            return f"free writer slots: {self.free}"
+        return (
+            f"free writer slots: {self.free} without writer_limit; {self.with_limit} with writer_limit={self.limit} "
+            '(workspace="required", non-overlapping writable globs)'
+        )
+
+
+def writer_slots(outstanding: int, writer_cap: int) -> WriterSlots:
+    limit = min(writer_cap, PLATFORM_WRITERS)
+    return WriterSlots(room(outstanding, None, writer_cap), room(outstanding, limit, writer_cap), limit)
+
+
+def _over_cap(claims: list[Claim], writer_limit: int | None, writer_cap: int) -> OwnershipConflict:
+    cap = min(writer_limit or 1, writer_cap, PLATFORM_WRITERS)
+    limit = min(writer_cap, PLATFORM_WRITERS)
+    if writer_limit is None and limit > len(claims):
+        way = f"the plan declared no writer_limit, so one writer; to add writers use {PARALLEL_WAY} (at most {limit})"
+    elif cap < limit:
+        way = f"writer_limit {writer_limit} is reached; the plan may declare up to {limit}"
+    else:
+        way = f"this project allows {writer_cap} (HANDOFF_WRITER_CAP) and the platform {PLATFORM_WRITERS}"
+    return _refuse(f"{len(claims)} implementation writers are outstanding and the cap is {cap}: {way}", claims)
+
+
+def check_dispatch(
+    kind: Kind, scope: Scope, read_claims: Callable[[], list[Claim]], writer_limit: int | None, writer_cap: int
+) -> None:
     """Refuse a dispatch that would break single-writer ownership.
 
     Read-only kinds never conflict, so their dispatch never reads the claims: that read costs a
@@ -65,16 +114,24 @@ def check_dispatch(kind: Kind, scope: Scope, read_claims: Callable[[], list[Clai
         return
     claims = read_claims()
     if scope.workspace == "current" and (current := [c for c in claims if c.workspace == "current"]):
-        raise _refuse("the current workspace already has an outstanding implementation writer", current)
+        raise _refuse(
+            "the current workspace already has an outstanding implementation writer, and it holds one writer "
+            f"whatever the globs; to write in parallel use {PARALLEL_WAY}",
+            current,
+        )
     budget = Budget()  # the whole check runs under the state-root lock: bound it
     for claim in claims:
         if (hit := _first_overlap(scope.writable, claim.writable, budget)) is not None:
-            raise _refuse(f"writable {hit[0]!r} overlaps {hit[1]!r} (both cover {hit[2]!r})", [claim])
+            raise _refuse(
+                f"writable {hit[0]!r} overlaps {hit[1]!r} (both cover {hit[2]!r}); to write beside it, give this "
+                "task writable globs that leave that path out",
+                [claim],
+            )
         if taken := sorted(set(scope.resources) & set(claim.resources)):
             raise _refuse(f"resource {taken[0]!r} is held by another writer", [claim])
         _check_shared(scope, claim, budget)
-    if len(claims) >= cap:
-        raise _refuse(f"{len(claims)} implementation writers are outstanding (the cap is {cap})", claims)
+    if room(len(claims), writer_limit, writer_cap) == 0:
+        raise _over_cap(claims, writer_limit, writer_cap)
 
 
 def _check_shared(scope: Scope, claim: Claim, budget: Budget) -> None:

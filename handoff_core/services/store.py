@@ -38,12 +38,14 @@ from handoff_core.errors import (
 )
 from handoff_core.files.allocation import find_retry, open_round, recent_rounds, undo
 from handoff_core.files.leftovers import Leftover, remove_leftover
-from handoff_core.files.paths import open_dir, walked
+from handoff_core.files.paths import entry_mode, open_dir, walked
 from handoff_core.files.publishing import publish
 from handoff_core.files.reader import locate_change
 from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256, translated
 from handoff_core.layout import (
+    ACTIVE_LINE,
     ATTEMPTS_BEFORE_WARNING,
+    CHANGE_README,
     CLOSING_FILES,
     DEFAULT_WRITER_CAP,
     LOCATOR_FILE,
@@ -90,7 +92,6 @@ class StoredDocument:
     sha256: str
 
 
-PLATFORM_WRITERS = 8  # what one machine's coordination can hold: the outer bound on any plan
 LEFTOVER_MIN_AGE = 60.0  # a publish finishes in milliseconds; a minute-old temp file is nobody's
 
 
@@ -131,12 +132,20 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _require_active(facts: ChangeFacts) -> None:
-    if facts.location != "active" or facts.outcome != "active":
-        raise ChangeNotActive(
-            f"change {facts.change} is {facts.location} with Outcome {facts.outcome or 'missing'}; "
-            "dispatch only into an active change (README.md line 'Outcome: active')"
-        )
+def _require_active(facts: ChangeFacts, change_fd: int) -> None:
+    if facts.location == "active" and facts.outcome == "active":
+        return
+    readme = "/".join((*facts.parts, CHANGE_README))
+    if facts.location == "active" and entry_mode(change_fd, CHANGE_README) is None:
+        why = f"change {facts.change} has no {CHANGE_README}, so it is not active yet: create {readme}"
+    elif facts.location == "active" and facts.unreadable:
+        why = f"change {facts.change} cannot be read as active: {facts.unreadable}; make {readme} a plain file with"
+    elif facts.location == "active" and facts.outcome is None:
+        why = f"{readme} has no single valid Outcome line (missing, repeated or unknown): put in it"
+    else:
+        why = f"change {facts.change} is {facts.location} with Outcome {facts.outcome or 'missing'}; dispatch only "
+        why += f"into an active change, whose {readme} under specdev/changes/ has"
+    raise ChangeNotActive(f"{why} the one line '{ACTIVE_LINE}'")
 
 
 class Store:
@@ -166,7 +175,7 @@ class Store:
         if request.retry_of is not None:
             body = self._citing(request.retry_of, body)
         with self._locked(), locate_change(self.roots.state_root, request.change) as (facts, change_fd):
-            _require_active(facts)
+            _require_active(facts, change_fd)
             # Read from git under the lock: the base is the branch tip at the moment of dispatch.
             body = body._replace(
                 scope=pin_workspace(self.roots.project_root, self.roots.state_root, body.kind, body.scope)
@@ -196,7 +205,7 @@ class Store:
     def _create_in(self, sessions_fd: int, request: TaskRequest, body: TaskBody) -> StoredFile:
         if not request.force_new and (earlier := self._find_retry(sessions_fd, request, body)) is not None:
             return earlier
-        check_dispatch(body.kind, body.scope, self.queries.claims, self.cap_for(request))
+        check_dispatch(body.kind, body.scope, self.queries.claims, request.writer_limit, self.writer_cap)
         session, round_fd, new_round = open_round(sessions_fd, request.session, self.clock())
         task_id = ""
         try:
@@ -246,11 +255,6 @@ class Store:
         if count < ATTEMPTS_BEFORE_WARNING:
             return ()
         return (f"{count} earlier attempts on this topic or ticket ended blocked or failed: reconsider the plan",)
-
-    def cap_for(self, request: TaskRequest) -> int:
-        """Parallel implementation writers: the smallest of the plan's declared limit, this project's
-        configured maximum and the platform's; a plan that declares none gets one writer."""
-        return min(request.writer_limit or 1, self.writer_cap, PLATFORM_WRITERS)
 
     def _find_retry(self, sessions_fd: int, request: TaskRequest, body: TaskBody) -> StoredFile | None:
         """The task an identical earlier request created (a caller that never saw the answer)."""

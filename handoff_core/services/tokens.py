@@ -31,6 +31,7 @@ __all__ = [
     "lead_token",
     "load_secret",
     "report_token",
+    "reprinted_token",
     "token_check",
 ]
 
@@ -91,13 +92,21 @@ def _create_secret(path: Path) -> None:
         os.close(fd)
 
 
-def load_secret(path: Path, forbidden_root: Path | None = None) -> bytes:
-    """The secret at ``path`` (created with mode 0600 on first use), never inside ``forbidden_root``."""
+def load_secret(path: Path, forbidden_root: Path | None = None, *, create: bool = True) -> bytes:
+    """The secret at ``path`` (created with mode 0600 on first use), never inside ``forbidden_root``.
+
+    ``create=False`` when a token is read again: a secret made now derives nothing ever handed out."""
     path = Path(path).absolute()
     # Compared after resolving '..' and symlinks on both sides: a lexical check is fooled by either.
     if forbidden_root is not None and path.resolve().is_relative_to(Path(forbidden_root).resolve()):
         raise UnsafePath(f"the token secret {path} lies inside the project; point --secret-file outside it")
     try:
+        if not path.exists() and not create:
+            raise TokenRefused(
+                f"there is no token secret at {path}, so no token was ever derived from it: pass the secret file "
+                "of the Lead's server that dispatched the task (--secret-file or HANDOFF_SECRET_FILE; another HOME "
+                "has another ~/.config)"
+            )
         if not path.exists():
             _create_secret(path)
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -114,3 +123,16 @@ def load_secret(path: Path, forbidden_root: Path | None = None) -> bytes:
     if len(data) < 16:
         raise StorageError(f"the token secret {path} is too short; delete it to have a new one made")
     return data
+
+
+def reprinted_token(secret_file: Path, project_root: Path, state_root: Path, ref: Ref, check: str | None) -> str:
+    """A task's report token again, refused unless ``secret_file`` is the secret its TASK's check line was
+    derived from (a TASK without a check line has nothing to hold it to)."""
+    token = report_token(load_secret(secret_file, project_root, create=False), state_root, ref)
+    if check is not None and not hmac.compare_digest(token_check(token).encode(), check.encode()):
+        raise TokenRefused(
+            f"the token secret {Path(secret_file).absolute()} is not the one {ref} was dispatched with (its TASK's "
+            "check line does not match): pass the secret file of the Lead's server that dispatched it "
+            "(--secret-file or HANDOFF_SECRET_FILE)"
+        )
+    return token

@@ -6,26 +6,45 @@ Only ``serve`` imports the MCP SDK; the other commands stay as light as the core
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from handoff_core import validator as validate_cli
 from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.values import visible
 from handoff_core.errors import ConfigError, HandoffError
 from handoff_core.layout import CHANGES
-from handoff_core.services.tokens import lead_token, load_secret, report_token
+from handoff_core.services.coordination_setup import MODES, SKILLS_DIRS, plan_choice, save_choice
+from handoff_core.services.ownership import writer_slots
+from handoff_core.services.tokens import lead_token, load_secret, reprinted_token
 from server import logs
 from server.client_config import CLIENTS, Client, http_launch, launch_for, render
 from server.config import ROLES, Settings, TeamOptions, settings_from
 from server.logs import LEVELS
 from server.mcp.services import open_store
 
+if TYPE_CHECKING:
+    from handoff_core.services.status import TaskStatus
+
 __all__ = ["main"]
 
-COMMANDS = ("serve", "validate", "status", "token", "doctor", "config", "board", "package", "receive", "guard")
+COMMANDS = (
+    "serve",
+    "validate",
+    "status",
+    "token",
+    "doctor",
+    "config",
+    "board",
+    "package",
+    "receive",
+    "guard",
+    "coordination",
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -42,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
         ("board", "serve the live board page on the loopback; prints a one-time login URL"),
         ("package", "seal a task as an outbound ZIP for an external web channel"),
         ("receive", "persist, check and (only if safe) extract an external return"),
+        ("coordination", "save the project's coordination choice (herdr, orca, cli, or lead: none for now)"),
     ):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("--role", choices=ROLES, help="default: $HANDOFF_ROLE")
@@ -53,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--change")
             sub.add_argument("--session")
             sub.add_argument("--since", help="only tasks whose files appeared since (ISO 8601, e.g. 2026-12-01T09:00Z)")
+            sub.add_argument("--json", action="store_true", help="one JSON object on stdout, for scripts and CI")
         if name == "serve":
             _http_arguments(sub)
         if name == "token":
@@ -70,6 +91,11 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--port", type=int, default=8766, help="default 8766")
         if name in ("package", "receive"):
             _exchange_arguments(sub, name)
+        if name == "coordination":
+            sub.add_argument("action", choices=("save",))
+            sub.add_argument("mode", choices=MODES)
+            sub.add_argument("--skills-dir", choices=SKILLS_DIRS, help="herdr and orca: where the Skill is installed")
+            sub.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
         if name == "doctor":
             sub.add_argument("--fix", action="store_true", help="remove them (under the state-root lock)")
     commands.add_parser("validate", help="validate one handoff (same as handoff-validate)", add_help=False)
@@ -116,12 +142,21 @@ def serve_team(settings: Settings, options: TeamOptions) -> int:
     return 0
 
 
+def serving_line(settings: Settings) -> str:
+    return (
+        f"handoff-mcp: {settings.role} server, project root {settings.project_root}, state root "
+        f"{settings.state_root}; waiting for an MCP client on stdin (an agent CLI starts it; Ctrl-C stops it)"
+    )
+
+
 def serve(settings: Settings) -> int:
     from server.mcp.app import build_server
     from server.mcp.nesting import guard_stdin
 
     if settings.note:  # stderr: a client shows it in its server log, never in the protocol stream
         print(f"handoff-mcp: {settings.note}", file=sys.stderr)
+    if sys.stdin.isatty():  # a person started it by hand: say it is waiting, not hung (asked before stdin is wrapped)
+        print(visible(serving_line(settings)), file=sys.stderr, flush=True)
     guard_stdin()  # a message nested too deep is answered, not dropped by the SDK's parser
     build_server(settings).run("stdio")
     return 0
@@ -132,7 +167,30 @@ def _age(seconds: float) -> str:
     return f"{minutes // 1440}d" if minutes >= 1440 else f"{minutes // 60}h" if minutes >= 60 else f"{minutes}m"
 
 
-def status(settings: Settings, change: str | None, session: str | None, since: str | None = None) -> int:
+def _status_json(settings: Settings, every: list[TaskStatus], tasks: list[TaskStatus]) -> str:
+    now = time.time()
+    claims = sum(1 for task in every if task.claims_writer)  # a filter never frees a slot
+    slots = writer_slots(claims, settings.writer_cap)
+    rows = [
+        {
+            "ref": str(t.ref),
+            "kind": t.kind or "",
+            "state": t.label,
+            "age_seconds": round(t.age(now), 1),
+            "claim": t.claim,
+            "has_locator": t.has_locator,
+            "proof": t.proof or "",
+            "problems": [*t.problems, *(f"temp {n}" for n in t.temp_files)],
+        }
+        for t in tasks
+    ]
+    body = {"state_root": str(settings.state_root), "tasks": rows, "writer_claims": claims}
+    return json.dumps({**body, "free_writer_slots": slots.free, "writers": slots.describe()}, ensure_ascii=True)
+
+
+def status(
+    settings: Settings, change: str | None, session: str | None, since: str | None = None, as_json: bool = False
+) -> int:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -141,6 +199,9 @@ def status(settings: Settings, change: str | None, session: str | None, since: s
 
     every = open_store(settings).queries.status(change, session)
     tasks = changed_since(every, since) if since else every
+    if as_json:
+        print(_status_json(settings, every, tasks))
+        return 0
     now = time.time()
     table = Table("ref", "kind", "state", "age", "claim", "locator", "proof", "problems", title="handoff status")
     for task in tasks:
@@ -155,7 +216,7 @@ def status(settings: Settings, change: str | None, session: str | None, since: s
         return 0
     console.print(table if tasks else Text(f"no task changed since {visible(since or '')}"))
     claims = sum(1 for task in every if task.claims_writer)  # a filter never frees a slot
-    console.print(f"writer claims: {claims}; free writer slots: {max(0, settings.writer_cap - claims)}")
+    console.print(f"writer claims: {claims}; {writer_slots(claims, settings.writer_cap).describe()}")
     return 0
 
 
@@ -165,15 +226,16 @@ def token(settings: Settings, ref: str | None, lead: bool) -> int:
             "token prints a task's report token, which only the Lead hands out; this shell is configured "
             "as executor (--role or HANDOFF_ROLE): run it where the Lead works"
         )
-    secret = load_secret(settings.secret_file, settings.project_root)
     if lead:
-        print(lead_token(secret, settings.state_root))
+        print(lead_token(load_secret(settings.secret_file, settings.project_root, create=False), settings.state_root))
         return 0
     if ref is None:
         raise ConfigError("name a task (token CHANGE/SESSION/TASK), or ask for the Lead's token with --lead")
     parsed = parse_ref(ref)
-    open_store(settings).queries.read_task(parsed)
-    print(report_token(secret, settings.state_root, parsed))
+    task, _ = open_store(settings).queries.read_task(parsed)
+    secret_file, roots = settings.secret_file, (settings.project_root, settings.state_root)
+    print(reprinted_token(secret_file, *roots, parsed, task.token_check))
+    print(visible(f"handoff-mcp: derived from the secret {secret_file}"), file=sys.stderr)
     return 0
 
 
@@ -188,6 +250,13 @@ def doctor(settings: Settings, fix: bool) -> int:
         removed = store.remove_leftovers()
         print(f"removed {len(removed)} of {len(found)} (younger ones may still be in flight; run again later)")
     return 0
+
+
+PROJECT_APPROVAL = (
+    'a project server (.mcp.json, or claude mcp add --scope project) stays "Pending approval" until you approve '
+    "it: start claude in the project and accept handoff (or approve it in /mcp), or add "
+    '"enabledMcpjsonServers": ["handoff"] to .claude/settings.local.json; --scope local needs no approval'
+)
 
 
 def config(
@@ -205,12 +274,8 @@ def config(
     for note in (settings.note, launch.note, trust if launch.guard and client.startswith("codex") else None):
         if note:
             print(f"handoff-mcp: {note}", file=sys.stderr)
-    if client == "claude-code" and settings.role == "lead":
-        print(
-            'handoff-mcp: as a project .mcp.json, approve it in Claude Code or add "enabledMcpjsonServers": '
-            '["handoff"] to .claude/settings.local.json',
-            file=sys.stderr,
-        )
+    if client in ("claude-code", "claude-code-cli") and settings.role == "lead" and url is None:
+        print(f"handoff-mcp: {PROJECT_APPROVAL}", file=sys.stderr)
     return 0
 
 
@@ -237,6 +302,21 @@ def exchange(settings: Settings, args: argparse.Namespace) -> int:
     print(
         f"raw {got.raw_locator} (sha256 {got.raw_sha256}); return {got.return_locator}; {got.extracted_files} file(s)"
     )
+    return 0
+
+
+def coordination(settings: Settings, mode: str, skills_dir: str | None, dry_run: bool = False) -> int:
+    plan = plan_choice(settings.state_root, mode, skills_dir)
+    if dry_run:  # the seed's plan: the choice and the expected file, nothing written
+        print(visible(f"would {'save' if plan.changed else 'reuse'} {plan.path}:"))
+        print(visible(plan.candidate.decode()), end="")
+        return 0
+    saved = save_choice(settings.state_root, settings.project_root, plan)
+    print(visible(f"{saved.outcome} {saved.path}: {json.dumps(saved.defaults)}"))
+    if saved.skill != "not needed":
+        print(visible(f"skill {saved.defaults['guide']}: {saved.skill}"))
+    if saved.next_step:
+        print(visible(f"to install it: {saved.next_step} (nothing was installed)"))
     return 0
 
 
@@ -269,11 +349,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "serve":
             return serve(settings)
         if args.command == "status":
-            return status(settings, args.change, args.session, args.since)
+            return status(settings, args.change, args.session, args.since, args.json)
         if args.command == "doctor":
             return doctor(settings, args.fix)
         if args.command in ("package", "receive"):
             return exchange(settings, args)
+        if args.command == "coordination":
+            return coordination(settings, args.mode, args.skills_dir, args.dry_run)
         if args.command == "board":
             return board(settings, args.port)
         if args.command == "config":

@@ -19,7 +19,7 @@ from server.config import LEAD_TOOLS, ROLE_TOOLS, Role, Settings
 from server.mcp.nesting import too_deep
 from server.mcp.registration import resource_errors, tool_errors
 from server.mcp.services import TASK_SCOPE, Services, bearer_ref
-from server.mcp.tools import exchange, history, lead, shared, writer
+from server.mcp.tools import coordination, exchange, history, lead, shared, writer
 
 if TYPE_CHECKING:  # only the team server builds these: stdio start-up stays light
     from mcp.server.auth.provider import TokenVerifier
@@ -109,7 +109,7 @@ def build_server(settings: Settings, http: HttpOptions | None = None) -> MCPServ
     tools = shared.tools(services) + history.shared(services)
     if settings.role == "lead":
         tools += lead.tools(services) + history.lead(services) + exchange.tools(services)
-        tools += writer.tools(services)
+        tools += writer.tools(services) + coordination.tools(services)
     extra: dict[str, Any] = {}
     if http is not None:
         extra = {

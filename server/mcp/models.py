@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 __all__ = [
     "Claimed",
     "Coordination",
+    "CoordinationSaved",
     "CreatedTask",
     "Document",
     "ExecutorConfig",
@@ -37,12 +38,12 @@ class ExecutorConfig(Wire):
     claude_code_cli: str = Field(description="a worker's `claude` launch line")
     codex_args: list[str] = Field(description="`codex` -c arguments")
     codex_config_toml: str = Field(description="~/.codex/config.toml entry")
-    warning: str = Field(default="", description="e.g. the command lies in uv's cache")
+    warning: str = ""
 
 
 class CreatedTask(Wire):
     ref: str
-    created: bool = Field(description="false: an identical outstanding task was returned")
+    created: bool = Field(description="false: an identical earlier task")
     task_path: str
     task_path_in_project: str
     report_path_in_project: str
@@ -97,6 +98,7 @@ class Status(Wire):
     tasks: list[TaskState]
     next_cursor: str = ""
     free_writer_slots: int
+    writers: str = ""
     state_root: str
     external: list[str] = []  # external-web dispatches (the Lead's view)
     events: str = ""  # "polled: …" when the team server's watcher polls the tree
@@ -115,7 +117,7 @@ class Audited(Wire):
 
 
 class Waited(Wire):
-    arrived: list[str] = Field(description="'ref FILE' for each task that got a REPORT.md or RELEASE.md")
+    arrived: list[str] = Field(description="'ref FILE'")
     pending: list[str]
     timed_out: bool
     waited_seconds: float
@@ -138,12 +140,12 @@ class Handoff(Wire):
 
 class History(Wire):
     log_path: str
-    hits: list[str] = Field(default=[], description="line | record | time | role: snippet")
+    hits: list[str] = Field(default=[], description="line|record|time|role: snippet")
     stopped_early: bool = False
 
 
 class LogCandidates(Wire):
-    candidates: list[str] = Field(description="'path: ok' or 'path: problem'")
+    candidates: list[str]  # "path: ok" or "path: <problem>"
     ambiguous: bool
 
 
@@ -153,8 +155,15 @@ class Coordination(Wire):
     reasons: list[str] = []
 
 
+class CoordinationSaved(Wire):
+    outcome: Literal["saved", "reused"]
+    defaults: dict[str, Any]
+    skill: Literal["present", "missing", "not needed"]
+    next_step: str = ""
+
+
 class Claimed(Wire):
-    ref: str = Field(description="release it with release_writer")
+    ref: str
     task_path: str
 
 

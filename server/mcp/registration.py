@@ -30,6 +30,7 @@ from handoff_core.errors import HandoffError, InvalidArguments, NotFound
 __all__ = [
     "CREATE",
     "READ_ONLY",
+    "REPLACE",
     "WRITE_ONCE",
     "HandoffTool",
     "resource_errors",
@@ -45,6 +46,7 @@ __all__ = [
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 CREATE = ToolAnnotations(destructive_hint=False)
 WRITE_ONCE = ToolAnnotations(destructive_hint=False, idempotent_hint=True)
+REPLACE = ToolAnnotations(idempotent_hint=True)  # a config file, replaced whole: the old content is gone
 
 
 def _argument_problems(error: ValidationError) -> str:

@@ -190,7 +190,7 @@ def run_board(model: BoardModel, port: int) -> None:
 
     access = BoardAccess()
     url = f"http://127.0.0.1:{port}/board?token={access.login_token()}"
-    print(
-        f"handoff board for {model.queries.roots.state_root}\n  open: {url}\n  (the link works once)", file=sys.stderr
-    )
+    # The URL alone on stdout, for a script to read; what it is goes to stderr.
+    print(f"handoff board for {model.queries.roots.state_root}; the link works once:", file=sys.stderr, flush=True)
+    print(url, flush=True)
     uvicorn.run(standalone(model, access, port), host="127.0.0.1", port=port, log_level="warning", access_log=False)

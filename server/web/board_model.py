@@ -19,8 +19,10 @@ from typing import Any
 from handoff_core.contract.ids import Ref, ref_in
 from handoff_core.contract.values import visible
 from handoff_core.errors import HandoffError
+from handoff_core.layout import HEADING_MEANINGS
 from handoff_core.services import report_view
 from handoff_core.services.audit import audit_verdicts, worktree_verdict
+from handoff_core.services.ownership import writer_slots
 from handoff_core.services.queries import Queries
 from handoff_core.services.status import TaskStatus, task_status
 
@@ -104,7 +106,8 @@ class BoardModel:
             "state_root": str(self.queries.roots.state_root),
             "total": len(tasks),
             "claims": [{"ref": str(t.ref), "claim": t.claim} for t in claims],
-            "free_writer_slots": max(0, self.writer_cap - len(claims)),
+            "free_writer_slots": (slots := writer_slots(len(claims), self.writer_cap)).free,
+            "writers": slots.describe(),
             "changes": [
                 {
                     **c,
@@ -136,6 +139,7 @@ class BoardModel:
             "kind": task.kind,
             "task_text": stored.text,
             "task_sha256": stored.sha256,
+            "meanings": HEADING_MEANINGS,
         }
         try:
             view = report_view.read_handoff(self.queries, ref)

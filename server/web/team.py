@@ -143,8 +143,10 @@ def run_team(settings: Settings, options: TeamOptions) -> None:
     print(
         f"handoff-mcp team server for {settings.state_root}\n"
         f"  lead:      {endpoint.url('lead')}  (bearer: handoff-mcp token --lead)\n"
-        f"  executors: {endpoint.url('executor')}  (bearer: the task's report token)",
+        f"  executors: {endpoint.url('executor')}  (bearer: the task's report token)\n"
+        f"  board:     {endpoint.base}/board?token=LEAD_TOKEN  (the Lead's token, from handoff-mcp token --lead)",
         file=sys.stderr,
+        flush=True,
     )
     config = uvicorn.Config(
         app,

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import Report
 from handoff_core.services.store import Store
+from handoff_core.services.tokens import load_secret, report_token, token_check
 from server.cli import main
 from tests.conftest import implementation, review
 from tests.core.files.test_archives import zip_of
@@ -41,7 +45,7 @@ def test_status_since_lists_recent_tasks_and_counts_claims_over_all(
     code, out, _ = run(capsys, "status", "--project-root", str(project), "--since", "2100-01-01T00:00:00Z")
     assert code == 0
     assert str(ref) not in out
-    assert "writer claims: 1; free writer slots: 2" in out
+    assert "writer claims: 1; free writer slots: 0 without writer_limit; 2 with writer_limit=3" in out
     code, out, _ = run(capsys, "status", "--project-root", str(project), "--since", "2000-01-01T00:00:00+00:00")
     assert str(ref) in out
     code, _, err = run(capsys, "status", "--project-root", str(project), "--since", "yesterday")
@@ -59,11 +63,58 @@ def test_the_token_command_is_refused_to_an_executor(
     )
     assert (code, out) == (2, "")
     assert "Lead" in err
+    load_secret(Path(secret))  # the Lead's server made it when it started
     code, out, _ = run(
         capsys, "token", str(ref), "--role", "lead", "--project-root", str(project), "--secret-file", secret
     )
     assert code == 0
     assert len(out.strip()) == 24
+
+
+def dispatched(store: Store, secret_file: Path) -> tuple[Ref, str]:
+    """A task dispatched as the Lead's server does it: its TASK records its token's check line."""
+    secret = load_secret(secret_file)
+
+    def check(ref: Ref) -> str:
+        return token_check(report_token(secret, store.roots.state_root, ref))
+
+    ref = store.create_task(replace(implementation(), token_check=check)).ref
+    return ref, report_token(secret, store.roots.state_root, ref)
+
+
+def test_the_token_is_printed_again_from_the_secret_it_was_derived_from(
+    store: Store, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref, token = dispatched(store, tmp_path / "lead" / "secret")
+    code, out, err = run(
+        capsys, "token", str(ref), "--project-root", str(project), "--secret-file", str(tmp_path / "lead" / "secret")
+    )
+    assert (code, out.strip()) == (0, token)
+    assert str(tmp_path / "lead" / "secret") in err
+
+
+def test_reading_a_token_under_another_home_refuses_and_makes_no_secret(
+    store: Store, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref, _ = dispatched(store, tmp_path / "lead" / "secret")
+    elsewhere = tmp_path / "other-home" / ".config" / "handoff-mcp" / "secret"
+    code, out, err = run(capsys, "token", str(ref), "--project-root", str(project), "--secret-file", str(elsewhere))
+    assert (code, out) == (2, "")
+    assert "token_refused" in err or "no token secret" in err
+    assert str(elsewhere) in err
+    assert not elsewhere.exists()
+
+
+def test_reading_a_token_with_another_secret_refuses_naming_the_file(
+    store: Store, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref, _ = dispatched(store, tmp_path / "lead" / "secret")
+    other = tmp_path / "other" / "secret"
+    load_secret(other)
+    code, out, err = run(capsys, "token", str(ref), "--project-root", str(project), "--secret-file", str(other))
+    assert (code, out) == (2, "")
+    assert str(other) in err
+    assert "check line" in err
 
 
 def test_doctor_lists_leftovers_and_fixes_only_old_ones(
@@ -97,6 +148,7 @@ def test_the_lead_token_is_printed_for_the_lead_only(
     project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     secret = str(tmp_path / "secret")
+    load_secret(Path(secret))  # made by the team server when it started
     code, out, _ = run(capsys, "token", "--lead", "--project-root", str(project), "--secret-file", secret)
     assert code == 0
     assert len(out.strip()) == 32
@@ -154,3 +206,42 @@ def test_status_shows_each_reports_proof(store: Store, project: Path, capsys: py
     assert code == 0
     assert "proof" in out
     assert "absent" in out  # written without the token: as by hand
+
+
+def test_status_json_gives_the_tasks_and_the_writer_slots_for_scripts(
+    store: Store, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = store.create_task(implementation()).ref
+    code, out, _ = run(capsys, "status", "--json", "--project-root", str(project))
+    assert code == 0
+    shown = json.loads(out)
+    assert [(t["ref"], t["state"], t["claim"]) for t in shown["tasks"]] == [
+        (str(ref), "dispatched", "current: src/a1/**")
+    ]
+    assert (shown["writer_claims"], shown["free_writer_slots"]) == (1, 0)
+    assert shown["tasks"][0]["proof"] == ""  # no REPORT yet
+    assert shown["writers"].startswith("free writer slots: 0 without writer_limit")
+
+
+def test_the_lead_token_is_refused_from_a_secret_no_server_made(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    elsewhere = tmp_path / "other-home" / ".config" / "handoff-mcp" / "secret"
+    code, out, err = run(capsys, "token", "--lead", "--project-root", str(project), "--secret-file", str(elsewhere))
+    assert (code, out) == (2, "")
+    assert str(elsewhere) in err
+    assert not elsewhere.exists()
+
+
+def test_a_dry_run_of_coordination_save_prints_the_file_and_writes_nothing(
+    project: Path, state_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "coordination", "save", "cli", "--dry-run", "--project-root", str(project))
+    assert code == 0
+    assert out.splitlines()[0] == f"would save {state_root / 'coordination' / 'project.json'}:"
+    assert json.loads(out.split(":\n", 1)[1])["defaults"] == {
+        "mode": "cli",
+        "selection": "preferred",
+        "fallback": ["lead"],
+    }
+    assert not (state_root / "coordination").exists()

@@ -150,3 +150,26 @@ def test_an_installed_command_outside_any_cache_has_no_warning(tmp_path: Path, m
     monkeypatch.setattr(sys, "executable", str(bin_dir / "python"))
     monkeypatch.delenv("UV_CACHE_DIR", raising=False)
     assert server_command() == (str(bin_dir / "handoff-mcp"), None)
+
+
+@pytest.mark.slow
+def test_the_printed_claude_mcp_add_line_says_what_approves_it_and_that_works(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    claude = cli("claude")
+    home = tmp_path / "home"
+    assert main(["config", "--project-root", str(project), "--role", "lead", "--client", "claude-code-cli"]) == 0
+    out, err = capsys.readouterr()
+    words = shlex.split(out)
+    assert words[:5] == ["claude", "mcp", "add", "--scope", "project"]
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True, timeout=60)
+    added = run([claude, *words[1:]], project, home)
+    assert added.returncode == 0, added.stderr
+    pending = run([claude, "mcp", "list"], project, home)
+    assert re.search(r"^handoff: .*Pending approval", pending.stdout, re.MULTILINE), pending.stdout
+    assert '"Pending approval"' in err
+    assert '"enabledMcpjsonServers": ["handoff"] to .claude/settings.local.json' in err
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.local.json").write_text('{"enabledMcpjsonServers": ["handoff"]}')
+    done = run([claude, "mcp", "list"], project, home)
+    assert re.search(r"^handoff: .*Connected", done.stdout, re.MULTILINE), done.stdout + done.stderr

@@ -20,6 +20,7 @@ LEAD_ONLY = {
     "receive_return",
     "claim_writer",
     "audit_task",
+    "save_coordination",
 }
 SHARED = {
     "write_report",
@@ -47,8 +48,10 @@ async def test_read_only_tools_say_so_and_nothing_is_destructive(lead: Client) -
     for tool in (await lead.list_tools()).tools:
         assert tool.annotations is not None
         assert tool.annotations.open_world_hint is None  # left to its cautious default (see registration)
-        # destructiveHint only means something when readOnlyHint is false (MCP spec); writers never overwrite
-        assert tool.annotations.read_only_hint or tool.annotations.destructive_hint is False
+        # destructiveHint only means something when readOnlyHint is false (MCP spec); handoff writers never
+        # overwrite, and the one tool that replaces a config file says so
+        replaces = tool.name == "save_coordination"
+        assert tool.annotations.read_only_hint or tool.annotations.destructive_hint is (None if replaces else False)
         assert bool(tool.annotations.read_only_hint) is (
             tool.name
             in {

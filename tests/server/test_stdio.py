@@ -127,7 +127,7 @@ def test_the_status_command_prints_a_table_with_states_and_slots(project: Path, 
     assert result.returncode == 0, result.stderr
     assert "001-implement-a1" in result.stdout
     assert "dispatched" in result.stdout
-    assert "free writer slots: 2" in result.stdout
+    assert "free writer slots: 0 without writer_limit; 2 with writer_limit=3" in result.stdout
 
 
 def test_the_token_command_prints_the_same_token_as_the_dispatch(project: Path, secret_file: Path) -> None:
@@ -136,6 +136,7 @@ def test_the_token_command_prints_the_same_token_as_the_dispatch(project: Path, 
     from tests.conftest import implementation
 
     store = Store(project / "speculo" / ".speculo", project)
+    load_secret(secret_file)  # made by the Lead's server when it started
     ref = store.create_task(implementation()).ref
     result = subprocess.run(
         [str(SCRIPT), "token", str(ref), "--project-root", str(project), "--secret-file", str(secret_file)],

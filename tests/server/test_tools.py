@@ -108,8 +108,35 @@ async def test_status_shows_writer_claims_and_free_slots(lead: Client) -> None:
     created = await call(lead, "create_task", **task_args())
     status = await call(lead, "handoff_status")
     assert [t["claim"] for t in status["tasks"] if t["ref"] == created["ref"]] == ["current: src/a1/**"]
-    assert status["free_writer_slots"] == 2
+    assert status["free_writer_slots"] == 0  # a plan without writer_limit has one writer, and it is out
     assert status["tasks"][0]["state"] == "dispatched"
+
+
+async def test_the_free_writer_slots_shown_are_what_create_task_admits_now(lead: Client) -> None:
+    await call(lead, "create_task", **task_args())  # current, no writer_limit
+    status = await call(lead, "handoff_status")
+    assert status["free_writer_slots"] == 0
+    assert "2 with writer_limit=3" in status["writers"]
+    assert await refused(lead, "create_task", **task_args(topic="b", workspace="required", writable=["b/**"])) == (
+        "ownership_conflict"
+    )
+    parallel = {"workspace": "required", "writer_limit": 3, "shared": []}
+    for topic in ("c", "d"):
+        await call(lead, "create_task", **task_args(topic=topic, writable=[f"{topic}/**"], **parallel))
+    status = await call(lead, "handoff_status")
+    assert (status["free_writer_slots"], status["writers"]) == (0, "free writer slots: 0")
+    assert await refused(lead, "create_task", **task_args(topic="e", writable=["e/**"], **parallel)) == (
+        "ownership_conflict"
+    )
+
+
+async def test_a_parallel_writer_refusal_names_the_way_out_over_mcp(lead: Client) -> None:
+    await call(lead, "create_task", **task_args())
+    result = await lead.call_tool("create_task", task_args(topic="docs", writable=["docs/**"], shared=[]))
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert result.is_error
+    assert 'workspace="required"' in text
+    assert "writer_limit" in text
 
 
 async def test_status_since_filters_the_tasks_but_never_the_free_writer_slots(lead: Client) -> None:
@@ -119,7 +146,8 @@ async def test_status_since_filters_the_tasks_but_never_the_free_writer_slots(le
     newer = await call(lead, "handoff_status", since="2026-01-01T00:00:00+01:00")
     assert [t["ref"] for t in older["tasks"]] == [created["ref"]]
     assert (newer["tasks"], newer["counts"]) == ([], {})
-    assert older["free_writer_slots"] == newer["free_writer_slots"] == 2
+    assert older["writers"] == newer["writers"]
+    assert older["writers"].startswith("free writer slots: 0 without writer_limit; 2 with writer_limit=3")
     assert await refused(lead, "handoff_status", since="last week") == "invalid_input"
 
 

@@ -38,11 +38,11 @@ def tools(services: Services) -> list[Tool]:
         ref: RefArg,
         scope_id: Ids,
         dispatch_id: Ids,
-        files: Annotated[list[str], Field(description="project-relative files or folders to send")] = [],  # noqa: B006
+        files: Annotated[list[str], Field(description="project-relative paths")] = [],  # noqa: B006
         allowed_domains: list[str] = [],  # noqa: B006
         channel_tools: list[str] = [],  # noqa: B006
     ) -> Packaged:
-        """Seal the task as an outbound ZIP for an external web channel (secrets and caches left out)."""
+        """Seal a task as a ZIP for an external web channel."""
         task, _ = queries.read_task(parse_ref(ref))
         channel = Channel(tuple(allowed_domains), tuple(channel_tools))
         sealed = package(project, task, scope_id, dispatch_id, files, channel, store.clock())
@@ -59,10 +59,10 @@ def tools(services: Services) -> list[Tool]:
         task_id: Ids,
         dispatch_id: Ids,
         attempt_id: Ids,
-        raw_file: Annotated[str, Field(description="absolute path of the downloaded ZIP")] = "",
+        raw_file: Annotated[str, Field(description="the downloaded ZIP")] = "",
         text: Annotated[str, Field(description="a text-only answer, verbatim")] = "",
     ) -> ReturnReceived:
-        """Check a return whole (untrusted); only an accepted one is persisted raw and extracted."""
+        """Check a return whole; only an accepted one is kept and extracted."""
         if bool(raw_file) == bool(text):
             raise InvalidContent("give either raw_file (a downloaded ZIP) or text (a text-only answer)")
         ids = (project, scope_id, task_id, dispatch_id, attempt_id)

@@ -35,21 +35,21 @@ def tools(services: Services) -> list[Tool]:
 
     def create_task(
         change: Annotated[str, Field(description="an active change, YYYY-MM-DD-topic")],
-        topic: Annotated[str, Field(description="lowercase-hyphen; the number is allocated")],
+        topic: Annotated[str, Field(description="lowercase-hyphen")],
         kind: Kind,
         goal: Text,
         inputs: Text,
         acceptance: Text,
         workspace: Annotated[str, Field(description="current|required, implementation only")] = "",
         writable: Globs = [],  # noqa: B006 - never mutated; keeps the schema a plain array
-        read_only: Globs = [],  # noqa: B006
+        read_only: list[str] = [],  # noqa: B006 - globs, as writable says
         shared: Annotated[list[str], Field(description="PATH=OWNER entries")] = [],  # noqa: B006
-        artifacts: Annotated[list[str], Field(description="outputs a read-only task may write")] = [],  # noqa: B006
+        artifacts: Annotated[list[str], Field(description="a read-only task's outputs")] = [],  # noqa: B006
         scope_notes: Text = "",
         return_notes: Text = "",
         ticket: str = "",
-        session: Annotated[str, Field(description="round to add to; omit to open one")] = "",
-        force_new: Annotated[bool, Field(description="never return an identical earlier task")] = False,
+        session: Annotated[str, Field(description="round to add to")] = "",
+        force_new: Annotated[bool, Field(description="never reuse an identical task")] = False,
         writer_limit: Annotated[int, Field(description="the plan's parallel writers; none declared: 1")] = 0,
         resources: Annotated[list[str], Field(description="exclusive names: port:5432, db:test")] = [],  # noqa: B006
         retry_of: Annotated[str, Field(description="ref this task fixes or retries")] = "",
@@ -104,7 +104,7 @@ def tools(services: Services) -> list[Tool]:
         refs: Annotated[list[str], Field(description="refs to watch")],
         timeout_s: Annotated[float, Field(description=f"at most {waiting.MAX_TIMEOUT:g}")] = 30.0,
     ) -> Waited:
-        """Return when any listed task gets a REPORT or RELEASE, or at the timeout."""
+        """Wait until a listed task gets a REPORT or RELEASE, or the timeout."""
         result = await waiting.wait_for_reports(queries, [parse_ref(ref) for ref in refs], timeout_s)
         return Waited(
             arrived=[f"{a.ref} {a.file}" for a in result.arrived],
@@ -116,26 +116,26 @@ def tools(services: Services) -> list[Tool]:
 
     def record_session_locator(
         ref: RefArg,
-        path: Annotated[str, Field(description="absolute path of the executor's session log")],
-        verify: Annotated[bool, Field(description="false only if you confirmed the log by other means")] = True,
+        path: Annotated[str, Field(description="absolute log path")],
+        verify: Annotated[bool, Field(description="false: confirmed otherwise")] = True,
     ) -> Written:
-        """Record the executor's session-log path once confirmed as this task's log."""
+        """Record the executor's confirmed session-log path."""
         stored = store.record_session_locator(parse_ref(ref), path, verify)
         return Written(path=str(stored.path), sha256=stored.sha256, created=stored.created)
 
     def capture_report(
         ref: RefArg,
         status: ReportStatus,
-        original_locator: Annotated[str, Field(description="where the text came from, e.g. a call id")],
+        original_locator: Annotated[str, Field(description="where it came from")],
         text: Annotated[str, Field(description="the executor's reply, verbatim")],
     ) -> Written:
-        """Capture an executor's text-only reply verbatim as its REPORT."""
+        """An executor's text-only reply, verbatim, as its REPORT."""
         parsed = parse_ref(ref)
         stored = store.capture_report(parsed, status, original_locator, text, token=services.token(parsed))
         return Written(path=str(stored.path), sha256=stored.sha256, created=stored.created)
 
     def audit_task(ref: RefArg) -> Audited:
-        """Judge a task's change (TASK base to REPORT checkpoint, plus uncommitted) against its scope."""
+        """Judge a task's change, base to checkpoint plus uncommitted, against its scope."""
         found = audit.audit_task(queries, parse_ref(ref))
         return Audited(
             verdict=found.verdict,
@@ -155,7 +155,7 @@ def tools(services: Services) -> list[Tool]:
         evidence: Annotated[str, Field(description="stop locator, or why there is no writer")],
         details: Text = "",
     ) -> Written:
-        """End a task's writer claim without a REPORT, with evidence (RELEASE.md)."""
+        """End a writer claim without a REPORT, with evidence."""
         stored = store.release_writer(parse_ref(ref), kind, evidence, details)
         return Written(path=str(stored.path), sha256=stored.sha256, created=stored.created)
 

@@ -15,6 +15,7 @@ from handoff_core.contract.report import Report, first_sentence, focused_problem
 from handoff_core.layout import FOCUSED_LENGTH, REPORT_FILE, ReportStatus, Stage
 from handoff_core.services.audit import audit_verdicts
 from handoff_core.services.exchange import external_dispatches
+from handoff_core.services.ownership import writer_slots
 from handoff_core.services.status import TaskStatus
 from handoff_core.services.status_page import changed_since, page_status
 from server.mcp.models import ReportWritten, Status, TaskState, TaskView, Validation
@@ -92,11 +93,11 @@ def tools(services: Services) -> list[Tool]:
 
     def handoff_status(
         change: Annotated[str, Field(description="default: all active")] = "",
-        session: Annotated[str, Field(description="a round")] = "",
-        view: Annotated[str, Field(description="needs_lead (default), all, state, cursor")] = "",
+        session: str = "",
+        view: Annotated[str, Field(description="needs_lead, all, state or cursor")] = "",
         since: Annotated[str, Field(description="ISO time")] = "",
     ) -> Status:
-        """Counts per state and a page of tasks."""
+        """Counts per state, a page of tasks."""
         if (scope := TASK_SCOPE.get()) is not None:  # a task's session sees its own task only
             tasks = [t for t in queries.status(scope.change, scope.session) if t.ref == scope]
             view = "all"
@@ -126,7 +127,8 @@ def tools(services: Services) -> list[Tool]:
             unjudged=page.unjudged,
             tasks=[rows[str(t.ref)].model_copy(update={"audit": audits.get(t.ref, "")}) for t in page.tasks],
             next_cursor=page.next_cursor,
-            free_writer_slots=max(0, services.settings.writer_cap - len(claims)),
+            free_writer_slots=(slots := writer_slots(len(claims), services.settings.writer_cap)).free,
+            writers=slots.describe(),
             state_root=str(services.settings.state_root),
             external=[] if TASK_SCOPE.get() else external_dispatches(Path(services.settings.project_root)),
             events=services.events(),

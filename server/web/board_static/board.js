@@ -56,7 +56,7 @@ async function renderSummary() {
   const totals = {};
   for (const change of s.changes) for (const [k, v] of Object.entries(change.counts)) totals[k] = (totals[k] || 0) + v;
   document.getElementById("totals").replaceChildren(...chips(totals),
-    el("span", { class: "chip", text: `free writer slots ${s.free_writer_slots}` }));
+    el("span", { class: "chip", text: s.writers, title: "what create_task admits now" }));
   document.getElementById("claims").replaceChildren(...s.claims.map((c) =>
     el("span", { class: "chip mono", text: `claim ${c.ref} · ${c.claim}` })));
   const list = document.getElementById("changes");
@@ -82,7 +82,7 @@ async function renderSummary() {
 
 function timeline(rows) {
   const span = Math.max(1, ...rows.map((r) => r.age_seconds));
-  return (row) => {
+  const bar = (row) => {
     const bar = el("div", { class: "timeline", title: "dispatch → return" });
     const start = 100 * (1 - row.age_seconds / span);
     const end = row.returned_seconds === null ? 100 : 100 * (1 - row.returned_seconds / span);
@@ -93,6 +93,10 @@ function timeline(rows) {
     bar.append(part);
     return bar;
   };
+  // The scale over the column: the oldest dispatch of the round on the left, now on the right.
+  const scale = el("div", { class: "scale", title: "dispatch → return, oldest dispatch to now" },
+    el("span", { text: `${age(span)} ago` }), el("span", { text: age(span / 2) }), el("span", { text: "now" }));
+  return { bar, scale };
 }
 
 async function renderTasks(change) {
@@ -115,8 +119,10 @@ async function renderTasks(change) {
   }
   const body = node.querySelector(".body");
   const sections = [...rounds].map(([round, members]) => {
-    const bar = timeline(members);
-    const table = el("table", {}, el("thead", {}, el("tr", {}, ...["task", "kind", "state", "age", "workspace · writable", "claim", "timeline", "problems"].map((h) => el("th", { text: h })))));
+    const { bar, scale } = timeline(members);
+    const heads = ["task", "kind", "state", "age", "scope"].map((h) => el("th", { text: h }));
+    const table = el("table", {}, el("thead", {}, el("tr", {}, ...heads,
+      el("th", { class: "when" }, "timeline", scale), el("th", { text: "problems" }))));
     const tbody = el("tbody");
     for (const row of members) {
       const tr = el("tr", { class: "task", "data-ref": row.ref, tabindex: "0" },
@@ -124,15 +130,16 @@ async function renderTasks(change) {
         el("td", { text: row.kind }),
         el("td", {}, el("span", { class: `state ${stateClass(row.state)}`, text: row.state })),
         el("td", { text: age(row.age_seconds) }),
-        el("td", { class: "mono", text: [row.workspace, row.writable.join(", ")].filter(Boolean).join(" · ") }),
-        el("td", { class: "mono", text: row.claim }),
-        el("td", {}, bar(row)),
+        el("td", { class: "mono scope", title: row.claim ? `writer claim: ${row.claim}` : "no writer claim" },
+          ...[row.workspace, ...row.writable].filter(Boolean).map((part) => el("span", { text: part }))),
+        el("td", { class: "when" }, bar(row)),
         el("td", {}, ...[...row.evidence, ...row.problems].map((p) => el("div", { class: "problem", text: p }))));
       tr.addEventListener("click", () => showTask(row.ref));
       tbody.append(tr);
     }
     table.append(tbody);
-    return el("div", { class: "round" }, el("h3", { text: `round ${round} · ${members.length} task(s)` }), table);
+    return el("div", { class: "round" }, el("h3", { text: `round ${round} · ${members.length} task(s)` }),
+      el("div", { class: "scroll" }, table));
   });
   if (rows.length < total) {
     const more = el("button", { class: "more", type: "button", text: `show more (${rows.length} of ${total})` });
@@ -154,15 +161,19 @@ async function showTask(ref) {
   const parts = [];
   if (d.report) {
     parts.push(el("p", { class: "flag", text: "REPORT text is the executor's: shown as text, untrusted." }));
-    parts.push(textBlock("Focused handoff (聚焦交接)", d.report.focused, true));
+    parts.push(textBlock("聚焦交接 (focused handoff)", d.report.focused, true));
     for (const flag of d.report.flags) parts.push(el("div", { class: "flag", text: flag }));
     const header = Object.entries(d.report.header).map(([k, v]) => `${k}: ${v}`).join("\n");
     parts.push(textBlock("REPORT header", header, true));
-    for (const [name, text] of Object.entries(d.report.sections)) parts.push(textBlock(name, text, true));
+    for (const [name, text] of Object.entries(d.report.sections)) {
+      parts.push(textBlock(d.meanings[name] ? `${name} (${d.meanings[name]})` : name, text, true));
+    }
   } else {
     parts.push(el("p", { class: "muted", text: "no REPORT yet" }));
   }
+  const titled = Object.entries(d.meanings).map(([zh, en]) => `${zh} = ${en}`).join(" · ");
   parts.push(textBlock("TASK.md", d.task_text || d.error || "", false));
+  parts.push(el("p", { class: "muted", text: `The seed contract's headings: ${titled}` }));
   document.getElementById("detail-body").replaceChildren(...parts);
   panel.hidden = false;
 }

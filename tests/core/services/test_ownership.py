@@ -14,7 +14,7 @@ from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope, SharedPath
 from handoff_core.errors import HandoffError, InvalidContent, OwnershipConflict
 from handoff_core.layout import ReleaseKind, Workspace
-from handoff_core.services.ownership import Claim
+from handoff_core.services.ownership import Claim, writer_slots
 from handoff_core.services.store import Store, TaskRequest
 from tests.conftest import implementation, review
 
@@ -308,3 +308,42 @@ def test_a_report_after_a_release_is_evidence_but_flagged_everywhere(store: Stor
     from handoff_core.services.report_view import read_handoff
 
     assert "came after RELEASE.md" in read_handoff(store.queries, released).flags[0]
+
+
+def test_a_second_current_writer_on_disjoint_globs_is_told_the_parallel_way(store: Store) -> None:
+    store.create_task(implementation(writer_limit=3))  # current, src/a1/**
+    disjoint = implementation("other", scope=Scope("current", ("docs/**",)), writer_limit=3)
+    error = conflict(store, disjoint)
+    assert 'workspace="required"' in error.message
+    assert "writer_limit" in error.message
+    assert "non-overlapping" in error.message
+
+
+def test_a_writer_without_writer_limit_past_the_first_is_told_to_declare_it(store: Store) -> None:
+    store.create_task(required("a", "src/a/**"))
+    error = conflict(store, implementation("b", scope=Scope("required", ("src/b/**",))))
+    assert "no writer_limit" in error.message
+    assert 'workspace="required"' in error.message
+
+
+def test_the_free_writer_slots_are_exactly_what_create_task_admits(state_root: Path, project: Path) -> None:
+    store = Store(state_root, project, writer_cap=3)
+    store.create_task(implementation())  # one current writer, no writer_limit
+    slots = writer_slots(len(store.queries.claims()), store.writer_cap)
+    assert (slots.free, slots.with_limit, slots.limit) == (0, 2, 3)
+    conflict(store, implementation("b", scope=Scope("required", ("src/b/**",))))  # free 0: refused
+    admitted = 0
+    for topic in ("c", "d", "e"):
+        try:
+            store.create_task(implementation(topic, scope=Scope("required", (f"src/{topic}/**",)), writer_limit=3))
+            admitted += 1
+        except OwnershipConflict:
+            break
+    assert admitted == slots.with_limit
+    assert "free writer slots: 0 without writer_limit; 2 with writer_limit=3" in slots.describe()
+
+
+def test_an_overlapping_writer_is_told_to_leave_the_covered_path_out(store: Store) -> None:
+    store.create_task(required("a", "src/**/*.py"))
+    error = conflict(store, required("b", "src/a/*"))
+    assert "leave that path out" in error.message

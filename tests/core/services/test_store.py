@@ -381,3 +381,29 @@ def test_a_report_that_would_fail_the_return_stage_is_never_published(store: Sto
             Report(ref.session, ref.task, "completed", FOCUS, "src/a1/x.py", "ok", problems=hidden), ref.change
         )
     assert not (store.roots.task_dir(ref) / "REPORT.md").exists()
+
+
+def test_a_change_folder_without_readme_is_refused_naming_the_file_and_the_line(state_root: Path, store: Store) -> None:
+    (state_root / "specdev" / "changes" / "2026-12-01-bare").mkdir(parents=True)
+    with pytest.raises(ChangeNotActive) as caught:
+        store.create_task(implementation(change="2026-12-01-bare"))
+    assert caught.value.code == "change_not_active"
+    assert "specdev/changes/2026-12-01-bare/README.md" in caught.value.message
+    assert "'Outcome: active'" in caught.value.message
+    assert "is active" not in caught.value.message  # it never says the change is active while refusing it
+
+
+def test_a_readme_without_an_outcome_line_is_told_the_line_to_add(state_root: Path, store: Store) -> None:
+    folder = state_root / "specdev" / "changes" / "2026-12-01-draft"
+    folder.mkdir(parents=True)
+    (folder / "README.md").write_text("# Draft\n")
+    with pytest.raises(ChangeNotActive) as caught:
+        store.create_task(implementation(change="2026-12-01-draft"))
+    assert "no single valid Outcome line" in caught.value.message
+    assert "'Outcome: active'" in caught.value.message
+
+
+def test_a_change_that_does_not_exist_is_refused_naming_the_readme_to_create(store: Store) -> None:
+    with pytest.raises(ChangeNotFound) as caught:
+        store.create_task(implementation(change="2026-12-01-missing"))
+    assert "specdev/changes/2026-12-01-missing/README.md holding the line 'Outcome: active'" in caught.value.message

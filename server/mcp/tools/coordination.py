@@ -1,0 +1,35 @@
+"""save_coordination: the project's coordination choice, as the seed's first setup saves it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from mcp.server.mcpserver.tools import Tool
+
+from handoff_core.services.coordination_setup import plan_choice, save_choice
+from server.mcp.models import CoordinationSaved
+from server.mcp.registration import REPLACE, tool
+from server.mcp.services import Services
+
+__all__ = ["tools"]
+
+
+def tools(services: Services) -> list[Tool]:
+    settings = services.settings
+
+    def save_coordination(
+        mode: Literal["herdr", "orca", "cli", "lead"],
+        skills_dir: Literal["", ".agents/skills", ".claude/skills"] = "",
+    ) -> CoordinationSaved:
+        """Save the project's coordination choice; herdr/orca need skills_dir."""
+        services.outside_any_task("save_coordination")
+        plan = plan_choice(settings.state_root, mode, skills_dir or None)
+        saved = save_choice(settings.state_root, settings.project_root, plan)
+        return CoordinationSaved(
+            outcome=saved.outcome,
+            defaults=saved.defaults,
+            skill=saved.skill,
+            next_step=saved.next_step,
+        )
+
+    return [tool(save_coordination, REPLACE)]
