@@ -79,6 +79,7 @@ class Settings:
         ]
 
 
+_LAST_PORT = 65_535
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")  # the names a loopback bind is reached by
 
 
@@ -101,7 +102,7 @@ class TeamOptions:
                 f"binding {self.host} sends tokens off this machine: give --tls-cert and --tls-key, or "
                 "--behind-proxy when a TLS-terminating proxy forwards to this port (see the README)"
             )
-        if not 0 < self.port < 65536:
+        if not 0 < self.port <= _LAST_PORT:
             raise ConfigError(f"--port {self.port} is not a TCP port")
 
     @property

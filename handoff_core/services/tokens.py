@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 _SECRET_BYTES = 32
+_MIN_SECRET_BYTES = 16  # a shorter secret (cut short by hand) makes guessable tokens
 
 
 def default_secret_path() -> Path:
@@ -120,7 +121,7 @@ def load_secret(path: Path, forbidden_root: Path | None = None, *, create: bool 
     except OSError as exc:
         reason = "is a symlink" if exc.errno == errno.ELOOP else exc.strerror
         raise StorageError(f"cannot use the token secret {path}: {reason}; check --secret-file") from exc
-    if len(data) < 16:
+    if len(data) < _MIN_SECRET_BYTES:
         raise StorageError(f"the token secret {path} is too short; delete it to have a new one made")
     return data
 

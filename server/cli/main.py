@@ -162,9 +162,12 @@ def serve(settings: Settings) -> int:
     return 0
 
 
+_HOUR, _DAY = 60, 24 * 60  # in minutes
+
+
 def _age(seconds: float) -> str:
     minutes = int(seconds // 60)
-    return f"{minutes // 1440}d" if minutes >= 1440 else f"{minutes // 60}h" if minutes >= 60 else f"{minutes}m"
+    return f"{minutes // _DAY}d" if minutes >= _DAY else f"{minutes // _HOUR}h" if minutes >= _HOUR else f"{minutes}m"
 
 
 def _status_json(settings: Settings, every: list[TaskStatus], tasks: list[TaskStatus]) -> str:

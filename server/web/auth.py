@@ -16,6 +16,7 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from http import HTTPStatus
 from urllib.parse import urlsplit
 
 import anyio
@@ -100,7 +101,7 @@ class RefusalLimit:
             return
 
         async def counted(message: Message) -> None:
-            if message["type"] == "http.response.start" and message["status"] == 401:
+            if message["type"] == "http.response.start" and message["status"] == HTTPStatus.UNAUTHORIZED:
                 left = self._allowance(address) - 1
                 if left < 1 <= left + 1:  # said once, as the address runs out; never the token
                     logger.warning("%s sent %d refused tokens; answering it 429 for a while", address, self.burst)
