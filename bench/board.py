@@ -100,12 +100,22 @@ def _mixed_tree(project: Path) -> Store:
     make_change(state_root, DEMO)
     store = Store(state_root, project)
     store.create_task(implementation())
-    store.create_task(implementation("docs-pass", scope=Scope("required", ("docs/**",))))
+    store.create_task(implementation("docs-pass", scope=Scope(workspace="required", writable=("docs/**",))))
     focus = "Read the diff. Found two issues. Stopped after the review. Next: fix them."
     session = store.create_task(review("audit-1")).ref.session  # one review round, several outcomes
     for index, status in enumerate(["completed", "completed", "blocked", "failed", "cancelled"]):
         ref = store.create_task(review(f"review-{index + 1}", session=session)).ref
-        store.write_report(Report(ref.session, ref.task, status, focus, "notes.md", "read only"), ref.change)
+        store.write_report(
+            Report(
+                session=ref.session,
+                task=ref.task,
+                status=status,
+                focused=focus,
+                artifacts="notes.md",
+                verification="read only",
+            ),
+            ref.change,
+        )
     for index in range(2):
         store.create_task(review(f"audit-{index + 2}", session=session))
     store.release_writer(store.create_task(review("probe")).ref, "none", "the executor never started")

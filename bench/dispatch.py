@@ -39,8 +39,14 @@ KINDS: tuple[Kind, ...] = ("review", "implementation")
 def request(kind: str, index: int, session: str | None) -> TaskRequest:
     if kind == "review":
         return _request(DISPATCH, index, session)
-    body = TaskBody("implementation", f"Change part {index}.", "the plan", Scope("current", ("src/**",)), "tests pass")
-    return TaskRequest(DISPATCH, f"change-{index + 1}", body, session=session)
+    body = TaskBody(
+        kind="implementation",
+        goal=f"Change part {index}.",
+        inputs="the plan",
+        scope=Scope(workspace="current", writable=("src/**",)),
+        acceptance="tests pass",
+    )
+    return TaskRequest(change=DISPATCH, topic=f"change-{index + 1}", body=body, session=session)
 
 
 def dispatch(store: Store, kind: str, index: int, session: str | None) -> tuple[float, str]:

@@ -59,15 +59,25 @@ def _setup(work: Path, files: int) -> tuple[Store, str, Path, str, str]:
     tree = work / "evidence-wt"
     _git(project, "worktree", "add", "-q", str(tree), "-b", "task")
     store = Store(state_root, project)
-    scope = Scope("required", ("src/a1/**",), worktree=str(tree), branch="task")
-    body = TaskBody("implementation", "Change the files.", "None.", scope, "`pytest` exits 0.")
-    ref = store.create_task(TaskRequest(CHANGE, "change-files", body)).ref
+    scope = Scope(workspace="required", writable=("src/a1/**",), worktree=str(tree), branch="task")
+    body = TaskBody(
+        kind="implementation", goal="Change the files.", inputs="None.", scope=scope, acceptance="`pytest` exits 0."
+    )
+    ref = store.create_task(TaskRequest(change=CHANGE, topic="change-files", body=body)).ref
     base = _git(tree, "rev-parse", "HEAD").strip()
     _files(tree, files, "second")
     _git(tree, "add", "-A")
     _git(tree, "commit", "-q", "-m", "change")
     checkpoint = _git(tree, "rev-parse", "HEAD").strip()
-    report = Report(ref.session, ref.task, "completed", FOCUS, "src/a1", "ok", source_checkpoint=checkpoint)
+    report = Report(
+        session=ref.session,
+        task=ref.task,
+        status="completed",
+        focused=FOCUS,
+        artifacts="src/a1",
+        verification="ok",
+        source_checkpoint=checkpoint,
+    )
     store.write_report(report, CHANGE)
     return store, str(ref), tree, base, checkpoint
 
@@ -80,8 +90,14 @@ def _once(command: list[str], stdin: bytes, cwd: Path | None = None) -> float:
 
 def _proof_times(store: Store, runs: int) -> dict[str, list[float]]:
     """Verifying one signed REPORT from the files (what judging a returned task adds), beside hashing it."""
-    ref = store.create_task(TaskRequest(CHANGE, "signed", _review(), signing_key=lambda _: signing_key(TOKEN))).ref
-    stored = store.write_report(Report(ref.session, ref.task, "completed", FOCUS, "x", "y"), CHANGE, token=TOKEN)
+    ref = store.create_task(
+        TaskRequest(change=CHANGE, topic="signed", body=_review(), signing_key=lambda _: signing_key(TOKEN))
+    ).ref
+    stored = store.write_report(
+        Report(session=ref.session, task=ref.task, status="completed", focused=FOCUS, artifacts="x", verification="y"),
+        CHANGE,
+        token=TOKEN,
+    )
     task, report = (store.roots.task_dir(ref) / TASK_FILE).read_bytes(), stored.path.read_bytes()
     assert proof_of(task, report) == "valid"
     times: dict[str, list[float]] = {"proof_verify": [], "sha256_floor": []}
@@ -96,8 +112,8 @@ def _proof_times(store: Store, runs: int) -> dict[str, list[float]]:
 
 
 def _review() -> TaskBody:
-    scope = Scope(None, (), ("src/**",), (), ("out/**",))
-    return TaskBody("review", "Review the files.", "None.", scope, "Findings listed.")
+    scope = Scope(workspace=None, writable=(), read_only=("src/**",), shared=(), artifacts=("out/**",))
+    return TaskBody(kind="review", goal="Review the files.", inputs="None.", scope=scope, acceptance="Findings listed.")
 
 
 def run(work: Path, runs: int, files: int = 1000) -> dict[str, object]:

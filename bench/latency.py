@@ -127,12 +127,25 @@ def core_latency(store: Store, change: str, status_change: str, calls: int) -> d
 
 
 def _request(change: str, index: int, session: str | None) -> TaskRequest:
-    body = TaskBody("review", f"Review part {index}.", "the diff", Scope(None, (), ("src/**",)), "findings listed")
-    return TaskRequest(change, f"bench-{index + 1}", body, session=session)
+    body = TaskBody(
+        kind="review",
+        goal=f"Review part {index}.",
+        inputs="the diff",
+        scope=Scope(workspace=None, writable=(), read_only=("src/**",)),
+        acceptance="findings listed",
+    )
+    return TaskRequest(change=change, topic=f"bench-{index + 1}", body=body, session=session)
 
 
 def _report(ref: Ref) -> Report:
-    return Report(ref.session, ref.task, "completed", FOCUS, "none", "read only")
+    return Report(
+        session=ref.session,
+        task=ref.task,
+        status="completed",
+        focused=FOCUS,
+        artifacts="none",
+        verification="read only",
+    )
 
 
 def status_tree(state_root: Path, change: str, tasks: int) -> None:
@@ -144,7 +157,7 @@ def status_tree(state_root: Path, change: str, tasks: int) -> None:
 
 
 def settings(project: Path, secret: Path, role: Role = "lead") -> Settings:
-    return Settings(role, project, project / "speculo" / ".speculo", secret)
+    return Settings(role=role, project_root=project, state_root=project / "speculo" / ".speculo", secret_file=secret)
 
 
 async def in_memory(project: Path, secret: Path, change: str, status_change: str, calls: int) -> dict[str, Any]:

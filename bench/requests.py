@@ -20,7 +20,7 @@ def implementation(topic: str = "implement-a1", **overrides: object) -> TaskRequ
         "kind": "implementation",
         "goal": "Lead: main session. Executor implements A1 so that `pytest tests/a1` passes.",
         "inputs": "- SPEC.md section A1\n- decision: keep the public API",
-        "scope": Scope("current", ("src/a1/**",), ("docs/**",)),
+        "scope": Scope(workspace="current", writable=("src/a1/**",), read_only=("docs/**",)),
         "acceptance": "`pytest tests/a1 -q` exits 0.",
     }
     fields.update(overrides)
@@ -30,5 +30,8 @@ def implementation(topic: str = "implement-a1", **overrides: object) -> TaskRequ
 
 
 def review(topic: str = "review-a1", **overrides: object) -> TaskRequest:
-    base = {"kind": "review", "scope": Scope(None, (), ("src/**",), (), (".pytest_cache/**",))}
+    base = {
+        "kind": "review",
+        "scope": Scope(workspace=None, writable=(), read_only=("src/**",), shared=(), artifacts=(".pytest_cache/**",)),
+    }
     return implementation(topic, **{**base, **overrides})

@@ -46,7 +46,13 @@ async def _call(server: MCPServer) -> tuple[float, dict[str, Any], int]:
 
 def _settings(state_root: Path, cache_dir: str) -> Settings:
     cache = Path(cache_dir) if cache_dir else None
-    return Settings("lead", state_root.parent, state_root, state_root.parent / "secret", cache_dir=cache)
+    return Settings(
+        role="lead",
+        project_root=state_root.parent,
+        state_root=state_root,
+        secret_file=state_root.parent / "secret",
+        cache_dir=cache,
+    )
 
 
 async def first_answer(state_root: Path, cache_dir: str) -> dict[str, Any]:

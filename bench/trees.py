@@ -43,7 +43,7 @@ def generate(state_root: Path, count: int) -> list[tuple[str, str, str]]:
                 kind="review",
                 goal=f"Review part {index}.",
                 inputs="diff",
-                scope=Scope(None, (), ("src/**",)),
+                scope=Scope(workspace=None, writable=(), read_only=("src/**",)),
                 acceptance="findings",
                 session=session,
                 task=task,
@@ -54,12 +54,12 @@ def generate(state_root: Path, count: int) -> list[tuple[str, str, str]]:
         (folder / "TASK.md").write_bytes(text)
         if index % 3 == 0:
             report = Report(
-                session,
-                task,
-                "completed",
-                "Read it. Found two issues. Stopped. Next: fix.",
-                "none",
-                "read only",
+                session=session,
+                task=task,
+                status="completed",
+                focused="Read it. Found two issues. Stopped. Next: fix.",
+                artifacts="none",
+                verification="read only",
                 task_sha256=sha256(text),
             )
             (folder / "REPORT.md").write_bytes(render_report(report).encode())

@@ -47,7 +47,7 @@ _UV_CACHE_MARKS = ("/uv/archive-v", "/uv/builds-v", "/.cache/uv/")
 TOKEN_VARIABLE = "HANDOFF_TOKEN"  # noqa: S105 - a variable name. Where a Codex executor keeps its bearer token (never in config.toml)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Launch:
     """How a client reaches this server: an absolute command and its arguments (stdio), or a URL and a
     bearer token (the HTTP team server)."""
@@ -91,11 +91,11 @@ def launch_for(settings: Settings, role: Role, command: str | None = None, ref: 
     if role == "lead":
         args += ["--secret-file", str(settings.secret_file)]
     guard = (found, "guard", "--ref", ref, *roots) if ref and role == "executor" else ()
-    return Launch(found, tuple(args), role, note, guard=guard)
+    return Launch(command=found, args=tuple(args), role=role, note=note, guard=guard)
 
 
 def http_launch(role: Role, url: str, token: str) -> Launch:
-    return Launch("", (), role, url=url, token=token)
+    return Launch(command="", args=(), role=role, url=url, token=token)
 
 
 def _entry(launch: Launch) -> dict[str, object]:

@@ -56,7 +56,7 @@ ROLE_TOOLS: dict[Role, tuple[str, ...]] = {"lead": SHARED_TOOLS + LEAD_TOOLS, "e
 TOOLS_LIST_BUDGET: dict[Role, int] = {"lead": 16_384, "executor": 6_144}
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Settings:
     role: Role
     project_root: Path
@@ -83,7 +83,7 @@ _LAST_PORT = 65_535
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")  # the names a loopback bind is reached by
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class TeamOptions:
     """Where the HTTP team server listens, and how its traffic is protected beyond the loopback."""
 
@@ -138,7 +138,15 @@ def settings_from(
     cap = _writer_cap(env.get("HANDOFF_WRITER_CAP"))
     cache = env.get("HANDOFF_CACHE_DIR") or str(default_cache_dir())
     cache_dir = None if cache == "off" else Path(cache).absolute()
-    return Settings(role, project, state.absolute(), secret.absolute(), cap, found.note, cache_dir)
+    return Settings(
+        role=role,
+        project_root=project,
+        state_root=state.absolute(),
+        secret_file=secret.absolute(),
+        writer_cap=cap,
+        note=found.note,
+        cache_dir=cache_dir,
+    )
 
 
 def _project(given: str | None, state: Path) -> Found:

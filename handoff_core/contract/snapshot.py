@@ -39,7 +39,7 @@ class Entry(NamedTuple):
     oversize: bool = False
 
 
-MISSING = Entry("missing")
+MISSING = Entry(kind="missing")
 _NO_FILES: Mapping[str, Entry] = MappingProxyType({})
 
 

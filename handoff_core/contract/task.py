@@ -71,7 +71,15 @@ class Task(NamedTuple):
 
     @property
     def body(self) -> TaskBody:
-        return TaskBody(self.kind, self.goal, self.inputs, self.scope, self.acceptance, self.return_notes, self.ticket)
+        return TaskBody(
+            kind=self.kind,
+            goal=self.goal,
+            inputs=self.inputs,
+            scope=self.scope,
+            acceptance=self.acceptance,
+            return_notes=self.return_notes,
+            ticket=self.ticket,
+        )
 
 
 def _quoted_check(body: TaskBody) -> str | None:

@@ -79,17 +79,24 @@ def read_entry(dir_fd: int, name: str, limit: int = MAX_FILE_BYTES) -> Entry:
         return MISSING
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            return Entry("symlink")
+            return Entry(kind="symlink")
         info = entry_mode(dir_fd, name)  # a socket or similar that cannot be opened
-        return MISSING if info is None else Entry(_kind(info.st_mode), nlink=info.st_nlink)
+        return MISSING if info is None else Entry(kind=_kind(info.st_mode), nlink=info.st_nlink)
     try:
         opened = os.fstat(fd)
         if not stat.S_ISREG(opened.st_mode):
-            return Entry(_kind(opened.st_mode), nlink=opened.st_nlink)
+            return Entry(kind=_kind(opened.st_mode), nlink=opened.st_nlink)
         data = read_open(fd, opened.st_size, limit)
         if len(data) > limit:
-            return Entry("file", None, opened.st_nlink, opened.st_mtime, stamp_of(opened), oversize=True)
-        return Entry("file", data, opened.st_nlink, opened.st_mtime, stamp_of(opened))
+            return Entry(
+                kind="file",
+                data=None,
+                nlink=opened.st_nlink,
+                mtime=opened.st_mtime,
+                stamp=stamp_of(opened),
+                oversize=True,
+            )
+        return Entry(kind="file", data=data, nlink=opened.st_nlink, mtime=opened.st_mtime, stamp=stamp_of(opened))
     finally:
         os.close(fd)
 
@@ -184,6 +191,23 @@ def _quick_probe(round_fd: int, task: str, names: tuple[str, ...], files: tuple[
     return b"".join([_packed(info), *stamps]), names
 
 
+def _found(
+    facts: ChangeFacts, same: int, read: tuple[tuple[str, ...], dict[str, Entry], Probe | None, bool]
+) -> TaskSnapshot:
+    """The snapshot of a task directory that was found and read (``_read_task_dir``)."""
+    entries, files, probe, reused = read
+    return TaskSnapshot(
+        change=facts,
+        problems=(),
+        same_number=same,
+        task_found=True,
+        task_entries=entries,
+        files=files,
+        probe=probe,
+        reused=reused,
+    )
+
+
 def _read_task_dir(
     round_fd: int,
     task: str,
@@ -276,16 +300,28 @@ def _read_round(
             if reuse is not None and (held := _held_probe(round_fd, task, at, reuse, files)):
                 if unless and not set(unless).isdisjoint(held[1]):
                     continue
-                yield shown, TaskSnapshot(facts, (), same, True, held[1], {}, held, True)
+                yield (
+                    shown,
+                    TaskSnapshot(
+                        change=facts,
+                        problems=(),
+                        same_number=same,
+                        task_found=True,
+                        task_entries=held[1],
+                        files={},
+                        probe=held,
+                        reused=True,
+                    ),
+                )
                 continue
             known = None if reuse is None else partial(reuse.holds, facts, session, shown, same)
             try:
                 read = _read_task_dir(round_fd, task, files, unless, known)
             except UnsafePath as exc:
-                yield shown, TaskSnapshot(facts, (exc.message,), same, True)
+                yield shown, TaskSnapshot(change=facts, problems=(exc.message,), same_number=same, task_found=True)
                 continue
             if read is not None:
-                yield shown, TaskSnapshot(facts, (), same, True, *read)
+                yield shown, _found(facts, same, read)
     finally:
         os.close(round_fd)
 
@@ -310,17 +346,21 @@ def read_snapshot(root: Path, change: str, session: str, task: str) -> TaskSnaps
     try:
         with locate_change(root, change) as (facts, change_fd):
             if facts.location != "active":
-                return TaskSnapshot(facts)
+                return TaskSnapshot(change=facts)
             with ExitStack() as stack:
                 round_fd = _try_open(stack, change_fd, (SESSIONS, session))
                 if round_fd is None:
-                    return TaskSnapshot(facts, (f"round directory sessions/{session} not found in the change",))
+                    return TaskSnapshot(
+                        change=facts, problems=(f"round directory sessions/{session} not found in the change",)
+                    )
                 same = number_counts(os.listdir(round_fd))[task.split("-", 1)[0]]
                 read = _read_task_dir(round_fd, task) if _exists_dir(round_fd, task) else None
                 if read is None:
-                    return TaskSnapshot(facts, (), same, task_found=False)
-                return TaskSnapshot(facts, (), same, True, *read)
+                    return TaskSnapshot(change=facts, problems=(), same_number=same, task_found=False)
+                return _found(facts, same, read)
     except HandoffError as exc:
-        return TaskSnapshot(facts, (exc.message,))
+        return TaskSnapshot(change=facts, problems=(exc.message,))
     except OSError as exc:
-        return TaskSnapshot(facts, (f"cannot read the handoff tree ({exc.strerror}): check --state-root",))
+        return TaskSnapshot(
+            change=facts, problems=(f"cannot read the handoff tree ({exc.strerror}): check --state-root",)
+        )

@@ -69,7 +69,7 @@ class Roots:
             return path.as_posix()
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class StoredFile:
     ref: Ref
     path: Path

@@ -80,10 +80,19 @@ def _judge(task_fd: int, ref: Ref, names: list[str]) -> _Seen | None:
     if kind is not None and kind != "implementation":
         return _Seen(TASK_FILE, entry.stamp, None)
     if kind is None or scope is None or scope.workspace is None:
-        claim = Claim(ref, "current", WHOLE_WORKSPACE, (), 0.0, unreadable=True)
+        claim = Claim(
+            ref=ref, workspace="current", writable=WHOLE_WORKSPACE, shared=(), age_seconds=0.0, unreadable=True
+        )
     else:
         shared = tuple((s.path, s.owner) for s in scope.shared)
-        claim = Claim(ref, scope.workspace, scope.writable, shared, 0.0, resources=scope.resources)
+        claim = Claim(
+            ref=ref,
+            workspace=scope.workspace,
+            writable=scope.writable,
+            shared=shared,
+            age_seconds=0.0,
+            resources=scope.resources,
+        )
     return _Seen(TASK_FILE, entry.stamp, claim, entry.mtime)
 
 
@@ -106,7 +115,16 @@ def unreadable_change(root: Path, change: str) -> str:
 
 def change_hold(change: str, because: str) -> Claim:
     """The claim of a change that cannot be read: the whole workspace, for all its tasks."""
-    return Claim(Ref(change, WHOLE_CHANGE, WHOLE_CHANGE), "current", WHOLE_WORKSPACE, (), 0.0, True, (), because)
+    return Claim(
+        ref=Ref(change, WHOLE_CHANGE, WHOLE_CHANGE),
+        workspace="current",
+        writable=WHOLE_WORKSPACE,
+        shared=(),
+        age_seconds=0.0,
+        unreadable=True,
+        resources=(),
+        held_because=because,
+    )
 
 
 class ClaimIndex:
@@ -178,7 +196,14 @@ class ClaimIndex:
             self._seen.pop(key, None)
             if task_number(task) is not None and is_symlink(round_fd, task):
                 # What it points at is not ours to read, but may be a writer's: judged again each scan.
-                held = Claim(Ref(change, session, shown_name(task)), "current", WHOLE_WORKSPACE, (), 0.0, True)
+                held = Claim(
+                    ref=Ref(change, session, shown_name(task)),
+                    workspace="current",
+                    writable=WHOLE_WORKSPACE,
+                    shared=(),
+                    age_seconds=0.0,
+                    unreadable=True,
+                )
                 return _Seen(TASK_FILE, (0, 0, 0, 0), replace(held, held_because="its task directory is a symlink"))
             return None  # a file: never a task of ours
         try:

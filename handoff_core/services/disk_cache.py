@@ -108,9 +108,18 @@ def _decode_scope(row: list[Any] | None) -> Scope | None:
         return None
     shared = tuple(SharedPath(path, owner) for path, owner in row[3])
     return Scope(
-        row[0], tuple(row[1]), tuple(row[2]), shared, tuple(row[4]), str(row[5]), tuple(row[6]),
-        str(row[7]), str(row[8]), str(row[9]), tuple(str(path) for path in row[10]),
-    )  # fmt: skip
+        workspace=row[0],
+        writable=tuple(row[1]),
+        read_only=tuple(row[2]),
+        shared=shared,
+        artifacts=tuple(row[4]),
+        notes=str(row[5]),
+        resources=tuple(row[6]),
+        worktree=str(row[7]),
+        branch=str(row[8]),
+        base=str(row[9]),
+        dirty=tuple(str(path) for path in row[10]),
+    )
 
 
 def encode_body(status: TaskStatus) -> list[Any]:
@@ -121,14 +130,25 @@ def encode_body(status: TaskStatus) -> list[Any]:
     return [*body, s.proof]
 
 
-def decode_body(row: list[Any]) -> tuple[Any, ...]:
-    """The fields of ``TaskStatus`` between its ref and its times, checked for shape."""
+def decode_body(row: list[Any]) -> dict[str, Any]:
+    """The fields of ``TaskStatus`` between its ref and its times, by name, checked for shape."""
     kind, state, report_status, scope, locator, temps, problems, outstanding, notes, proof = row
     if kind not in (*KINDS, None) or state not in TASK_STATES or proof not in (*PROOFS, None):
         raise ValueError(row)
     report = None if report_status is None else str(report_status)
     strings = (tuple(str(t) for t in temps), tuple(str(p) for p in problems))
-    return kind, state, report, _decode_scope(scope), bool(locator), *strings, bool(outstanding), tuple(notes), proof
+    return {
+        "kind": kind,
+        "state": state,
+        "report_status": report,
+        "scope": _decode_scope(scope),
+        "has_locator": bool(locator),
+        "temp_files": strings[0],
+        "problems": strings[1],
+        "outstanding": bool(outstanding),
+        "notes": tuple(notes),
+        "proof": proof,
+    }
 
 
 def encode_claim(claim: Claim | None) -> list[Any] | None:
@@ -141,4 +161,12 @@ def decode_claim(ref: Ref, row: list[Any] | None) -> Claim | None:
     if row is None:
         return None
     shared = tuple((str(path), str(owner)) for path, owner in row[2])
-    return Claim(ref, row[0], tuple(row[1]), shared, 0.0, bool(row[3]), tuple(row[4]))
+    return Claim(
+        ref=ref,
+        workspace=row[0],
+        writable=tuple(row[1]),
+        shared=shared,
+        age_seconds=0.0,
+        unreadable=bool(row[3]),
+        resources=tuple(row[4]),
+    )

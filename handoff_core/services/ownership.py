@@ -26,7 +26,7 @@ PARALLEL_WAY = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Claim:
     ref: Ref
     workspace: Workspace

@@ -136,7 +136,9 @@ class Queries:
     def read_task(self, ref: Ref) -> tuple[Task, StoredFile]:
         data = self.read_file(ref, TASK_FILE)
         text = data.decode("utf-8", "replace").removeprefix("\ufeff")
-        return parse_task(text), StoredFile(ref, self.roots.task_dir(ref) / TASK_FILE, sha256(data), False, text)
+        return parse_task(text), StoredFile(
+            ref=ref, path=self.roots.task_dir(ref) / TASK_FILE, sha256=sha256(data), created=False, text=text
+        )
 
     @translated
     def read_file(self, ref: Ref, name: str) -> bytes:

@@ -35,7 +35,7 @@ class Provenance:
     written_by: str
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class HandoffView:
     ref: Ref
     header: dict[str, str]

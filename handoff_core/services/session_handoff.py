@@ -15,7 +15,7 @@ from handoff_core.services.store import Store, StoredDocument
 __all__ = ["HandoffDoc", "publish"]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class HandoffDoc:
     scope: str
     topic: str

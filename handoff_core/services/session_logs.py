@@ -62,7 +62,7 @@ _SKIP_KEYS = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class LogFacts:
     path: str
     tool: str | None
@@ -161,7 +161,14 @@ def inspect(path: str, needles: list[str] | None = None, max_records: int = 200)
     problems = _problems(tool, name_id, record_id, mismatch, None if needles is None else mentioned)
     if leads:
         problems += ("it holds create_task's answer for this task (the report token): it is the Lead's own log",)
-    return LogFacts(path, tool, name_id, record_id, None if needles is None else mentioned, problems)
+    return LogFacts(
+        path=path,
+        tool=tool,
+        name_id=name_id,
+        record_id=record_id,
+        mentions_task=None if needles is None else mentioned,
+        problems=problems,
+    )
 
 
 def _record_ids(tool: str | None, line: bytes) -> list[str]:

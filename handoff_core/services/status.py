@@ -31,7 +31,7 @@ __all__ = ["TaskStatus", "glance", "named_since", "task_kind_and_scope", "task_s
 _INACTIVE = "dispatch requires an active change"
 
 
-@dataclass(frozen=True, slots=True)  # one per task held by a server: no __dict__ each
+@dataclass(kw_only=True, frozen=True, slots=True)  # one per task held by a server: no __dict__ each
 class TaskStatus:
     ref: Ref
     kind: Kind | None

@@ -69,7 +69,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["Store", "StoredDocument", "StoredFile", "TaskRequest"]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class TaskRequest:
     """What a Lead asks for; ids are allocated by the store."""
 
@@ -223,7 +223,14 @@ class Store:
             finally:
                 os.close(task_fd)
             logger.info("published %s of %s (%s, sha256 %s)", TASK_FILE, ref, body.kind, sha256(data))
-            return StoredFile(ref, self.roots.task_dir(ref) / TASK_FILE, sha256(data), True, data.decode(), warnings)
+            return StoredFile(
+                ref=ref,
+                path=self.roots.task_dir(ref) / TASK_FILE,
+                sha256=sha256(data),
+                created=True,
+                text=data.decode(),
+                warnings=warnings,
+            )
         except BaseException:
             undo(sessions_fd, round_fd, session if new_round else None, task_id)
             raise
@@ -266,7 +273,13 @@ class Store:
         if (found := find_retry(sessions_fd, rounds, request.topic, expected)) is None:
             return None
         ref = Ref(request.change, found[0], found[1])
-        return StoredFile(ref, self.roots.task_dir(ref) / TASK_FILE, sha256(found[2]), False, found[2].decode())
+        return StoredFile(
+            ref=ref,
+            path=self.roots.task_dir(ref) / TASK_FILE,
+            sha256=sha256(found[2]),
+            created=False,
+            text=found[2].decode(),
+        )
 
     def _task_of(self, request: TaskRequest, body: TaskBody, ref: Ref) -> Task:
         report_path = self.roots.shown(self.roots.task_dir(ref) / REPORT_FILE)
@@ -312,7 +325,13 @@ class Store:
             data = bounded(text.encode(), REPORT_FILE)
             published = task_dir.publish(REPORT_FILE, data)
         logger.info("%s %s of %s (status %s)", _verb(published.created), REPORT_FILE, ref, report.status)
-        return StoredFile(ref, self.roots.task_dir(ref) / REPORT_FILE, sha256(data), published.created, data.decode())
+        return StoredFile(
+            ref=ref,
+            path=self.roots.task_dir(ref) / REPORT_FILE,
+            sha256=sha256(data),
+            created=published.created,
+            text=data.decode(),
+        )
 
     def capture_report(
         self, ref: Ref, status: ReportStatus, locator: str, text: str, token: str | None = None
@@ -332,7 +351,7 @@ class Store:
             if existing.data is not None:
                 value, _ = parse_locator(existing.data)
                 if isinstance(value, dict) and value.get("path") == path:
-                    return StoredFile(ref, where, sha256(existing.data), False, path)
+                    return StoredFile(ref=ref, path=where, sha256=sha256(existing.data), created=False, text=path)
                 raise LocatorConflict(
                     f"{ref} already records another session log ({value!r}); the original stays. "
                     "Check which log belongs to this task"
@@ -343,7 +362,7 @@ class Store:
                 raise LocatorConflict(
                     f"{ref} got another session log path at the same moment; the first stays. Read it back"
                 ) from exc
-        return StoredFile(ref, where, sha256(data), published.created, path)
+        return StoredFile(ref=ref, path=where, sha256=sha256(data), created=published.created, text=path)
 
     @translated
     def release_writer(self, ref: Ref, kind: ReleaseKind, evidence: str, details: str = "") -> StoredFile:
@@ -355,7 +374,13 @@ class Store:
                 raise TaskNotFound(f"task {ref} has no {TASK_FILE}; there is no claim to release")
             published = task_dir.publish(RELEASE_FILE, bounded(data, RELEASE_FILE))
         logger.info("%s %s of %s (writers %s)", _verb(published.created), RELEASE_FILE, ref, kind)
-        return StoredFile(ref, self.roots.task_dir(ref) / RELEASE_FILE, sha256(data), published.created, data.decode())
+        return StoredFile(
+            ref=ref,
+            path=self.roots.task_dir(ref) / RELEASE_FILE,
+            sha256=sha256(data),
+            created=published.created,
+            text=data.decode(),
+        )
 
     @translated
     def remove_leftovers(self, min_age_seconds: float = LEFTOVER_MIN_AGE) -> list[Leftover]:

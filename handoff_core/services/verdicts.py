@@ -86,7 +86,9 @@ class Verdicts:
             return self._held.get(place)
         if kept.digest != key_digest(key):
             return None
-        status = TaskStatus(Ref(*place), *self._bodies[kept.body], *kept.times)
+        dispatched, released, closed = kept.times
+        body = self._bodies[kept.body]
+        status = TaskStatus(ref=Ref(*place), **body, dispatched_at=dispatched, released_at=released, closed_at=closed)
         self._held[place] = held = _Held(key, status)
         return held
 

@@ -132,7 +132,14 @@ def _settings(args: argparse.Namespace, *, role_required: bool) -> Settings:
 
 
 def _team_options(args: argparse.Namespace) -> TeamOptions:
-    return TeamOptions(args.host, args.port, args.tls_cert, args.tls_key, args.behind_proxy, args.public_url)
+    return TeamOptions(
+        host=args.host,
+        port=args.port,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        behind_proxy=args.behind_proxy,
+        public_url=args.public_url,
+    )
 
 
 def serve_team(settings: Settings, options: TeamOptions) -> int:

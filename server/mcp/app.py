@@ -41,7 +41,7 @@ INSTRUCTIONS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class HttpOptions:
     """What a server behind the HTTP team endpoint needs: the SDK's auth, its bus, the executors' URL."""
 

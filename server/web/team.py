@@ -90,16 +90,23 @@ def team_app(
             validate_token_resource=False,  # our verifiers bind a token to this project themselves
         )
         http = HttpOptions(
-            auth,
-            verifiers[role],
-            bus,
-            endpoint.url("executor"),
+            auth=auth,
+            token_verifier=verifiers[role],
+            bus=bus,
+            executor_url=endpoint.url("executor"),
             on_dispatch=index.learn,
             events=watcher.events,
             middleware=(arrivals.middleware(bus),),
         )
         server = build_server(
-            Settings(role, settings.project_root, settings.state_root, settings.secret_file, settings.writer_cap), http
+            Settings(
+                role=role,
+                project_root=settings.project_root,
+                state_root=settings.state_root,
+                secret_file=settings.secret_file,
+                writer_cap=settings.writer_cap,
+            ),
+            http,
         )
         app = server.streamable_http_app(
             streamable_http_path="/mcp", transport_security=endpoint.security(), max_request_body_size=MAX_BODY

@@ -130,7 +130,13 @@ def _signed(project: Path, store: Store, token: str | None) -> list[str]:
     request = replace(implementation(), signing_key=lambda ref: signing_key(SIGNING_TOKEN))
     ref = store.create_task(request).ref
     focused = "Built A1. Kept the API. Stopped after tests. Next: review."
-    store.write_report(Report(ref.session, ref.task, "completed", focused, "x", "y"), ref.change, token=token)
+    store.write_report(
+        Report(
+            session=ref.session, task=ref.task, status="completed", focused=focused, artifacts="x", verification="y"
+        ),
+        ref.change,
+        token=token,
+    )
     return arguments(str(project), ref.change, ref.session, ref.task, "return")
 
 

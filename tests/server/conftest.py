@@ -20,7 +20,13 @@ def secret_file(tmp_path: Path) -> Path:
 @pytest.fixture
 def settings_for(project: Path, state_root: Path, secret_file: Path, tmp_path: Path) -> Callable[[Role], Settings]:
     def make(role: Role) -> Settings:
-        return Settings(role, project, state_root, secret_file, cache_dir=tmp_path / "cache")
+        return Settings(
+            role=role,
+            project_root=project,
+            state_root=state_root,
+            secret_file=secret_file,
+            cache_dir=tmp_path / "cache",
+        )
 
     return make
 

@@ -260,12 +260,20 @@ def test_a_report_that_is_not_proven_and_a_failed_audit_are_flagged_on_the_board
     project = store.roots.project_root
     make_repo(project)
     tree = add_worktree(project, "task-a")
-    scope = Scope("required", ("src/a1/**",), worktree=str(tree), branch="task-a")
+    scope = Scope(workspace="required", writable=("src/a1/**",), worktree=str(tree), branch="task-a")
     request = implementation(scope=scope)
     ref = store.create_task(replace(request, signing_key=lambda _: signing_key("t" * 24))).ref
     write(tree, "src/b/other.py", "not this task's\n")
     checkpoint = commit_all(tree)
-    report = Report(ref.session, ref.task, "completed", FOCUS, "x", "y", source_checkpoint=checkpoint)
+    report = Report(
+        session=ref.session,
+        task=ref.task,
+        status="completed",
+        focused=FOCUS,
+        artifacts="x",
+        verification="y",
+        source_checkpoint=checkpoint,
+    )
     store.write_report(report, ref.change)  # no token: written as by hand, so its proof is absent
     model = BoardModel(store.queries, 3)
     model.load()

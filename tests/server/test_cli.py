@@ -201,7 +201,17 @@ def test_receive_refuses_the_token_secret_and_a_kernel_file_and_copies_nothing(
 def test_status_shows_each_reports_proof(store: Store, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ref = store.create_task(review()).ref
     focused = "Reviewed A1. Kept the API. Stopped after reading. Next: fix."
-    store.write_report(Report(ref.session, ref.task, "completed", focused, "notes", "read"), ref.change)
+    store.write_report(
+        Report(
+            session=ref.session,
+            task=ref.task,
+            status="completed",
+            focused=focused,
+            artifacts="notes",
+            verification="read",
+        ),
+        ref.change,
+    )
     code, out, _ = run(capsys, "status", "--project-root", str(project))
     assert code == 0
     assert "proof" in out

@@ -92,7 +92,7 @@ async def test_an_executor_running_as_another_unix_user_publishes_its_report(
     if not nobody_can_run_the_server():
         pytest.skip("cannot start a process as another user here (needs root, setpriv and a system Python 3.11)")
     state = shared_project / "speculo" / ".speculo"
-    lead = Settings("lead", shared_project, state, tmp_path / "secret")
+    lead = Settings(role="lead", project_root=shared_project, state_root=state, secret_file=tmp_path / "secret")
     created = await dispatch(lead)
     for path in [shared_project, *shared_project.rglob("*")]:
         if path.is_dir():

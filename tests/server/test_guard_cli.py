@@ -31,7 +31,7 @@ def worktree(project: Path) -> Path:
 
 @pytest.fixture
 def ref(store: Store, worktree: Path) -> Ref:
-    scope = Scope("required", ("src/a1/**",), worktree=str(worktree), branch="task-a")
+    scope = Scope(workspace="required", writable=("src/a1/**",), worktree=str(worktree), branch="task-a")
     return store.create_task(implementation(scope=scope)).ref
 
 

@@ -41,7 +41,7 @@ async def test_a_refused_token_secret_stops_the_dispatch_before_any_task_exists(
     settings_for: Callable[[Role], Settings], project: Path, state_root: Path, mode: str
 ) -> None:
     settings = settings_for("lead")
-    inside = Settings("lead", project, state_root, project / "secret")
+    inside = Settings(role="lead", project_root=project, state_root=state_root, secret_file=project / "secret")
     async with Client(build_server(inside), mode=mode) as client:
         assert await refused(client, "create_task", **task_args()) == "unsafe_path"
     assert not list(state_root.rglob("TASK.md"))

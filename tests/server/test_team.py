@@ -64,7 +64,9 @@ class Team:
 async def team(project: Path, state_root: Path, secret_file: Path) -> AsyncIterator[Team]:
     listener = loopback_listener()
     endpoint = Endpoint("127.0.0.1", listener.getsockname()[1])
-    app = team_app(Settings("lead", project, state_root, secret_file), endpoint)
+    app = team_app(
+        Settings(role="lead", project_root=project, state_root=state_root, secret_file=secret_file), endpoint
+    )
     async with served(app, listener):
         yield Team(endpoint, lead_token(load_secret(secret_file), state_root), state_root)
 
@@ -261,7 +263,17 @@ async def test_the_typescript_sdk_does_the_same_round_trip_over_http(team: Team)
 
 
 def _hand_written_report(session: str, task: str) -> str:
-    return render_report(Report(session, task, "blocked", FOCUS, "none", "not run", problems="The suite hangs."))
+    return render_report(
+        Report(
+            session=session,
+            task=task,
+            status="blocked",
+            focused=FOCUS,
+            artifacts="none",
+            verification="not run",
+            problems="The suite hangs.",
+        )
+    )
 
 
 async def test_a_report_written_by_hand_into_the_tree_is_announced_too(team: Team) -> None:

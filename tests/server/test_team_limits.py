@@ -83,7 +83,9 @@ async def serving(
     """A team server as ``run_team`` serves it (``connections.UVICORN``, or ``uvicorn``)."""
     listener = loopback_listener()
     endpoint = Endpoint("127.0.0.1", listener.getsockname()[1], public_url=public_url)
-    app = team_app(Settings("lead", project, state_root, secret_file), endpoint, **options)
+    app = team_app(
+        Settings(role="lead", project_root=project, state_root=state_root, secret_file=secret_file), endpoint, **options
+    )
     async with served(app, listener, **(UVICORN if uvicorn is None else uvicorn)):
         yield Team(endpoint, lead_token(load_secret(secret_file), state_root), state_root)
 
@@ -114,9 +116,9 @@ async def test_a_task_dispatched_by_another_writer_opens_once_the_watcher_has_se
     store = Store(team.state_root, project)
     request = review("review-b2")
     request = type(request)(
-        request.change,
-        request.topic,
-        request.body,
+        change=request.change,
+        topic=request.topic,
+        body=request.body,
         token_check=lambda ref: token_check(report_token(secret, team.state_root, ref)),
     )
     stored = await anyio.to_thread.run_sync(store.create_task, request)

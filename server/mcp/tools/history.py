@@ -69,7 +69,15 @@ def shared(services: Services) -> list[Tool]:
     ) -> Document:
         """Write a handoff doc (commands/handoff/)."""
         services.outside_any_task("write_handoff")
-        doc = session_handoff.HandoffDoc(scope, topic, focused, details, tuple(references), tuple(skills), history)
+        doc = session_handoff.HandoffDoc(
+            scope=scope,
+            topic=topic,
+            focused=focused,
+            details=details,
+            references=tuple(references),
+            skills=tuple(skills),
+            history=history,
+        )
         stored = session_handoff.publish(store, doc, redact)
         return Document(path=str(stored.path), sha256=stored.sha256)
 

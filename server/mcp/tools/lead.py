@@ -58,27 +58,35 @@ def tools(services: Services) -> list[Tool]:
     ) -> CreatedTask:
         """Publish a frozen TASK.md; returns the executor's dispatch message and report token."""
         scope = Scope(
-            workspace_of(workspace),
-            tuple(writable),
-            tuple(read_only),
-            shared_paths(shared),
-            tuple(artifacts),
-            scope_notes,
-            tuple(resources),
+            workspace=workspace_of(workspace),
+            writable=tuple(writable),
+            read_only=tuple(read_only),
+            shared=shared_paths(shared),
+            artifacts=tuple(artifacts),
+            notes=scope_notes,
+            resources=tuple(resources),
             worktree=worktree,
             branch=branch,
         )
-        body = TaskBody(kind, goal, inputs, scope, acceptance, return_notes, ticket or None)
+        body = TaskBody(
+            kind=kind,
+            goal=goal,
+            inputs=inputs,
+            scope=scope,
+            acceptance=acceptance,
+            return_notes=return_notes,
+            ticket=ticket or None,
+        )
         earlier = parse_ref(retry_of) if retry_of else None
         request = TaskRequest(
-            change,
-            topic,
-            body,
-            session or None,
-            force_new,
-            services.token_check,
-            writer_limit or None,
-            earlier,
+            change=change,
+            topic=topic,
+            body=body,
+            session=session or None,
+            force_new=force_new,
+            token_check=services.token_check,
+            writer_limit=writer_limit or None,
+            retry_of=earlier,
             signing_key=services.signing_key,
         )
         services.secret()  # a refused secret must stop the dispatch before TASK.md (and its claim) exists

@@ -47,14 +47,14 @@ def tools(services: Services) -> list[Tool]:
         services.check_report_token(parsed, token)
         # "无" (none) when left out; a schema default in Chinese costs every agent six bytes a character.
         report = Report(
-            parsed.session,
-            parsed.task,
-            status,
-            focused,
-            artifacts,
-            verification,
-            unverified or "无",
-            problems or "无",
+            session=parsed.session,
+            task=parsed.task,
+            status=status,
+            focused=focused,
+            artifacts=artifacts,
+            verification=verification,
+            unverified=unverified or "无",
+            problems=problems or "无",
             source_checkpoint=source_checkpoint or None,
         )
         # Everything the reply needs is made before the publish: nothing after it may fail.

@@ -37,13 +37,17 @@ def tools(services: Services) -> list[Tool]:
         """A writer claim for the Lead or its team; end it with release_writer."""
         writer = "The Lead" if who == "lead" else "The Lead's native subagent team"
         body = TaskBody(
-            "implementation",
-            f"{writer} writes here itself: {why}",
-            "None: this task records a writer that is not an executor, so that no dispatch overlaps it.",
-            Scope(workspace_of(workspace), tuple(writable), resources=tuple(resources)),
-            "The Lead ends this claim with release_writer (evidence: its own stop) when the writing is done.",
+            kind="implementation",
+            goal=f"{writer} writes here itself: {why}",
+            inputs="None: this task records a writer that is not an executor, so that no dispatch overlaps it.",
+            scope=Scope(workspace=workspace_of(workspace), writable=tuple(writable), resources=tuple(resources)),
+            acceptance=(
+                "The Lead ends this claim with release_writer (evidence: its own stop) when the writing is done."
+            ),
         )
-        stored = store.create_task(TaskRequest(change, topic, body, writer_limit=writer_limit or None))
+        stored = store.create_task(
+            TaskRequest(change=change, topic=topic, body=body, writer_limit=writer_limit or None)
+        )
         return Claimed(ref=str(stored.ref), task_path=str(stored.path))
 
     return [tool(claim_writer, CREATE)]

@@ -74,8 +74,8 @@ def test_classes_that_name_every_letter_and_digit_still_find_a_path_outside_them
 
 @pytest.mark.parametrize("other", ["src/main.py", "**", "**/*.md", "src/[a-z0-9]*.py"])
 def test_dispatch_beside_a_character_class_claim_is_decided_not_a_crash(store: Store, other: str) -> None:
-    store.create_task(implementation(scope=Scope("required", ("src/[a-z0-9]*.py",)), writer_limit=3))
-    request = implementation("second", scope=Scope("required", (other,)), writer_limit=3)
+    store.create_task(implementation(scope=Scope(workspace="required", writable=("src/[a-z0-9]*.py",)), writer_limit=3))
+    request = implementation("second", scope=Scope(workspace="required", writable=(other,)), writer_limit=3)
     if other == "**/*.md":
         assert store.create_task(request).created
     else:
@@ -136,5 +136,5 @@ def test_a_check_over_its_budget_is_refused_with_what_to_change() -> None:
 )
 def test_too_many_or_too_long_globs_are_refused_at_dispatch(store: Store, globs: tuple[str, ...]) -> None:
     with pytest.raises(InvalidContent):
-        store.create_task(implementation(scope=Scope("required", globs)))
+        store.create_task(implementation(scope=Scope(workspace="required", writable=globs)))
     assert store.queries.status() == []

@@ -14,14 +14,20 @@ def block(scope: Scope) -> str:
 
 def test_every_field_of_a_scope_reads_back_from_its_block() -> None:
     scope = Scope(
-        "required", ("src/a/**",), ("docs/**",), (SharedPath("pyproject.toml", "lead"),), (), "", ("port:5432",)
+        workspace="required",
+        writable=("src/a/**",),
+        read_only=("docs/**",),
+        shared=(SharedPath("pyproject.toml", "lead"),),
+        artifacts=(),
+        notes="",
+        resources=("port:5432",),
     )
     assert read_scope(block(scope)) == scope
 
 
 def test_a_text_with_two_scope_blocks_has_no_readable_scope() -> None:
-    scope = Scope("current", ("src/a/**",))
-    assert read_scope(block(scope) + block(Scope("required", ("docs/**",)))) is None
+    scope = Scope(workspace="current", writable=("src/a/**",))
+    assert read_scope(block(scope) + block(Scope(workspace="required", writable=("docs/**",)))) is None
 
 
 @pytest.mark.parametrize("value", ["", "current", "required"])
@@ -36,7 +42,7 @@ def test_any_other_workspace_is_refused() -> None:
 
 def test_a_resource_must_be_a_plain_name() -> None:
     with pytest.raises(InvalidContent):
-        check_scope("implementation", Scope("current", ("src/**",), resources=("Port 5432",)))
-    assert check_scope("implementation", Scope("current", ("src/**",), resources=("git-index",))).resources == (
-        "git-index",
-    )
+        check_scope("implementation", Scope(workspace="current", writable=("src/**",), resources=("Port 5432",)))
+    assert check_scope(
+        "implementation", Scope(workspace="current", writable=("src/**",), resources=("git-index",))
+    ).resources == ("git-index",)

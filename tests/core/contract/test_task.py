@@ -25,7 +25,12 @@ def make_task(**overrides: object) -> Task:
         "kind": "implementation",
         "goal": "Implement A1.",
         "inputs": "SPEC.md",
-        "scope": Scope("current", ("src/a1/**",), ("docs/**",), (SharedPath("pyproject.toml", "lead"),)),
+        "scope": Scope(
+            workspace="current",
+            writable=("src/a1/**",),
+            read_only=("docs/**",),
+            shared=(SharedPath("pyproject.toml", "lead"),),
+        ),
         "acceptance": "pytest exits 0",
         "report_path": "speculo/.speculo/specdev/changes/x/REPORT.md",
         "change": "2026-11-30-demo",
@@ -57,7 +62,7 @@ def test_render_parse_render_is_the_identity(
         goal=goal,
         inputs=inputs,
         acceptance=acceptance,
-        scope=Scope("required", tuple(writable), (), (), (), notes),
+        scope=Scope(workspace="required", writable=tuple(writable), read_only=(), shared=(), artifacts=(), notes=notes),
         return_notes=return_notes,
         ticket=ticket,
     )
@@ -90,11 +95,11 @@ def test_strings_in_the_frontmatter_are_always_quoted() -> None:
 
 def test_the_scope_block_round_trips_for_ownership() -> None:
     scope = Scope(
-        "required",
-        ("src/a/**", "lib/*.py"),
-        ("docs/**",),
-        (SharedPath("pyproject.toml", "lead"),),
-        ("out/**",),
+        workspace="required",
+        writable=("src/a/**", "lib/*.py"),
+        read_only=("docs/**",),
+        shared=(SharedPath("pyproject.toml", "lead"),),
+        artifacts=("out/**",),
     )
     assert parse_task(render_task(make_task(scope=scope))).scope == scope
 
@@ -112,13 +117,13 @@ def test_text_that_would_break_the_document_is_refused(goal: str) -> None:
 @pytest.mark.parametrize(
     "scope",
     [
-        Scope("current", ()),
-        Scope(None, ("src/**",)),
-        Scope(cast(Workspace, "elsewhere"), ("src/**",)),  # as a client's JSON may send it
-        Scope("current", ("../outside/**",)),
-        Scope("current", ("/etc/**",)),
-        Scope("current", ("C:/x",)),
-        Scope("current", ("src/**",), (), (SharedPath("a", "tbd"),)),
+        Scope(workspace="current", writable=()),
+        Scope(workspace=None, writable=("src/**",)),
+        Scope(workspace=cast(Workspace, "elsewhere"), writable=("src/**",)),  # as a client's JSON may send it
+        Scope(workspace="current", writable=("../outside/**",)),
+        Scope(workspace="current", writable=("/etc/**",)),
+        Scope(workspace="current", writable=("C:/x",)),
+        Scope(workspace="current", writable=("src/**",), read_only=(), shared=(SharedPath("a", "tbd"),)),
     ],
 )
 def test_an_implementation_scope_without_a_real_writable_set_is_refused(scope: Scope) -> None:
@@ -128,7 +133,7 @@ def test_an_implementation_scope_without_a_real_writable_set_is_refused(scope: S
 
 def test_a_read_only_kind_with_writable_globs_is_an_ownership_conflict() -> None:
     with pytest.raises(OwnershipConflict) as caught:
-        render_task(make_task(kind="review", scope=Scope(None, ("src/**",))))
+        render_task(make_task(kind="review", scope=Scope(workspace=None, writable=("src/**",))))
     assert caught.value.code == "ownership_conflict"
 
 
@@ -139,7 +144,10 @@ def test_a_placeholder_ticket_is_refused(ticket: str) -> None:
 
 
 def test_a_read_only_task_renders_without_a_workspace() -> None:
-    task = make_task(kind="research", scope=Scope(None, (), ("**",), (), (".cache/**",)))
+    task = make_task(
+        kind="research",
+        scope=Scope(workspace=None, writable=(), read_only=("**",), shared=(), artifacts=(".cache/**",)),
+    )
     text = render_task(task)
     assert "workspace:" not in text
     assert parse_task(text) == normalise_task(task._replace())

@@ -149,7 +149,14 @@ SIGNING_TOKEN = "corpus-token-aaaaaaaaaaaaaaaaaaa"
 def signed_report(tree: Tree) -> None:
     """A REPORT signed as write_report signs it (a ``Signature:`` header line the seed ignores)."""
     focused = "Did the work. Kept the API. Stopped after tests. Next: review."
-    report = Report(tree.ref.session, tree.ref.task, "completed", focused, "src/a1/x.py", "pytest: exit 0")
+    report = Report(
+        session=tree.ref.session,
+        task=tree.ref.task,
+        status="completed",
+        focused=focused,
+        artifacts="src/a1/x.py",
+        verification="pytest: exit 0",
+    )
     tree.store.write_report(report, tree.ref.change, token=SIGNING_TOKEN)
 
 
@@ -566,7 +573,15 @@ def build(tmp_path: Path, case: Case) -> tuple[Store, Ref]:
     if case.report:
         focused = "Did the work. Kept the API. Stopped after tests. Next: review."
         store.write_report(
-            Report(ref.session, ref.task, case.status, focused, "src/a1/x.py", "pytest: exit 0"), ref.change
+            Report(
+                session=ref.session,
+                task=ref.task,
+                status=case.status,
+                focused=focused,
+                artifacts="src/a1/x.py",
+                verification="pytest: exit 0",
+            ),
+            ref.change,
         )
     if case.report_edit is not None:
         report_md = tree.task_dir / "REPORT.md"
@@ -605,7 +620,12 @@ def test_the_verdict_agrees_with_the_seed_validator(tmp_path: Path, case: Case) 
 
 def test_a_report_pinned_to_another_task_text_is_an_error(store: Store) -> None:
     ref = store.create_task(implementation()).ref
-    store.write_report(Report(ref.session, ref.task, "completed", "A. B. C.", "x", "y"), ref.change)
+    store.write_report(
+        Report(
+            session=ref.session, task=ref.task, status="completed", focused="A. B. C.", artifacts="x", verification="y"
+        ),
+        ref.change,
+    )
     rewrite(store.roots.task_dir(ref) / "TASK.md", sub("implements A1", "implements A2"))
     errors = store.queries.validate(ref, "return").errors
     assert any("Task-SHA256 differs" in e for e in errors)
@@ -633,7 +653,9 @@ def test_a_focused_handoff_outside_three_to_five_sentences_is_a_warning(
     store: Store, focused: str, warned: bool
 ) -> None:
     ref = store.create_task(implementation()).ref
-    report = Report(ref.session, ref.task, "completed", focused, "x", "y")
+    report = Report(
+        session=ref.session, task=ref.task, status="completed", focused=focused, artifacts="x", verification="y"
+    )
     if warned:  # a REPORT is written once: a warning refuses it unless the executor accepts it
         with pytest.raises(InvalidContent) as caught:
             store.write_report(report, ref.change)

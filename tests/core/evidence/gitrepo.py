@@ -55,5 +55,11 @@ def commit_all(tree: Path, message: str = "work") -> str:
 
 def report(ref_session: str, ref_task: str, checkpoint: str | None) -> Report:
     return Report(
-        ref_session, ref_task, "completed", FOCUS, "src/a1/core.py", "pytest: exit 0", source_checkpoint=checkpoint
+        session=ref_session,
+        task=ref_task,
+        status="completed",
+        focused=FOCUS,
+        artifacts="src/a1/core.py",
+        verification="pytest: exit 0",
+        source_checkpoint=checkpoint,
     )

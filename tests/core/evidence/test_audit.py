@@ -23,7 +23,7 @@ def worktree(project: Path) -> Path:
 
 
 def dispatch(store: Store, tree: Path, branch: str = "task-a", writable: tuple[str, ...] = ("src/a1/**",)) -> Ref:
-    scope = Scope("required", writable, worktree=str(tree), branch=branch)
+    scope = Scope(workspace="required", writable=writable, worktree=str(tree), branch=branch)
     return store.create_task(implementation(scope=scope)).ref
 
 
@@ -150,7 +150,15 @@ def test_a_current_task_records_head_and_dirty_paths_and_its_audit_says_it_canno
 def test_a_read_only_task_with_a_worktree_fails_on_any_change_outside_its_artifacts(
     store: Store, worktree: Path
 ) -> None:
-    scope = Scope(None, (), ("src/**",), (), ("reports/**",), worktree=str(worktree), branch="task-a")
+    scope = Scope(
+        workspace=None,
+        writable=(),
+        read_only=("src/**",),
+        shared=(),
+        artifacts=("reports/**",),
+        worktree=str(worktree),
+        branch="task-a",
+    )
     ref = store.create_task(review(scope=scope)).ref
     write(worktree, "reports/findings.txt")
     write(worktree, "src/a1/core.py", "a reviewer's edit\n")

@@ -24,7 +24,7 @@ def worktree(project: Path) -> Path:
 @pytest.fixture
 def ref(store: Store, worktree: Path) -> Ref:
     shared = (SharedPath("pyproject.toml", "lead"),)
-    scope = Scope("required", ("src/a1/**",), shared=shared, worktree=str(worktree), branch="task-a")
+    scope = Scope(workspace="required", writable=("src/a1/**",), shared=shared, worktree=str(worktree), branch="task-a")
     return store.create_task(implementation(scope=scope)).ref
 
 

@@ -25,7 +25,14 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def report_for(ref: Ref, focused: str = "Did it. Tested it. Stopped. Next: review.") -> Report:
-    return Report(ref.session, ref.task, "completed", focused, "src/a1/x.py", "pytest: exit 0")
+    return Report(
+        session=ref.session,
+        task=ref.task,
+        status="completed",
+        focused=focused,
+        artifacts="src/a1/x.py",
+        verification="pytest: exit 0",
+    )
 
 
 def _dir_fd(path: Path) -> int:

@@ -120,7 +120,14 @@ def test_a_stray_entry_named_report_ends_no_claim(store: Store, stray: str, tmp_
 
 def test_removing_a_report_by_hand_revives_the_claim_in_a_long_lived_server(store: Store) -> None:
     holder = store.create_task(implementation()).ref
-    report = Report(holder.session, holder.task, "completed", FOCUS, "src/a1/x.py", "pytest: exit 0")
+    report = Report(
+        session=holder.session,
+        task=holder.task,
+        status="completed",
+        focused=FOCUS,
+        artifacts="src/a1/x.py",
+        verification="pytest: exit 0",
+    )
     store.write_report(report, holder.change)
     assert store.queries.claims() == []  # the claim ended; the index remembers why
     os.unlink(store.roots.task_dir(holder) / "REPORT.md")
@@ -140,7 +147,17 @@ def test_a_released_claim_stays_released_and_a_replaced_release_is_judged_again(
 def test_an_identical_retry_never_returns_a_task_that_was_already_reported(store: Store) -> None:
     first = store.create_task(review())
     assert not store.create_task(review()).created  # outstanding: the retry gets it back
-    store.write_report(Report(first.ref.session, first.ref.task, "completed", FOCUS, "none", "ok"), first.ref.change)
+    store.write_report(
+        Report(
+            session=first.ref.session,
+            task=first.ref.task,
+            status="completed",
+            focused=FOCUS,
+            artifacts="none",
+            verification="ok",
+        ),
+        first.ref.change,
+    )
     again = store.create_task(review())
     assert again.created
     assert again.ref != first.ref
@@ -203,7 +220,7 @@ def test_a_change_that_cannot_be_read_holds_the_whole_workspace_and_status_says_
     make_change(store.roots.state_root, OTHER)
     store.create_task(implementation())
     breakage(store, CHANGE)
-    scope = Scope(workspace, ("src/elsewhere/**",))
+    scope = Scope(workspace=workspace, writable=("src/elsewhere/**",))
     with pytest.raises(OwnershipConflict) as caught:
         store.create_task(implementation("second-writer", change=OTHER, scope=scope))
     assert f"{CHANGE}/*/*" in caught.value.message
@@ -220,7 +237,11 @@ def test_a_change_whose_second_home_is_removed_frees_its_claims_again(store: Sto
     make_change(store.roots.state_root, OTHER)
     store.create_task(implementation())
     _second_home(store, CHANGE)
-    store.create_task(implementation("review-b", change=OTHER, kind="review", scope=Scope(None, (), ("src/**",))))
+    store.create_task(
+        implementation(
+            "review-b", change=OTHER, kind="review", scope=Scope(workspace=None, writable=(), read_only=("src/**",))
+        )
+    )
     assert [c.ref.task for c in store.queries.claims()] == ["*"]
     (store.roots.state_root / "specdev" / "archive" / "2026-11" / CHANGE).rmdir()
     claims = store.queries.claims()
@@ -235,6 +256,6 @@ def test_a_task_directory_replaced_by_a_symlink_holds_the_whole_workspace(store:
     folder.symlink_to(elsewhere)
     error = refused_writer(store)
     assert f"{holder} (its task directory is a symlink" in error.message
-    scope = Scope("required", ("docs/elsewhere/**",))
+    scope = Scope(workspace="required", writable=("docs/elsewhere/**",))
     with pytest.raises(OwnershipConflict):
         store.create_task(implementation("docs", scope=scope, writer_limit=3))

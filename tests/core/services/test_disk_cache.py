@@ -41,7 +41,12 @@ def fresh(store: Store, cache_dir: Path) -> Queries:
 
 def returned(store: Store, topic: str = "review-a1") -> Ref:
     ref = store.create_task(review(topic)).ref
-    store.write_report(Report(ref.session, ref.task, "completed", FOCUS, "none", "ok"), CHANGE)
+    store.write_report(
+        Report(
+            session=ref.session, task=ref.task, status="completed", focused=FOCUS, artifacts="none", verification="ok"
+        ),
+        CHANGE,
+    )
     return ref
 
 
@@ -213,8 +218,15 @@ def test_the_cache_is_private_to_its_user(store: Store, cache_dir: Path, kept: Q
 
 
 def test_a_fresh_process_restores_claims_and_still_sees_a_report_removed_by_hand(store: Store, cache_dir: Path) -> None:
-    done = store.create_task(implementation("implement-a2", scope=Scope("current", ("src/a2/**",)))).ref
-    store.write_report(Report(done.session, done.task, "completed", FOCUS, "none", "ok"), CHANGE)
+    done = store.create_task(
+        implementation("implement-a2", scope=Scope(workspace="current", writable=("src/a2/**",)))
+    ).ref
+    store.write_report(
+        Report(
+            session=done.session, task=done.task, status="completed", focused=FOCUS, artifacts="none", verification="ok"
+        ),
+        CHANGE,
+    )
     store.create_task(implementation())
     for path in store.roots.state_root.rglob("*.md"):
         os.utime(path, ns=(1_000_000_000, 1_000_000_000))  # long settled
@@ -254,50 +266,58 @@ def test_saves_wait_until_enough_is_new(store: Store, cache_dir: Path) -> None:
 names = st.text(st.characters(codec="utf-8"), max_size=8)
 scopes = st.none() | st.builds(
     Scope,
-    st.sampled_from(["current", "required", None]),
-    st.tuples(names),
-    st.tuples(names),
-    st.tuples(st.builds(SharedPath, names, names)),
-    st.tuples(names),
-    names,
-    st.tuples(names),
-    names,
-    names,
-    names,
-    st.tuples(names),
+    workspace=st.sampled_from(["current", "required", None]),
+    writable=st.tuples(names),
+    read_only=st.tuples(names),
+    shared=st.tuples(st.builds(SharedPath, names, names)),
+    artifacts=st.tuples(names),
+    notes=names,
+    resources=st.tuples(names),
+    worktree=names,
+    branch=names,
+    base=names,
+    dirty=st.tuples(names),
 )
 times = st.floats(min_value=0, max_value=2e9, allow_nan=False)
 statuses = st.builds(
     TaskStatus,
-    st.builds(Ref, names, names, names),
-    st.sampled_from([*KINDS, None]),
-    st.sampled_from(TASK_STATES),
-    st.none() | names,
-    scopes,
-    st.booleans(),
-    st.tuples(names),
-    st.tuples(names, names),
-    st.booleans(),
-    st.tuples(names),
-    st.sampled_from([*PROOFS, None]),
-    times,
-    st.none() | times,
-    st.none() | times,
+    ref=st.builds(Ref, names, names, names),
+    kind=st.sampled_from([*KINDS, None]),
+    state=st.sampled_from(TASK_STATES),
+    report_status=st.none() | names,
+    scope=scopes,
+    has_locator=st.booleans(),
+    temp_files=st.tuples(names),
+    problems=st.tuples(names, names),
+    outstanding=st.booleans(),
+    notes=st.tuples(names),
+    proof=st.sampled_from([*PROOFS, None]),
+    dispatched_at=times,
+    released_at=st.none() | times,
+    closed_at=st.none() | times,
 )
 
 
 @given(statuses)
 def test_a_status_survives_the_round_trip_through_json(status: TaskStatus) -> None:
     body = decode_body(json.loads(json.dumps(encode_body(status))))
-    fields = (*body, status.dispatched_at, status.released_at, status.closed_at)
-    assert TaskStatus(status.ref, *fields) == status
+    times = {"dispatched_at": status.dispatched_at, "released_at": status.released_at, "closed_at": status.closed_at}
+    assert TaskStatus(**{"ref": status.ref, **body, **times}) == status
 
 
 @given(st.builds(Ref, names, names, names), st.tuples(names), st.tuples(st.tuples(names, names)), st.booleans())
 def test_a_claim_survives_the_round_trip_through_json(
     ref: Ref, writable: tuple[str, ...], shared: tuple[tuple[str, str], ...], unreadable: bool
 ) -> None:
-    claim = Claim(ref, "current", writable, shared, 0.0, unreadable, ("port:5432",))
+    claim = Claim(
+        ref=ref,
+        workspace="current",
+        writable=writable,
+        shared=shared,
+        age_seconds=0.0,
+        unreadable=unreadable,
+        resources=("port:5432",),
+    )
     assert decode_claim(ref, json.loads(json.dumps(encode_claim(claim)))) == claim
 
 

@@ -93,7 +93,7 @@ def _same_sections(text: str) -> None:
 
 def _publish_task(store: Store, field: str, text: str) -> Path:
     if field == "scope notes":
-        request = review(scope=Scope(None, (), ("src/**",), notes=text))
+        request = review(scope=Scope(workspace=None, writable=(), read_only=("src/**",), notes=text))
     else:
         request = review(**{field: text})
     return store.create_task(request).path
@@ -103,12 +103,12 @@ def _publish_report(store: Store, field: str, text: str) -> Path:
     ref = store.create_task(review()).ref
     values = {"focused": FOCUS, "artifacts": "none", "verification": "ok", field: text}
     report = Report(
-        ref.session,
-        ref.task,
-        "completed",
-        values.pop("focused"),
-        values.pop("artifacts"),
-        values.pop("verification"),
+        session=ref.session,
+        task=ref.task,
+        status="completed",
+        focused=values.pop("focused"),
+        artifacts=values.pop("artifacts"),
+        verification=values.pop("verification"),
         **values,
     )
     return store.write_report(report, CHANGE, accept_warnings=True).path

@@ -29,7 +29,17 @@ NOW_SLACK = 3600.0  # every task in these trees is older than this: none counts 
 
 def reply(store: Store, ref_status: str, index: int, session: str) -> None:
     ref = store.create_task(review(f"review-{index}", session=session)).ref
-    store.write_report(Report(ref.session, ref.task, ref_status, FOCUS, "none", "read only"), CHANGE)
+    store.write_report(
+        Report(
+            session=ref.session,
+            task=ref.task,
+            status=ref_status,
+            focused=FOCUS,
+            artifacts="none",
+            verification="read only",
+        ),
+        CHANGE,
+    )
 
 
 def history(store: Store, reviews: int = 30) -> list[str]:
@@ -43,7 +53,17 @@ def history(store: Store, reviews: int = 30) -> list[str]:
     released = store.create_task(review("released", session=session)).ref
     store.release_writer(released, "none", "the executor never started")
     writer = store.create_task(implementation(session=session)).ref
-    store.write_report(Report(writer.session, writer.task, "completed", FOCUS, "src/a1", "pytest"), CHANGE)
+    store.write_report(
+        Report(
+            session=writer.session,
+            task=writer.task,
+            status="completed",
+            focused=FOCUS,
+            artifacts="src/a1",
+            verification="pytest",
+        ),
+        CHANGE,
+    )
     store.create_task(implementation("implement-a2", session=session))
     return [session]
 

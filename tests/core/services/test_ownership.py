@@ -21,7 +21,9 @@ from tests.conftest import implementation, review
 
 def required(topic: str, *globs: str, **overrides: object) -> TaskRequest:
     """A writer in a separate worktree, of a plan that declares three parallel writers."""
-    return implementation(topic, **{"scope": Scope("required", globs), "writer_limit": 3, **overrides})
+    return implementation(
+        topic, **{"scope": Scope(workspace="required", writable=globs), "writer_limit": 3, **overrides}
+    )
 
 
 def conflict(store: Store, request: TaskRequest) -> OwnershipConflict:
@@ -67,7 +69,12 @@ def test_the_writer_cap_is_configurable(state_root: Path, project: Path) -> None
 
 def test_a_shared_path_has_exactly_one_owner(store: Store) -> None:
     def shared(topic: str, owner: str) -> TaskRequest:
-        scope = Scope("required", (f"src/{topic}/**",), (), (SharedPath("pyproject.toml", owner),))
+        scope = Scope(
+            workspace="required",
+            writable=(f"src/{topic}/**",),
+            read_only=(),
+            shared=(SharedPath("pyproject.toml", owner),),
+        )
         return implementation(topic, scope=scope, writer_limit=3)
 
     store.create_task(shared("a", "lead"))
@@ -101,7 +108,7 @@ def test_a_read_only_dispatch_never_reads_the_claims_of_the_history(
 
 
 def test_writable_globs_on_a_read_only_kind_are_refused(store: Store) -> None:
-    conflict(store, review(scope=Scope(None, ("src/**",))))
+    conflict(store, review(scope=Scope(workspace=None, writable=("src/**",))))
 
 
 def test_a_claim_has_no_ttl(store: Store) -> None:
@@ -114,7 +121,17 @@ def test_a_claim_has_no_ttl(store: Store) -> None:
 def test_a_report_ends_the_claim(store: Store) -> None:
     holder = store.create_task(implementation()).ref
     focused = "Done. Tested. Stopped. Next: review."
-    store.write_report(Report(holder.session, holder.task, "completed", focused, "x", "y"), holder.change)
+    store.write_report(
+        Report(
+            session=holder.session,
+            task=holder.task,
+            status="completed",
+            focused=focused,
+            artifacts="x",
+            verification="y",
+        ),
+        holder.change,
+    )
     store.create_task(implementation("next", goal="Next work."))
 
 
@@ -169,7 +186,9 @@ def _dispatch(
     state_root: str, topic: str, workspace: Workspace, globs: tuple[str, ...], barrier: threading.Barrier
 ) -> str:
     store = Store(Path(state_root))
-    request = implementation(topic, goal=f"Work on {topic}.", scope=Scope(workspace, globs), writer_limit=8)
+    request = implementation(
+        topic, goal=f"Work on {topic}.", scope=Scope(workspace=workspace, writable=globs), writer_limit=8
+    )
     barrier.wait(timeout=60)
     try:
         return str(store.create_task(request).ref)
@@ -223,14 +242,24 @@ def test_a_claim_remembered_by_a_long_lived_server_ends_with_the_report(store: S
     assert [c.ref for c in store.queries.claims()] == [holder.ref]
     assert [c.ref for c in store.queries.claims()] == [holder.ref]
     focused = "Done. Tested. Stopped. Next: review."
-    store.write_report(Report(holder.ref.session, holder.ref.task, "completed", focused, "x", "y"), holder.ref.change)
+    store.write_report(
+        Report(
+            session=holder.ref.session,
+            task=holder.ref.task,
+            status="completed",
+            focused=focused,
+            artifacts="x",
+            verification="y",
+        ),
+        holder.ref.change,
+    )
     assert store.queries.claims() == []
     store.create_task(implementation("next", goal="Next work."))
 
 
 def test_a_plan_that_declares_no_limit_gets_one_writer(store: Store) -> None:
-    store.create_task(implementation("a", scope=Scope("required", ("src/a/**",))))
-    error = conflict(store, implementation("b", scope=Scope("required", ("src/b/**",))))
+    store.create_task(implementation("a", scope=Scope(workspace="required", writable=("src/a/**",))))
+    error = conflict(store, implementation("b", scope=Scope(workspace="required", writable=("src/b/**",))))
     assert "cap is 1" in error.message
 
 
@@ -242,28 +271,43 @@ def test_the_cap_is_the_smallest_of_plan_project_and_platform(state_root: Path, 
 
 
 def test_a_named_resource_is_exclusive_among_writers(store: Store) -> None:
-    store.create_task(required("a", "src/a/**", scope=Scope("required", ("src/a/**",), resources=("port:5432",))))
-    error = conflict(store, required("b", "src/b/**", scope=Scope("required", ("src/b/**",), resources=("port:5432",))))
+    store.create_task(
+        required("a", "src/a/**", scope=Scope(workspace="required", writable=("src/a/**",), resources=("port:5432",)))
+    )
+    error = conflict(
+        store,
+        required("b", "src/b/**", scope=Scope(workspace="required", writable=("src/b/**",), resources=("port:5432",))),
+    )
     assert "port:5432" in error.message
-    store.create_task(required("c", "src/c/**", scope=Scope("required", ("src/c/**",), resources=("db:test",))))
+    store.create_task(
+        required("c", "src/c/**", scope=Scope(workspace="required", writable=("src/c/**",), resources=("db:test",)))
+    )
 
 
 @pytest.mark.parametrize("name", ["Port:1", "port 5432", "-x", "db:"])
 def test_a_resource_that_is_not_a_plain_name_is_refused(store: Store, name: str) -> None:
     with pytest.raises(InvalidContent):
-        store.create_task(required("a", "src/a/**", scope=Scope("required", ("src/a/**",), resources=(name,))))
+        store.create_task(
+            required("a", "src/a/**", scope=Scope(workspace="required", writable=("src/a/**",), resources=(name,)))
+        )
 
 
 def test_a_writer_may_not_reach_a_path_another_task_owns_as_shared(store: Store) -> None:
-    owner = Scope("required", ("src/a/**",), (), (SharedPath("pyproject.toml", "lead"),))
+    owner = Scope(
+        workspace="required", writable=("src/a/**",), read_only=(), shared=(SharedPath("pyproject.toml", "lead"),)
+    )
     store.create_task(required("a", "src/a/**", scope=owner))
-    error = conflict(store, required("b", "src/b/**", scope=Scope("required", ("src/b/**", "*.toml"))))
+    error = conflict(
+        store, required("b", "src/b/**", scope=Scope(workspace="required", writable=("src/b/**", "*.toml")))
+    )
     assert "pyproject.toml" in error.message
 
 
 def test_a_path_another_task_writes_cannot_be_declared_shared(store: Store) -> None:
     store.create_task(required("a", "src/a/**"))
-    shared = Scope("required", ("src/b/**",), (), (SharedPath("src/a/x.py", "lead"),))
+    shared = Scope(
+        workspace="required", writable=("src/b/**",), read_only=(), shared=(SharedPath("src/a/x.py", "lead"),)
+    )
     assert "written by another task" in conflict(store, required("b", "src/b/**", scope=shared)).message
 
 
@@ -274,7 +318,15 @@ def test_a_retry_cites_the_earlier_report_and_waits_for_it(store: Store) -> None
     assert caught.value.code == "state_refused"
     focus = "Tried the parser. It failed on CRLF. Stopped there. Next: a fix."
     store.write_report(
-        Report(first.session, first.task, "failed", focus, "src/a1/x.py", "pytest: exit 1"), first.change
+        Report(
+            session=first.session,
+            task=first.task,
+            status="failed",
+            focused=focus,
+            artifacts="src/a1/x.py",
+            verification="pytest: exit 1",
+        ),
+        first.change,
     )
     retry = store.create_task(implementation("implement-a1-fix", retry_of=first))
     text = (store.roots.task_dir(retry.ref) / "TASK.md").read_text()
@@ -287,7 +339,17 @@ def test_a_fourth_attempt_after_three_failures_warns(store: Store) -> None:
     earlier = None
     for _ in range(3):
         ref = store.create_task(implementation("port-parser", retry_of=earlier, force_new=True)).ref
-        store.write_report(Report(ref.session, ref.task, "failed", focus, "none", "pytest: exit 1"), ref.change)
+        store.write_report(
+            Report(
+                session=ref.session,
+                task=ref.task,
+                status="failed",
+                focused=focus,
+                artifacts="none",
+                verification="pytest: exit 1",
+            ),
+            ref.change,
+        )
         earlier = ref
     fourth = store.create_task(implementation("port-parser", retry_of=earlier, force_new=True))
     assert fourth.warnings
@@ -299,7 +361,17 @@ def test_a_report_after_a_release_is_evidence_but_flagged_everywhere(store: Stor
     store.release_writer(released, "stopped", "pane 3 exited")
     second = store.create_task(implementation("second-writer", goal="Another change.")).ref
     focus = "Finished after all. Kept the API. Stopped after tests. Next: review."
-    store.write_report(Report(released.session, released.task, "completed", focus, "x", "y"), released.change)
+    store.write_report(
+        Report(
+            session=released.session,
+            task=released.task,
+            status="completed",
+            focused=focus,
+            artifacts="x",
+            verification="y",
+        ),
+        released.change,
+    )
     status = {str(t.ref): t for t in store.queries.status()}
     note = status[str(released)].notes[0]
     assert "came after RELEASE.md" in note
@@ -312,7 +384,7 @@ def test_a_report_after_a_release_is_evidence_but_flagged_everywhere(store: Stor
 
 def test_a_second_current_writer_on_disjoint_globs_is_told_the_parallel_way(store: Store) -> None:
     store.create_task(implementation(writer_limit=3))  # current, src/a1/**
-    disjoint = implementation("other", scope=Scope("current", ("docs/**",)), writer_limit=3)
+    disjoint = implementation("other", scope=Scope(workspace="current", writable=("docs/**",)), writer_limit=3)
     error = conflict(store, disjoint)
     assert 'workspace="required"' in error.message
     assert "writer_limit" in error.message
@@ -321,7 +393,7 @@ def test_a_second_current_writer_on_disjoint_globs_is_told_the_parallel_way(stor
 
 def test_a_writer_without_writer_limit_past_the_first_is_told_to_declare_it(store: Store) -> None:
     store.create_task(required("a", "src/a/**"))
-    error = conflict(store, implementation("b", scope=Scope("required", ("src/b/**",))))
+    error = conflict(store, implementation("b", scope=Scope(workspace="required", writable=("src/b/**",))))
     assert "no writer_limit" in error.message
     assert 'workspace="required"' in error.message
 
@@ -331,11 +403,13 @@ def test_the_free_writer_slots_are_exactly_what_create_task_admits(state_root: P
     store.create_task(implementation())  # one current writer, no writer_limit
     slots = writer_slots(len(store.queries.claims()), store.writer_cap)
     assert (slots.free, slots.with_limit, slots.limit) == (0, 2, 3)
-    conflict(store, implementation("b", scope=Scope("required", ("src/b/**",))))  # free 0: refused
+    conflict(store, implementation("b", scope=Scope(workspace="required", writable=("src/b/**",))))  # free 0: refused
     admitted = 0
     for topic in ("c", "d", "e"):
         try:
-            store.create_task(implementation(topic, scope=Scope("required", (f"src/{topic}/**",)), writer_limit=3))
+            store.create_task(
+                implementation(topic, scope=Scope(workspace="required", writable=(f"src/{topic}/**",)), writer_limit=3)
+            )
             admitted += 1
         except OwnershipConflict:
             break

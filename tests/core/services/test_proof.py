@@ -30,7 +30,14 @@ def signed_task(store: Store, token: str = TOKEN, kind: str = "implementation") 
 
 
 def report(ref: Ref) -> Report:
-    return Report(ref.session, ref.task, "completed", FOCUS, "src/a1/x.py", "pytest: exit 0")
+    return Report(
+        session=ref.session,
+        task=ref.task,
+        status="completed",
+        focused=FOCUS,
+        artifacts="src/a1/x.py",
+        verification="pytest: exit 0",
+    )
 
 
 def files(store: Store, ref: Ref) -> tuple[bytes, bytes]:

@@ -20,7 +20,17 @@ FOCUS = "Read it. Found two issues. Stopped. Next: fix."
 
 def test_status_labels_a_returned_task_with_its_report_status(store: Store) -> None:
     ref = store.create_task(review()).ref
-    store.write_report(Report(ref.session, ref.task, "blocked", FOCUS, "none", "read only"), CHANGE)
+    store.write_report(
+        Report(
+            session=ref.session,
+            task=ref.task,
+            status="blocked",
+            focused=FOCUS,
+            artifacts="none",
+            verification="read only",
+        ),
+        CHANGE,
+    )
     (found,) = store.queries.status()
     assert (found.state, found.report_status, found.label) == ("returned", "blocked", "returned:blocked")
     assert not found.outstanding
@@ -36,7 +46,17 @@ def test_arrivals_name_the_file_that_ended_each_task(store: Store) -> None:
     reported = store.create_task(review("review-a")).ref
     released = store.create_task(implementation()).ref
     waiting = store.create_task(review("review-b")).ref
-    store.write_report(Report(reported.session, reported.task, "completed", FOCUS, "none", "ok"), CHANGE)
+    store.write_report(
+        Report(
+            session=reported.session,
+            task=reported.task,
+            status="completed",
+            focused=FOCUS,
+            artifacts="none",
+            verification="ok",
+        ),
+        CHANGE,
+    )
     store.release_writer(released, "none", "the executor never started")
     assert store.queries.arrivals([reported, released, waiting]) == {reported: "REPORT.md", released: "RELEASE.md"}
 
@@ -123,5 +143,16 @@ def test_a_stray_report_rewritten_in_place_into_a_real_one_arrives(store: Store)
     assert store.queries.arrivals([ref]) == {}
     assert store.queries.arrivals([ref]) == {}  # judged by its stat now, not read again
     with path.open("w") as handle:  # the same file, now holding a report of this task
-        handle.write(render_report(Report(ref.session, ref.task, "completed", FOCUS, "none", "ok")))
+        handle.write(
+            render_report(
+                Report(
+                    session=ref.session,
+                    task=ref.task,
+                    status="completed",
+                    focused=FOCUS,
+                    artifacts="none",
+                    verification="ok",
+                )
+            )
+        )
     assert store.queries.arrivals([ref]) == {ref: "REPORT.md"}

@@ -37,7 +37,14 @@ FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
 
 
 def report(ref: Ref, status: str = "completed") -> Report:
-    return Report(ref.session, ref.task, status, FOCUS, "src/a1/x.py", "pytest: exit 0")
+    return Report(
+        session=ref.session,
+        task=ref.task,
+        status=status,
+        focused=FOCUS,
+        artifacts="src/a1/x.py",
+        verification="pytest: exit 0",
+    )
 
 
 def files_under(path: Path) -> set[str]:
@@ -205,7 +212,17 @@ def test_a_report_for_a_changed_task_hash_is_refused(store: Store) -> None:
 def test_a_report_for_an_unknown_task_is_refused(store: Store) -> None:
     ref = store.create_task(implementation()).ref
     with pytest.raises(TaskNotFound):
-        store.write_report(Report(ref.session, "009-ghost", "completed", FOCUS, "x", "y"), CHANGE)
+        store.write_report(
+            Report(
+                session=ref.session,
+                task="009-ghost",
+                status="completed",
+                focused=FOCUS,
+                artifacts="x",
+                verification="y",
+            ),
+            CHANGE,
+        )
 
 
 def test_a_lead_capture_is_verbatim_and_marked(store: Store) -> None:
@@ -378,7 +395,16 @@ def test_a_report_that_would_fail_the_return_stage_is_never_published(store: Sto
     hidden = "```\nonly code\n```"
     with pytest.raises(InvalidContent):
         store.write_report(
-            Report(ref.session, ref.task, "completed", FOCUS, "src/a1/x.py", "ok", problems=hidden), ref.change
+            Report(
+                session=ref.session,
+                task=ref.task,
+                status="completed",
+                focused=FOCUS,
+                artifacts="src/a1/x.py",
+                verification="ok",
+                problems=hidden,
+            ),
+            ref.change,
         )
     assert not (store.roots.task_dir(ref) / "REPORT.md").exists()
 

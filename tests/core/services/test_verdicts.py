@@ -24,7 +24,12 @@ def warm(store: Store) -> Queries:
 
 def returned(store: Store) -> Path:
     ref = store.create_task(review()).ref
-    store.write_report(Report(ref.session, ref.task, "completed", FOCUS, "none", "ok"), CHANGE)
+    store.write_report(
+        Report(
+            session=ref.session, task=ref.task, status="completed", focused=FOCUS, artifacts="none", verification="ok"
+        ),
+        CHANGE,
+    )
     return store.roots.task_dir(ref) / "REPORT.md"
 
 
