@@ -27,7 +27,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from handoff_core.contract.ids import parse_ref
-from handoff_core.errors import HandoffError
+from handoff_core.errors import HandoffError, InvalidInput, NotFound
 from server.web.auth import Endpoint, HostPolicy
 from server.web.board_model import PAGE, BoardModel
 from server.web.watcher import Changes, watch_board
@@ -83,13 +83,29 @@ def _secured(response: Response) -> Response:
     return response
 
 
+def _refused(exc: HandoffError) -> Response:
+    """The board's one translation of a core refusal: its code and message as JSON, with an HTTP status."""
+    status = 404 if isinstance(exc, NotFound) else 400 if isinstance(exc, InvalidInput) else 409
+    return JSONResponse({"error": f"{exc.code}: {exc.message}", "code": exc.code}, status_code=status)
+
+
 def _guarded(access: BoardAccess, handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
     async def endpoint(request: Request) -> Response:
         if not access.admits(request):
             return _secured(PlainTextResponse("open the board with the URL handoff-mcp printed", status_code=401))
-        return _secured(await handler(request))
+        try:
+            return _secured(await handler(request))
+        except HandoffError as exc:
+            return _secured(_refused(exc))
 
     return endpoint
+
+
+def _offset(request: Request) -> int:
+    given = request.query_params.get("offset", "") or "0"
+    if not (given.isascii() and given.isdigit()):
+        raise InvalidInput(f"offset {given!r} is not a whole number: page with the offset the board's last page gave")
+    return int(given)
 
 
 def board_app(model: BoardModel, access: BoardAccess, changes: Changes, prefix: str = "/board") -> list[Route]:
@@ -119,16 +135,12 @@ def board_app(model: BoardModel, access: BoardAccess, changes: Changes, prefix: 
         return JSONResponse(await anyio.to_thread.run_sync(model.summary))
 
     async def tasks(request: Request) -> Response:
-        offset = int(request.query_params.get("offset", "0") or 0)
         change = request.query_params.get("change", "")
-        return JSONResponse(await anyio.to_thread.run_sync(model.page, change, max(0, offset), PAGE))
+        return JSONResponse(await anyio.to_thread.run_sync(model.page, change, _offset(request), PAGE))
 
     async def task(request: Request) -> Response:
-        try:
-            ref = parse_ref(request.query_params.get("ref", ""))
-            return JSONResponse(await anyio.to_thread.run_sync(model.detail, ref))
-        except HandoffError as exc:
-            return JSONResponse({"error": f"{exc.code}: {exc.message}"}, status_code=404)
+        ref = parse_ref(request.query_params.get("ref", ""))
+        return JSONResponse(await anyio.to_thread.run_sync(model.detail, ref))
 
     async def events(request: Request) -> Response:
         session = request.cookies.get(COOKIE, "")

@@ -24,7 +24,7 @@ from server.mcp.app import build_server
 from server.web.board import MAX_STREAMS, BoardAccess, standalone
 from server.web.board_model import BoardModel
 from server.web.watcher import Changes, watch_board
-from tests.conftest import implementation, review
+from tests.conftest import CHANGE, implementation, review
 from tests.core.evidence.gitrepo import FOCUS, add_worktree, commit_all, make_repo, write
 from tests.server.test_tools import call, task_args
 
@@ -334,3 +334,20 @@ async def test_with_the_panel_open_at_1400_by_900_the_columns_fit_and_the_timeli
     assert "(artifacts and verification)" in panel
     assert "(problems and next steps)" in panel
     assert "任务简报 = task brief" in panel
+
+
+async def test_a_bad_query_is_answered_with_its_code_never_a_server_error(board: Board) -> None:
+    async with httpx2.AsyncClient() as http:
+        await http.get(board.login_url())
+        answers = [
+            await http.get(f"{board.base}/board/api/tasks", params={"offset": "ten"}),
+            await http.get(f"{board.base}/board/api/tasks", params={"offset": "-1"}),
+            await http.get(f"{board.base}/board/api/task", params={"ref": "not/a/ref"}),
+            await http.get(f"{board.base}/board/api/task", params={"ref": f"{CHANGE}/20261130T044500Z/001-ghost"}),
+        ]
+    assert [(answer.status_code, answer.json()["code"]) for answer in answers] == [
+        (400, "invalid_input"),
+        (400, "invalid_input"),
+        (400, "invalid_id"),
+        (404, "task_not_found"),
+    ]
