@@ -68,6 +68,7 @@ def shell(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedPr
         ["bash", "-euo", "pipefail", "-c", script],
         cwd=cwd,
         env=env,
+        stdin=subprocess.DEVNULL,  # a server the set-up starts ends at once, as with a client that left
         capture_output=True,
         text=True,
         timeout=300,
