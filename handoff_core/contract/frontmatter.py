@@ -117,29 +117,20 @@ def split_frontmatter(text: str) -> tuple[Mapping[str, Any], str]:
 
 def plain_frontmatter(text: str) -> dict[str, Any] | None:
     """The fields ``split_frontmatter`` reads from ``text``, when its block is plain: ``---`` lines
-    ending in LF, and lines as ``quote`` writes them. None: ask ``split_frontmatter``.
-
-    A cold status reads thousands of TASKs for their kind and ids alone; this skips splitting
-    and joining the body.
+    ending in LF, and ``key: "text"`` or ``key: 12`` lines as ``quote`` writes them. None: ask
+    ``split_frontmatter``. A cold status reads thousands of TASKs for their kind and ids alone:
+    this is one regex match and one pass, without splitting and joining the body.
     """
-    if not text.startswith("---\n"):
+    block = _PLAIN_BLOCK.match(text)
+    if block is None:
         return None
-    end = text.find("\n---\n", 3)
-    if end == -1 or "\r" in (block := text[4:end]):
-        return None
-    return _pair_mapping(block) if end > 3 else None
-
-
-_PLAIN_PAIR = re.compile(r'^([a-z_]+): (?:"([ !#-\[\]-~]*)"|(0|[1-9][0-9]{0,8}))$', re.M)
-
-
-def _pair_mapping(block: str) -> dict[str, Any] | None:
-    """``_fast_mapping`` of a block of ``key: "text"`` and ``key: 12`` lines in one regex pass;
-    anything else (a flow list, say) goes the line-by-line way."""
-    pairs = _PLAIN_PAIR.findall(block)
-    if len(pairs) != block.count("\n") + 1:  # a line that is no such pair
-        return _fast_mapping(block)
+    pairs = _PLAIN_PAIR.findall(block.group(1))
     fields = {key: int(number) if number else string for key, string, number in pairs}
     if len(fields) != len(pairs) or not _YAML_WORDS.isdisjoint(fields):
-        return None
+        return None  # a key given twice, or one YAML 1.1 retypes: the strict loader says what it is
     return fields
+
+
+_PAIR = r'([a-z_]+): (?:"([ !#-\[\]-~]*)"|(0|[1-9][0-9]{0,8}))'
+_PLAIN_PAIR = re.compile(f"^{_PAIR}$", re.M)
+_PLAIN_BLOCK = re.compile(f"---\n((?:{_PAIR}\n)+)---\n")  # the first "---" line closes the block
