@@ -20,7 +20,7 @@ from typing import NamedTuple, TypeVar
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.snapshot import TaskSnapshot
 from handoff_core.files.paths import open_dir
-from handoff_core.files.reader import _try_open, locate_change, number_counts, round_names, task_snapshots
+from handoff_core.files.reader import _try_open, locate_change, number_counts, round_names, shown_name, task_snapshots
 from handoff_core.layout import LOCATOR_FILE, MAX_FILE_BYTES, RELEASE_FILE, REPORT_FILE, SESSIONS, TASK_FILE
 
 __all__ = ["Sighting", "sight_change"]
@@ -65,7 +65,7 @@ def _sight_round(
     sessions_fd: int, name: str, facts: ChangeFacts, before_ns: int, look: Callable[[str, str, Sighting], _Seen | None]
 ) -> Iterator[_Seen | tuple[str, str, TaskSnapshot]]:
     round_fd = open_dir(sessions_fd, name)
-    plain = name.isascii()
+    plain, session = name.isascii(), shown_name(name)
     try:
         entries = sorted(os.listdir(round_fd))
         counts = number_counts(entries)
@@ -75,8 +75,8 @@ def _sight_round(
             if looked is not None:
                 yield looked
                 continue
-            for shown, tree in task_snapshots(round_fd, task, (facts, name, task, same)):
-                yield name, shown, tree
+            for shown, tree in task_snapshots(round_fd, task, (facts, session, shown_name(task), same)):
+                yield session, shown, tree
     finally:
         os.close(round_fd)
 

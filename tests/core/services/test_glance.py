@@ -203,8 +203,13 @@ def odd_files(store: Store) -> None:
 def test_a_cold_walk_reads_every_task_as_a_glance_at_its_full_snapshot_does(store: Store) -> None:
     history(store)
     odd_files(store)
+    round_dir = task_file(store, "first").parent.parent
+    os.mkdir(os.fsencode(round_dir) + b"/099-caf\xe9")  # a name that is not UTF-8: shown escaped
     old_times(store)
     glanced = cold(store).status(glancing=True)
+    full = store.queries.status()
+    assert [t.ref for t in glanced] == [t.ref for t in full]
+    assert any("\\xe9" in t.ref.task for t in glanced)
     assert sum(not t.judged for t in glanced) > len(glanced) // 2
     assert any(t.temp_files and not t.judged for t in glanced)
     for status in glanced:
