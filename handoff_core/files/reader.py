@@ -262,8 +262,7 @@ def read_change_snapshots(
         sessions_fd = _try_open(stack, change_fd, (SESSIONS,))
         if sessions_fd is None:
             return
-        rounds = [session] if session is not None else sorted(os.listdir(sessions_fd))
-        rounds = [name for name in rounds if _exists_dir(sessions_fd, name)]
+        rounds = round_names(sessions_fd, session)
 
         def read_round(name: str) -> list[tuple[str, str, TaskSnapshot]]:
             shown = shown_name(name)
@@ -278,6 +277,12 @@ def read_change_snapshots(
         with ThreadPoolExecutor(max_workers=readers) as pool:
             for trees in pool.map(read_round, rounds):
                 yield from trees
+
+
+def round_names(sessions_fd: int, session: str | None) -> list[str]:
+    """The rounds a walk of the change's ``sessions`` folder (or of one round of it) visits."""
+    rounds = [session] if session is not None else sorted(os.listdir(sessions_fd))
+    return [name for name in rounds if _exists_dir(sessions_fd, name)]
 
 
 def _read_round(
@@ -295,35 +300,47 @@ def _read_round(
         entries = sorted(os.listdir(round_fd))
         counts = number_counts(entries)
         for task in entries:
-            same, shown = counts[task.split("-", 1)[0]], shown_name(task)
-            at = (facts, session, shown, same)
-            if reuse is not None and (held := _held_probe(round_fd, task, at, reuse, files)):
-                if unless and not set(unless).isdisjoint(held[1]):
-                    continue
-                yield (
-                    shown,
-                    TaskSnapshot(
-                        change=facts,
-                        problems=(),
-                        same_number=same,
-                        task_found=True,
-                        task_entries=held[1],
-                        files={},
-                        probe=held,
-                        reused=True,
-                    ),
-                )
-                continue
-            known = None if reuse is None else partial(reuse.holds, facts, session, shown, same)
-            try:
-                read = _read_task_dir(round_fd, task, files, unless, known)
-            except UnsafePath as exc:
-                yield shown, TaskSnapshot(change=facts, problems=(exc.message,), same_number=same, task_found=True)
-                continue
-            if read is not None:
-                yield shown, _found(facts, same, read)
+            at = (facts, session, shown_name(task), counts[task.split("-", 1)[0]])
+            yield from task_snapshots(round_fd, task, at, files, unless, reuse)
     finally:
         os.close(round_fd)
+
+
+def task_snapshots(
+    round_fd: int,
+    task: str,
+    at: tuple[ChangeFacts, str, str, int],
+    files: tuple[str, ...] = HANDOFF_FILES,
+    unless: tuple[str, ...] = (),
+    reuse: Reuse | None = None,
+) -> Iterator[tuple[str, TaskSnapshot]]:
+    """``(task shown, tree)`` of one entry of a round: none when it is no task directory (or holds
+    a name in ``unless``). ``at`` as in ``_held_probe``."""
+    facts, session, shown, same = at
+    if reuse is not None and (held := _held_probe(round_fd, task, at, reuse, files)):
+        if not unless or set(unless).isdisjoint(held[1]):
+            yield (
+                shown,
+                TaskSnapshot(
+                    change=facts,
+                    problems=(),
+                    same_number=same,
+                    task_found=True,
+                    task_entries=held[1],
+                    files={},
+                    probe=held,
+                    reused=True,
+                ),
+            )
+        return
+    known = None if reuse is None else partial(reuse.holds, facts, session, shown, same)
+    try:
+        read = _read_task_dir(round_fd, task, files, unless, known)
+    except UnsafePath as exc:
+        yield shown, TaskSnapshot(change=facts, problems=(exc.message,), same_number=same, task_found=True)
+        return
+    if read is not None:
+        yield shown, _found(facts, same, read)
 
 
 def _held_probe(

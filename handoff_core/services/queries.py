@@ -25,12 +25,13 @@ from handoff_core.errors import ChangeNotFound, HandoffError
 from handoff_core.files.leftovers import Leftover, find_leftovers
 from handoff_core.files.paths import entry_mode, read_regular, walked
 from handoff_core.files.reader import read_change_snapshots, read_snapshot, stamp_of
+from handoff_core.files.sightings import sight_change
 from handoff_core.files.task_dir import Roots, StoredFile, TaskDir, open_task_dir, sha256, translated
 from handoff_core.layout import CHANGES, CLOSING_FILES, TASK_FILE
 from handoff_core.services.claims import ClaimIndex, change_hold, unreadable_because, unreadable_change
 from handoff_core.services.disk_cache import DiskCache, Section
 from handoff_core.services.ownership import Claim
-from handoff_core.services.status import TaskStatus, named_since, task_status, with_writers_since
+from handoff_core.services.status import TaskStatus, glance_sighted, named_since, task_status, with_writers_since
 from handoff_core.services.verdicts import Verdicts
 
 __all__ = ["Queries", "ends_claim", "held_status"]
@@ -289,9 +290,11 @@ class Queries:
         # Held verdicts: the walk is mostly stat calls. A glance is mostly Python: threads would
         # only contend with it for the GIL.
         readers = 0 if self._verdicts.expects_reuse or glancing or paced else 2
-        walk = read_change_snapshots(self.roots.state_root, change, session, reuse=self._verdicts, readers=readers)
-        found = []
+        found: list[TaskStatus] = []
         try:
+            if glancing and not self._verdicts.expects_reuse:  # cold: nothing held to reuse
+                return hold + self._sighted(change, session, began)
+            walk = read_change_snapshots(self.roots.state_root, change, session, reuse=self._verdicts, readers=readers)
             for index, (r, t, snapshot) in enumerate(walk):
                 found.append(self._verdicts.judge((change, r, t), snapshot, began, self.snapshot, glancing=glancing))
                 if paced and not snapshot.reused and index % PACE_EVERY == 0:
@@ -303,6 +306,21 @@ class Queries:
         except HandoffError as exc:  # a round that is a symlink, say: the change holds the workspace (``claims``)
             return hold or [held_status(change, unreadable_because(change, exc.message))]
         return hold + found
+
+    def _sighted(self, change: str, session: str | None, began: int) -> list[TaskStatus]:
+        """A cold walk of the change: each settled task glanced from its sighting
+        (``files.sightings``), the rest judged in full at once (and held)."""
+        before = began - self._verdicts.settle_ns
+        look = partial(glance_sighted, change)
+        walk = sight_change(self.roots.state_root, change, session, before, look)
+        found = []
+        for seen in walk:
+            if isinstance(seen, TaskStatus):
+                found.append(seen)
+            else:
+                r, t, snapshot = seen
+                found.append(self._verdicts.judge((change, r, t), snapshot, began, self.snapshot))
+        return found
 
     def claims(self) -> list[Claim]:
         """Writer claims of every outstanding implementation task under the state root."""

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import cast
 
-from handoff_core.contract.frontmatter import split_frontmatter
-from handoff_core.contract.ids import Ref
+from handoff_core.contract.frontmatter import plain_frontmatter, split_frontmatter
+from handoff_core.contract.ids import Ref, is_change_id, is_round_id, task_number
 from handoff_core.contract.proof import PROOF_INVALID, Proof
-from handoff_core.contract.report import header_fields
+from handoff_core.contract.report import header_fields, header_status
 from handoff_core.contract.scope import Scope, read_scope
 from handoff_core.contract.snapshot import Entry, TaskSnapshot
 from handoff_core.contract.validate import LATE_REPORT, check_handoff, closes_claim, identity_problems, meta_problems
 from handoff_core.errors import HandoffError
+from handoff_core.files.sightings import Sighting
 from handoff_core.layout import (
     CLOSING_FILES,
     KINDS,
@@ -26,7 +28,15 @@ from handoff_core.layout import (
     is_temp,
 )
 
-__all__ = ["TaskStatus", "glance", "named_since", "task_kind_and_scope", "task_status", "with_writers_since"]
+__all__ = [
+    "TaskStatus",
+    "glance",
+    "glance_sighted",
+    "named_since",
+    "task_kind_and_scope",
+    "task_status",
+    "with_writers_since",
+]
 
 _INACTIVE = "dispatch requires an active change"
 
@@ -147,11 +157,11 @@ def task_status(ref: Ref, snapshot: TaskSnapshot) -> TaskStatus:
     )
 
 
-def _glance_kind(ref: Ref, task: Entry) -> Kind | None:
+def _glance_kind(ref: Ref, data: bytes | None) -> Kind | None:
     """The TASK's kind when its frontmatter reads cleanly and names this task; else None."""
     try:
-        text = (task.data or b"").decode("utf-8").removeprefix("\ufeff")
-        meta = split_frontmatter(text)[0]
+        text = (data or b"").decode("utf-8").removeprefix("\ufeff")
+        meta = plain_frontmatter(text) or split_frontmatter(text)[0]
     except (HandoffError, UnicodeDecodeError):
         return None
     kind = meta.get("kind")
@@ -178,34 +188,64 @@ def glance(ref: Ref, snapshot: TaskSnapshot) -> TaskStatus | None:
     task = snapshot.file(TASK_FILE)
     if identity_problems(ref.change, ref.session, ref.task) or snapshot.problems or snapshot.same_number != 1:
         return None
-    if task.kind != "file" or not _readable(snapshot) or (kind := _glance_kind(ref, task)) is None:
+    if task.kind != "file" or not _readable(snapshot) or (kind := _glance_kind(ref, task.data)) is None:
         return None
     report, release = snapshot.file(REPORT_FILE), snapshot.file(RELEASE_FILE)
-    closing = next((e for e in (report, release) if e.kind == "file"), None)
+    seen = Sighting(
+        names=list(snapshot.task_entries),
+        task=task.data or b"",
+        task_mtime=task.mtime,
+        report=report.data if report.kind == "file" else None,
+        report_mtime=_mtime(report),
+        release_mtime=_mtime(release),
+        has_locator=snapshot.file(LOCATOR_FILE).kind != "missing",
+    )
+    return _glanced(ref, kind, seen)
+
+
+@lru_cache(maxsize=1024)
+def _plain_round(change: str, session: str) -> bool:
+    """Whether a change and round id are valid (checked once per round, not per task)."""
+    return is_change_id(change) and is_round_id(session)
+
+
+def glance_sighted(change: str, session: str, task: str, seen: Sighting) -> TaskStatus | None:
+    """``glance`` of a task from its sighting (``files.sightings``): the same status, or None."""
+    if not _plain_round(change, session) or task_number(task) is None:
+        return None
+    ref = Ref(change, session, task)
+    kind = _glance_kind(ref, seen.task)
+    return None if kind is None else _glanced(ref, kind, seen)
+
+
+def _glanced(ref: Ref, kind: Kind, seen: Sighting) -> TaskStatus | None:
+    closing = seen.report_mtime if seen.report is not None else seen.release_mtime
     if closing is not None and kind == "implementation":
         return None
-    state: TaskState = "dispatched" if closing is None else "returned" if report.kind == "file" else "released"
+    state: TaskState = "dispatched" if closing is None else "returned" if seen.report is not None else "released"
     report_status = None
-    if state == "returned":
-        report_status = header_fields((report.data or b"").decode("utf-8", "replace"))[0].get("Status")
+    if seen.report is not None:
+        report_status = header_status(seen.report)
         if report_status not in REPORT_STATUSES:
             return None
+    handoff = (seen.report is not None) + (seen.release_mtime is not None) + seen.has_locator + 1
     return TaskStatus(
         ref=ref,
         kind=kind,
         state=state,
         report_status=report_status,
         scope=None,
-        has_locator=snapshot.file(LOCATOR_FILE).kind != "missing",
-        temp_files=tuple(name for name in snapshot.task_entries if is_temp(name)),
+        has_locator=seen.has_locator,
+        # Names beyond the handoff files are rare: sorted and sifted only then.
+        temp_files=() if len(seen.names) == handoff else tuple(n for n in sorted(seen.names) if is_temp(n)),
         problems=(),
         # Closed and not an implementation task: it holds no claim either way; whether its REPORT
         # ends it (and so whether it needs the Lead) is decided when it is judged, before any page shows it.
         outstanding=closing is None,
-        closed_at=None if closing is None else closing.mtime,
-        notes=(LATE_REPORT,) if _late(snapshot) else (),
-        dispatched_at=task.mtime,
-        released_at=_mtime(release),
+        closed_at=closing,
+        notes=(LATE_REPORT,) if seen.report is not None and seen.release_mtime is not None else (),
+        dispatched_at=seen.task_mtime,
+        released_at=seen.release_mtime,
         judged=False,
     )
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from handoff_core.contract.frontmatter import _fast_mapping, load_yaml, quote, split_frontmatter
+from handoff_core.contract.frontmatter import _fast_mapping, load_yaml, plain_frontmatter, quote, split_frontmatter
 from handoff_core.contract.strict_yaml import load_strict
 from handoff_core.errors import InvalidContent
 
@@ -73,3 +73,30 @@ def test_a_key_given_twice_is_refused(text: str) -> None:
 def test_a_document_without_a_closed_mapping_frontmatter_is_refused(text: str) -> None:
     with pytest.raises(InvalidContent):
         split_frontmatter(text)
+
+
+frontmatter_lines = st.one_of(
+    st.builds(lambda k, v: f"{k}: {quote(v)}", keys, values),
+    st.sampled_from(
+        ["---", "--- ", "kind: review", 'kind: "review"\r', "a: 1", "a: 01", "yes: 1", "", "# x", "\ufeff"]
+    ),
+)
+
+
+@given(
+    st.lists(frontmatter_lines, max_size=8),
+    st.sampled_from(["---\n", "---\r\n", "\ufeff---\n", "--\n", ""]),
+    st.sampled_from(["---\n", "---", "---\r\n", ""]),
+    st.text(max_size=20),
+)
+def test_the_plain_frontmatter_reader_agrees_with_split_frontmatter(
+    lines: list[str], opening: str, closing: str, body: str
+) -> None:
+    text = opening + "".join(f"{line}\n" for line in lines) + closing + body
+    plain = plain_frontmatter(text)
+    try:
+        fields: dict[str, object] | None = dict(split_frontmatter(text)[0])
+    except InvalidContent:
+        fields = None
+    event("plain" if plain is not None else "asks split_frontmatter")
+    assert plain is None or plain == fields

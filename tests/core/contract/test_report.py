@@ -11,6 +11,8 @@ from handoff_core.contract.report import (
     capture,
     captured_text,
     count_sentences,
+    header_fields,
+    header_status,
     normalise_report,
     parse_report,
     render_report,
@@ -111,3 +113,31 @@ def test_the_summary_line_has_the_four_parts() -> None:
 def test_a_capture_with_a_nul_character_is_refused() -> None:
     with pytest.raises(InvalidContent):
         render_report(capture("20261130T044500Z", "001-a", "completed", "msg-1", "a\x00b", None))
+
+
+report_lines = st.sampled_from(
+    [
+        "Status: completed",
+        "Status: blocked\r",
+        "Status:  failed",
+        "Status: completed ",
+        "Status: done",
+        "status: completed",
+        "Session: 20260101T000000Z",
+        "## 聚焦交接",
+        "##  x",
+        "```",
+        "  ~~~",
+        "",
+        "text \u2028 Status: failed",
+    ]
+)
+
+
+@given(st.lists(report_lines, max_size=10), st.binary(max_size=4), st.booleans())
+def test_the_status_read_from_a_report_header_is_the_one_header_fields_reads(
+    lines: list[str], noise: bytes, final_newline: bool
+) -> None:
+    data = "\n".join(lines).encode() + noise + (b"\n" if final_newline else b"")
+    expected = header_fields(data.decode("utf-8", "replace"))[0].get("Status")
+    assert header_status(data) == expected

@@ -17,7 +17,7 @@ import pytest
 
 from handoff_core.contract.report import Report
 from handoff_core.services.queries import Queries
-from handoff_core.services.status import TaskStatus
+from handoff_core.services.status import TaskStatus, glance, task_status
 from handoff_core.services.status_page import StatusPage, page_status
 from handoff_core.services.store import Store
 from handoff_core.services.verdicts import Verdicts
@@ -200,3 +200,38 @@ def test_judging_left_for_later_that_finds_the_tree_changed_under_it_stops_with_
         assert queries.wait_judged(timeout=60)
     assert [r.levelno for r in caplog.records] == [logging.WARNING]
     assert "in the background stopped" in caplog.records[0].getMessage()
+
+
+def odd_files(store: Store) -> None:
+    """Tasks whose files a cold walk must read exactly as the full reader does, or leave to it."""
+    crlf = task_file(store, "review-1")
+    crlf.chmod(0o644)
+    crlf.write_bytes(crlf.read_bytes().replace(b"\n", b"\r\n"))
+    bom = task_file(store, "review-2")
+    bom.chmod(0o644)
+    bom.write_bytes(b"\xef\xbb\xbf" + bom.read_bytes())
+    rewrite(task_file(store, "review-3"), "\n---\n", "\n---\n\xff")  # not UTF-8: its kind is unknown
+    report = task_file(store, "review-5").parent / "REPORT.md"
+    report.chmod(0o644)
+    report.write_bytes(b"```\nStatus: failed\n```\n" + report.read_bytes().replace(b"\n", b"\r\n"))
+    (task_file(store, "review-6").parent / ".REPORT.md.0123456789abcdef.tmp").write_text("")
+    (task_file(store, "review-7").parent / "session-locator.json").symlink_to("/etc/hostname")
+    os.link(task_file(store, "review-10"), store.roots.project_root / "second")
+    rewrite(task_file(store, "review-9"), 'kind: "review"', "kind: review")  # the YAML loader's way
+
+
+def test_a_cold_walk_reads_every_task_as_a_glance_at_its_full_snapshot_does(store: Store) -> None:
+    history(store)
+    odd_files(store)
+    round_dir = task_file(store, "first").parent.parent
+    os.mkdir(os.fsencode(round_dir) + b"/099-caf\xe9")  # a name that is not UTF-8: shown escaped
+    old_times(store)
+    glanced = cold(store).status(glancing=True)
+    full = store.queries.status()
+    assert [t.ref for t in glanced] == [t.ref for t in full]
+    assert any("\\xe9" in t.ref.task for t in glanced)
+    assert sum(not t.judged for t in glanced) > len(glanced) // 2
+    assert any(t.temp_files and not t.judged for t in glanced)
+    for status in glanced:
+        snapshot = store.queries.snapshot(status.ref)
+        assert status == (glance(status.ref, snapshot) or task_status(status.ref, snapshot)), status.ref

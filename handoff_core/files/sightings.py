@@ -1,0 +1,147 @@
+"""The cheapest read of a change's settled tasks: what a cold status glances at, in one walk.
+
+Per task directory: its names, and of its handoff files one ``open`` + ``fstat`` + ``read`` for
+TASK.md and REPORT.md and one ``lstat`` for the others; no ``Entry`` per file and no probe (a
+glanced task holds no verdict: the judging after the answer reads it again). Anything that read
+cannot settle (a file that is not a singly linked regular file within the size limit, a file or
+directory changed within the settle time, a directory that cannot be opened) is read the full way
+(``reader.task_snapshots``), so the caller judges it at once. Nothing here decides what is valid.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import NamedTuple, TypeVar
+
+from handoff_core.contract.change import ChangeFacts
+from handoff_core.contract.snapshot import TaskSnapshot
+from handoff_core.files.paths import open_dir
+from handoff_core.files.reader import _try_open, locate_change, number_counts, round_names, shown_name, task_snapshots
+from handoff_core.layout import LOCATOR_FILE, MAX_FILE_BYTES, RELEASE_FILE, REPORT_FILE, SESSIONS, TASK_FILE
+
+__all__ = ["Sighting", "sight_change"]
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_Seen = TypeVar("_Seen")
+
+
+class Sighting(NamedTuple):
+    """One settled task directory whose handoff files are all singly linked regular files within the limit."""
+
+    names: list[str]  # the directory's entry names, unsorted
+    task: bytes
+    task_mtime: float
+    report: bytes | None
+    report_mtime: float | None
+    release_mtime: float | None
+    has_locator: bool
+
+
+def sight_change(
+    root: Path, change: str, session: str | None, before_ns: int, look: Callable[[str, str, Sighting], _Seen | None]
+) -> Iterator[_Seen | tuple[str, str, TaskSnapshot]]:
+    """Every task of an active change (or one round): ``look(round, task, sighting)`` where it
+    returns a value, else the task read the full way, ``(round, task, tree)``.
+
+    ``before_ns``: a file or directory whose ctime is not before it is not sighted (not settled).
+    ``look`` is called only for names that need no escaping (``reader.shown_name``).
+    """
+    with locate_change(root, change) as (facts, change_fd), ExitStack() as stack:
+        if facts.location != "active":
+            return
+        sessions_fd = _try_open(stack, change_fd, (SESSIONS,))
+        if sessions_fd is None:
+            return
+        for name in round_names(sessions_fd, session):
+            yield from _sight_round(sessions_fd, name, facts, before_ns, look)
+
+
+def _sight_round(
+    sessions_fd: int, name: str, facts: ChangeFacts, before_ns: int, look: Callable[[str, str, Sighting], _Seen | None]
+) -> Iterator[_Seen | tuple[str, str, TaskSnapshot]]:
+    round_fd = open_dir(sessions_fd, name)
+    plain, session = name.isascii(), shown_name(name)
+    try:
+        entries = sorted(os.listdir(round_fd))
+        counts = number_counts(entries)
+        for task in entries:
+            same = counts[task.split("-", 1)[0]]
+            looked = _looked(round_fd, name, task, before_ns, look) if plain and same == 1 else None
+            if looked is not None:
+                yield looked
+                continue
+            for shown, tree in task_snapshots(round_fd, task, (facts, session, shown_name(task), same)):
+                yield session, shown, tree
+    finally:
+        os.close(round_fd)
+
+
+def _looked(
+    round_fd: int, name: str, task: str, before_ns: int, look: Callable[[str, str, Sighting], _Seen | None]
+) -> _Seen | None:
+    seen = _sight(round_fd, task, before_ns) if task.isascii() else None
+    return None if seen is None else look(name, task, seen)
+
+
+def _sight(round_fd: int, task: str, before_ns: int) -> Sighting | None:
+    try:
+        fd = os.open(task, _DIR_FLAGS, dir_fd=round_fd)
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_ctime_ns >= before_ns:
+            return None
+        names = os.listdir(fd)
+        if TASK_FILE not in names or (task_read := _read(fd, TASK_FILE, before_ns)) is None:
+            return None
+        report = _read(fd, REPORT_FILE, before_ns) if REPORT_FILE in names else (None, None)
+        release = _settled_mtime(fd, RELEASE_FILE, before_ns) if RELEASE_FILE in names else 0.0
+        locator = _settled_mtime(fd, LOCATOR_FILE, before_ns) if LOCATOR_FILE in names else 0.0
+        if report is None or release is None or locator is None:
+            return None
+        return Sighting(
+            names=names,
+            task=task_read[0],
+            task_mtime=task_read[1],
+            report=report[0],
+            report_mtime=report[1],
+            release_mtime=release if RELEASE_FILE in names else None,
+            has_locator=LOCATOR_FILE in names,
+        )
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _plain(info: os.stat_result, before_ns: int) -> bool:
+    """A singly linked regular file within the size limit, settled before ``before_ns``."""
+    return (
+        stat.S_ISREG(info.st_mode)
+        and info.st_nlink == 1
+        and info.st_size <= MAX_FILE_BYTES
+        and info.st_ctime_ns < before_ns
+    )
+
+
+def _read(dir_fd: int, name: str, before_ns: int) -> tuple[bytes, float] | None:
+    fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    try:
+        info = os.fstat(fd)
+        if not _plain(info, before_ns):
+            return None
+        # One read of one byte more than the file holds: a file whose size moved under it is not settled.
+        data = os.read(fd, info.st_size + 1)
+        return (data, info.st_mtime) if len(data) == info.st_size else None
+    finally:
+        os.close(fd)
+
+
+def _settled_mtime(dir_fd: int, name: str, before_ns: int) -> float | None:
+    info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    return info.st_mtime if _plain(info, before_ns) else None
