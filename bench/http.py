@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from bench.latency import FOCUS
 from bench.stats import summary
@@ -35,11 +35,16 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def bearer_client(token: str) -> httpx2.AsyncClient:
+    """An HTTP client carrying ``token`` as its bearer, with the MCP transports' timeouts: a response
+    stream may stay open, so reads wait up to 300 s, everything else 30 s."""
+    return httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=300))
+
+
 @asynccontextmanager
 async def _session(url: str, token: str) -> AsyncIterator[Client]:
-    headers = {"Authorization": f"Bearer {token}"}
     async with (
-        create_mcp_http_client(headers=headers) as http,
+        bearer_client(token) as http,
         Client(streamable_http_client(url, http_client=http)) as client,
     ):
         yield client

@@ -17,10 +17,10 @@ import httpx2
 import pytest
 from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.subscriptions import ResourceUpdated
 
+from bench.http import bearer_client
 from bench.loopback import loopback_listener, served
 from handoff_core.contract.report import Report, render_report
 from handoff_core.errors import ConfigError
@@ -41,7 +41,7 @@ REPORT = {"status": "completed", "focused": FOCUS, "artifacts": "src/a1/x.py", "
 async def transport(url: str, token: str) -> AsyncIterator[Any]:
     """The SDK's streamable HTTP transport with a bearer token; the HTTP client is closed with it."""
     async with (
-        create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+        bearer_client(token) as http,
         streamable_http_client(url, http_client=http) as streams,
     ):
         yield streams
