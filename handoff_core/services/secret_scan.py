@@ -53,9 +53,8 @@ def _detectors() -> tuple[Any, ...]:
 
     from handoff_core.services import secret_plugins
 
-    builtin = [
-        c for c in get_mapping_from_secret_type_to_class().values() if c.__module__.startswith("detect_secrets.")
-    ]
+    classes: dict[str, type[Any]] = get_mapping_from_secret_type_to_class()
+    builtin = [c for c in classes.values() if c.__module__.startswith("detect_secrets.")]
     ours = [getattr(secret_plugins, name) for name in secret_plugins.__all__]
     return tuple(plugin() for plugin in [*builtin, *ours])
 
