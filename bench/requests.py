@@ -1,14 +1,16 @@
-"""Task requests the bench dispatches (the tests use the same builders): plain core types, no test tools."""
+"""Task requests and reports the bench writes (the tests use the same builders): plain core types, no test tools."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from handoff_core.contract.ids import Ref
+from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.task import TaskBody
 from handoff_core.services.store import TaskRequest
 
-__all__ = ["DEMO", "implementation", "review"]
+__all__ = ["DEMO", "implementation", "report_of", "review"]
 
 DEMO = "2026-11-30-demo"
 
@@ -35,3 +37,8 @@ def review(topic: str = "review-a1", **overrides: object) -> TaskRequest:
         "scope": Scope(workspace=None, writable=(), read_only=("src/**",), shared=(), artifacts=(".pytest_cache/**",)),
     }
     return implementation(topic, **{**base, **overrides})
+
+
+def report_of(ref: Ref, **fields: Any) -> Report:
+    """A REPORT for the task ``ref``: its ids from the ref, every other field named by the caller."""
+    return Report(session=ref.session, task=ref.task, **fields)

@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from bench.requests import DEMO, implementation, review
+from bench.requests import DEMO, implementation, report_of, review
 from handoff_core.services.store import Store
 
 CHANGE = DEMO
-__all__ = ["CHANGE", "implementation", "make_change", "review"]
+__all__ = ["CHANGE", "implementation", "make_change", "report_of", "review"]
 
 # Same examples on every run (no example database, derandomized), and no per-example deadline:
 # a loaded CI machine must not turn a slow example into a failure.

@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 from handoff_core.contract.proof import PROOF_INVALID, signing_key
-from handoff_core.contract.report import Report
 from handoff_core.services.store import Store
 from handoff_core.validator import arguments
-from tests.conftest import implementation
+from tests.conftest import implementation, report_of
 
 SIGNING_TOKEN = "validator-token-aaaaaaaaaaaaaaaaa"
 SCRIPT = Path(sys.executable).parent / "handoff-validate"
@@ -131,9 +130,7 @@ def _signed(project: Path, store: Store, token: str | None) -> list[str]:
     ref = store.create_task(request).ref
     focused = "Built A1. Kept the API. Stopped after tests. Next: review."
     store.write_report(
-        Report(
-            session=ref.session, task=ref.task, status="completed", focused=focused, artifacts="x", verification="y"
-        ),
+        report_of(ref, status="completed", focused=focused, artifacts="x", verification="y"),
         ref.change,
         token=token,
     )

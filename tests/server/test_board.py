@@ -17,14 +17,13 @@ from mcp import Client
 
 from bench.loopback import loopback_listener, served
 from handoff_core.contract.proof import signing_key
-from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope
 from handoff_core.services.store import Store
 from server.mcp.app import build_server
 from server.web.board import MAX_STREAMS, BoardAccess, standalone
 from server.web.board_model import BoardModel
 from server.web.watcher import Changes, watch_board
-from tests.conftest import CHANGE, implementation, review
+from tests.conftest import CHANGE, implementation, report_of, review
 from tests.core.evidence.gitrepo import FOCUS, add_worktree, commit_all, make_repo, write
 from tests.server.test_tools import call, task_args
 
@@ -265,14 +264,8 @@ def test_a_report_that_is_not_proven_and_a_failed_audit_are_flagged_on_the_board
     ref = store.create_task(replace(request, signing_key=lambda _: signing_key("t" * 24))).ref
     write(tree, "src/b/other.py", "not this task's\n")
     checkpoint = commit_all(tree)
-    report = Report(
-        session=ref.session,
-        task=ref.task,
-        status="completed",
-        focused=FOCUS,
-        artifacts="x",
-        verification="y",
-        source_checkpoint=checkpoint,
+    report = report_of(
+        ref, status="completed", focused=FOCUS, artifacts="x", verification="y", source_checkpoint=checkpoint
     )
     store.write_report(report, ref.change)  # no token: written as by hand, so its proof is absent
     model = BoardModel(store.queries, 3)

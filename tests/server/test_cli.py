@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 
 from handoff_core.contract.ids import Ref
-from handoff_core.contract.report import Report
 from handoff_core.services.store import Store
 from handoff_core.services.tokens import load_secret, report_token, token_check
 from server.cli import main
-from tests.conftest import implementation, review
+from tests.conftest import implementation, report_of, review
 from tests.core.files.test_archives import zip_of
 
 
@@ -202,14 +201,7 @@ def test_status_shows_each_reports_proof(store: Store, project: Path, capsys: py
     ref = store.create_task(review()).ref
     focused = "Reviewed A1. Kept the API. Stopped after reading. Next: fix."
     store.write_report(
-        Report(
-            session=ref.session,
-            task=ref.task,
-            status="completed",
-            focused=focused,
-            artifacts="notes",
-            verification="read",
-        ),
+        report_of(ref, status="completed", focused=focused, artifacts="notes", verification="read"),
         ref.change,
     )
     code, out, _ = run(capsys, "status", "--project-root", str(project))

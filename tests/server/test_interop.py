@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.server.test_tools import task_args
+from tests.server.wire import serve_command
 
 CLIENTS = Path(__file__).resolve().parents[1] / "clients"
-SCRIPT = Path(sys.executable).parent / "handoff-mcp"
 pytestmark = pytest.mark.slow  # a node client and a server process
 
 
@@ -34,16 +33,7 @@ def test_the_typescript_sdk_client_lists_tools_creates_and_validates(node: str, 
         {"name": "validate_handoff", "arguments": {"ref": "$0.ref", "stage": "return"}},
         {"name": "read_task", "arguments": {"ref": "not/a/ref"}},
     ]
-    args = [
-        str(SCRIPT),
-        "serve",
-        "--role",
-        "lead",
-        "--project-root",
-        str(project),
-        "--secret-file",
-        str(tmp_path / "s"),
-    ]
+    args = serve_command("lead", project, tmp_path / "s")
     result = subprocess.run(
         [node, str(CLIENTS / "sdk_client.mjs"), *args],
         input=json.dumps(calls),

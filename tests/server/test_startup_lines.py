@@ -15,7 +15,7 @@ from typing import IO
 import httpx2
 import pytest
 
-from tests.server.test_stdio import SCRIPT
+from tests.server.wire import SCRIPT, serve_command
 
 pytestmark = pytest.mark.slow  # each test starts handoff-mcp
 
@@ -53,16 +53,7 @@ def lines_until(stream: IO[str], needle: str) -> str:
 
 def test_serve_on_a_terminal_says_what_it_serves_and_that_it_waits(project: Path, secret_file: Path) -> None:
     main, terminal = pty.openpty()
-    command = [
-        str(SCRIPT),
-        "serve",
-        "--role",
-        "lead",
-        "--project-root",
-        str(project),
-        "--secret-file",
-        str(secret_file),
-    ]
+    command = serve_command("lead", project, secret_file)
     try:
         with started(command, stdin=terminal, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as process:
             said = piped(process.stderr).readline()
@@ -76,16 +67,7 @@ def test_serve_on_a_terminal_says_what_it_serves_and_that_it_waits(project: Path
 
 
 def test_serve_for_a_client_keeps_stderr_quiet(project: Path, secret_file: Path) -> None:
-    command = [
-        str(SCRIPT),
-        "serve",
-        "--role",
-        "lead",
-        "--project-root",
-        str(project),
-        "--secret-file",
-        str(secret_file),
-    ]
+    command = serve_command("lead", project, secret_file)
     done = subprocess.run(command, input="", capture_output=True, text=True, timeout=60, check=False)
     assert "waiting for an MCP client" not in done.stderr
 

@@ -22,13 +22,12 @@ import pytest
 
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.proof import signing_key
-from handoff_core.contract.report import Report
 from handoff_core.contract.validate import check_handoff
 from handoff_core.errors import InvalidContent
 from handoff_core.files.publishing import temp_name
 from handoff_core.services.store import Store
 from handoff_core.validator import arguments
-from tests.conftest import CHANGE, implementation, make_change
+from tests.conftest import CHANGE, implementation, make_change, report_of
 
 Edit = Callable[[str], str]
 SEED = os.environ.get("HANDOFF_SEED_VALIDATOR", "")  # e.g. "node /path/to/validate-handoff.mjs"
@@ -149,13 +148,8 @@ SIGNING_TOKEN = "corpus-token-aaaaaaaaaaaaaaaaaaa"
 def signed_report(tree: Tree) -> None:
     """A REPORT signed as write_report signs it (a ``Signature:`` header line the seed ignores)."""
     focused = "Did the work. Kept the API. Stopped after tests. Next: review."
-    report = Report(
-        session=tree.ref.session,
-        task=tree.ref.task,
-        status="completed",
-        focused=focused,
-        artifacts="src/a1/x.py",
-        verification="pytest: exit 0",
+    report = report_of(
+        tree.ref, status="completed", focused=focused, artifacts="src/a1/x.py", verification="pytest: exit 0"
     )
     tree.store.write_report(report, tree.ref.change, token=SIGNING_TOKEN)
 
@@ -573,14 +567,7 @@ def build(tmp_path: Path, case: Case) -> tuple[Store, Ref]:
     if case.report:
         focused = "Did the work. Kept the API. Stopped after tests. Next: review."
         store.write_report(
-            Report(
-                session=ref.session,
-                task=ref.task,
-                status=case.status,
-                focused=focused,
-                artifacts="src/a1/x.py",
-                verification="pytest: exit 0",
-            ),
+            report_of(ref, status=case.status, focused=focused, artifacts="src/a1/x.py", verification="pytest: exit 0"),
             ref.change,
         )
     if case.report_edit is not None:
@@ -621,9 +608,7 @@ def test_the_verdict_agrees_with_the_seed_validator(tmp_path: Path, case: Case) 
 def test_a_report_pinned_to_another_task_text_is_an_error(store: Store) -> None:
     ref = store.create_task(implementation()).ref
     store.write_report(
-        Report(
-            session=ref.session, task=ref.task, status="completed", focused="A. B. C.", artifacts="x", verification="y"
-        ),
+        report_of(ref, status="completed", focused="A. B. C.", artifacts="x", verification="y"),
         ref.change,
     )
     rewrite(store.roots.task_dir(ref) / "TASK.md", sub("implements A1", "implements A2"))
@@ -653,9 +638,7 @@ def test_a_focused_handoff_outside_three_to_five_sentences_is_a_warning(
     store: Store, focused: str, warned: bool
 ) -> None:
     ref = store.create_task(implementation()).ref
-    report = Report(
-        session=ref.session, task=ref.task, status="completed", focused=focused, artifacts="x", verification="y"
-    )
+    report = report_of(ref, status="completed", focused=focused, artifacts="x", verification="y")
     if warned:  # a REPORT is written once: a warning refuses it unless the executor accepts it
         with pytest.raises(InvalidContent) as caught:
             store.write_report(report, ref.change)

@@ -18,21 +18,14 @@ from handoff_core.files import publishing as publish_module
 from handoff_core.files.publishing import publish
 from handoff_core.layout import is_temp
 from handoff_core.services.store import Store
-from tests.conftest import implementation
+from tests.conftest import implementation, report_of
 from tests.core.files import faults
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def report_for(ref: Ref, focused: str = "Did it. Tested it. Stopped. Next: review.") -> Report:
-    return Report(
-        session=ref.session,
-        task=ref.task,
-        status="completed",
-        focused=focused,
-        artifacts="src/a1/x.py",
-        verification="pytest: exit 0",
-    )
+    return report_of(ref, status="completed", focused=focused, artifacts="src/a1/x.py", verification="pytest: exit 0")
 
 
 def _dir_fd(path: Path) -> int:

@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 
 from handoff_core.contract.ids import Ref
-from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope
 from handoff_core.errors import InvalidContent, OwnershipConflict
 from handoff_core.layout import WORKSPACES, Workspace
 from handoff_core.services.store import Store
-from tests.conftest import CHANGE, implementation, make_change, review
+from tests.conftest import CHANGE, implementation, make_change, report_of, review
 
 SPOOF = (
     '```handoff-scope\nworkspace: "required"\nwritable: ["docs/unrelated/**"]\n'
@@ -120,13 +119,8 @@ def test_a_stray_entry_named_report_ends_no_claim(store: Store, stray: str, tmp_
 
 def test_removing_a_report_by_hand_revives_the_claim_in_a_long_lived_server(store: Store) -> None:
     holder = store.create_task(implementation()).ref
-    report = Report(
-        session=holder.session,
-        task=holder.task,
-        status="completed",
-        focused=FOCUS,
-        artifacts="src/a1/x.py",
-        verification="pytest: exit 0",
+    report = report_of(
+        holder, status="completed", focused=FOCUS, artifacts="src/a1/x.py", verification="pytest: exit 0"
     )
     store.write_report(report, holder.change)
     assert store.queries.claims() == []  # the claim ended; the index remembers why
@@ -148,14 +142,7 @@ def test_an_identical_retry_never_returns_a_task_that_was_already_reported(store
     first = store.create_task(review())
     assert not store.create_task(review()).created  # outstanding: the retry gets it back
     store.write_report(
-        Report(
-            session=first.ref.session,
-            task=first.ref.task,
-            status="completed",
-            focused=FOCUS,
-            artifacts="none",
-            verification="ok",
-        ),
+        report_of(first.ref, status="completed", focused=FOCUS, artifacts="none", verification="ok"),
         first.ref.change,
     )
     again = store.create_task(review())

@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.proof import PROOFS
-from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope, SharedPath
 from handoff_core.errors import OwnershipConflict
 from handoff_core.files.cache_file import KEY_FILE
@@ -29,7 +28,7 @@ from handoff_core.services.queries import Queries
 from handoff_core.services.status import TaskStatus
 from handoff_core.services.store import Store
 from handoff_core.services.verdicts import Verdicts
-from tests.conftest import CHANGE, implementation, review
+from tests.conftest import CHANGE, implementation, report_of, review
 
 FOCUS = "Read it. Found two issues. Stopped. Next: fix."
 
@@ -42,9 +41,7 @@ def fresh(store: Store, cache_dir: Path) -> Queries:
 def returned(store: Store, topic: str = "review-a1") -> Ref:
     ref = store.create_task(review(topic)).ref
     store.write_report(
-        Report(
-            session=ref.session, task=ref.task, status="completed", focused=FOCUS, artifacts="none", verification="ok"
-        ),
+        report_of(ref, status="completed", focused=FOCUS, artifacts="none", verification="ok"),
         CHANGE,
     )
     return ref
@@ -222,9 +219,7 @@ def test_a_fresh_process_restores_claims_and_still_sees_a_report_removed_by_hand
         implementation("implement-a2", scope=Scope(workspace="current", writable=("src/a2/**",)))
     ).ref
     store.write_report(
-        Report(
-            session=done.session, task=done.task, status="completed", focused=FOCUS, artifacts="none", verification="ok"
-        ),
+        report_of(done, status="completed", focused=FOCUS, artifacts="none", verification="ok"),
         CHANGE,
     )
     store.create_task(implementation())

@@ -20,12 +20,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from handoff_core.contract.markdown import body_lines, split_lines
-from handoff_core.contract.report import Report, captured_text, parse_report
+from handoff_core.contract.report import captured_text, parse_report
 from handoff_core.contract.scope import Scope
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import REPORT_NEXT
 from handoff_core.services.store import Store
-from tests.conftest import CHANGE, make_change, review
+from tests.conftest import CHANGE, make_change, report_of, review
 
 FOCUS = "Read it. Found two issues. Stopped. Next: fix."
 TASK_FIELDS = ("goal", "inputs", "acceptance", "return_notes", "scope notes")
@@ -102,9 +102,8 @@ def _publish_task(store: Store, field: str, text: str) -> Path:
 def _publish_report(store: Store, field: str, text: str) -> Path:
     ref = store.create_task(review()).ref
     values = {"focused": FOCUS, "artifacts": "none", "verification": "ok", field: text}
-    report = Report(
-        session=ref.session,
-        task=ref.task,
+    report = report_of(
+        ref,
         status="completed",
         focused=values.pop("focused"),
         artifacts=values.pop("artifacts"),

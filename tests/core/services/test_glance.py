@@ -15,13 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from handoff_core.contract.report import Report
 from handoff_core.services.queries import Queries
 from handoff_core.services.status import TaskStatus, glance, task_status
 from handoff_core.services.status_page import StatusPage, page_status
 from handoff_core.services.store import Store
 from handoff_core.services.verdicts import Verdicts
-from tests.conftest import CHANGE, implementation, review
+from tests.conftest import CHANGE, implementation, report_of, review
 
 FOCUS = "Read it. Found two issues. Stopped. Next: fix."
 NOW_SLACK = 3600.0  # every task in these trees is older than this: none counts as a recent arrival
@@ -30,14 +29,7 @@ NOW_SLACK = 3600.0  # every task in these trees is older than this: none counts 
 def reply(store: Store, ref_status: str, index: int, session: str) -> None:
     ref = store.create_task(review(f"review-{index}", session=session)).ref
     store.write_report(
-        Report(
-            session=ref.session,
-            task=ref.task,
-            status=ref_status,
-            focused=FOCUS,
-            artifacts="none",
-            verification="read only",
-        ),
+        report_of(ref, status=ref_status, focused=FOCUS, artifacts="none", verification="read only"),
         CHANGE,
     )
 
@@ -54,14 +46,7 @@ def history(store: Store, reviews: int = 30) -> list[str]:
     store.release_writer(released, "none", "the executor never started")
     writer = store.create_task(implementation(session=session)).ref
     store.write_report(
-        Report(
-            session=writer.session,
-            task=writer.task,
-            status="completed",
-            focused=FOCUS,
-            artifacts="src/a1",
-            verification="pytest",
-        ),
+        report_of(writer, status="completed", focused=FOCUS, artifacts="src/a1", verification="pytest"),
         CHANGE,
     )
     store.create_task(implementation("implement-a2", session=session))

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope, SharedPath
 from handoff_core.errors import HandoffError, InvalidContent, OwnershipConflict
 from handoff_core.layout import ReleaseKind, Workspace
 from handoff_core.services.ownership import Claim, writer_slots
 from handoff_core.services.store import Store, TaskRequest
-from tests.conftest import implementation, review
+from tests.conftest import implementation, report_of, review
 
 
 def required(topic: str, *globs: str, **overrides: object) -> TaskRequest:
@@ -122,14 +121,7 @@ def test_a_report_ends_the_claim(store: Store) -> None:
     holder = store.create_task(implementation()).ref
     focused = "Done. Tested. Stopped. Next: review."
     store.write_report(
-        Report(
-            session=holder.session,
-            task=holder.task,
-            status="completed",
-            focused=focused,
-            artifacts="x",
-            verification="y",
-        ),
+        report_of(holder, status="completed", focused=focused, artifacts="x", verification="y"),
         holder.change,
     )
     store.create_task(implementation("next", goal="Next work."))
@@ -243,14 +235,7 @@ def test_a_claim_remembered_by_a_long_lived_server_ends_with_the_report(store: S
     assert [c.ref for c in store.queries.claims()] == [holder.ref]
     focused = "Done. Tested. Stopped. Next: review."
     store.write_report(
-        Report(
-            session=holder.ref.session,
-            task=holder.ref.task,
-            status="completed",
-            focused=focused,
-            artifacts="x",
-            verification="y",
-        ),
+        report_of(holder.ref, status="completed", focused=focused, artifacts="x", verification="y"),
         holder.ref.change,
     )
     assert store.queries.claims() == []
@@ -318,14 +303,7 @@ def test_a_retry_cites_the_earlier_report_and_waits_for_it(store: Store) -> None
     assert caught.value.code == "state_refused"
     focus = "Tried the parser. It failed on CRLF. Stopped there. Next: a fix."
     store.write_report(
-        Report(
-            session=first.session,
-            task=first.task,
-            status="failed",
-            focused=focus,
-            artifacts="src/a1/x.py",
-            verification="pytest: exit 1",
-        ),
+        report_of(first, status="failed", focused=focus, artifacts="src/a1/x.py", verification="pytest: exit 1"),
         first.change,
     )
     retry = store.create_task(implementation("implement-a1-fix", retry_of=first))
@@ -340,14 +318,7 @@ def test_a_fourth_attempt_after_three_failures_warns(store: Store) -> None:
     for _ in range(3):
         ref = store.create_task(implementation("port-parser", retry_of=earlier, force_new=True)).ref
         store.write_report(
-            Report(
-                session=ref.session,
-                task=ref.task,
-                status="failed",
-                focused=focus,
-                artifacts="none",
-                verification="pytest: exit 1",
-            ),
+            report_of(ref, status="failed", focused=focus, artifacts="none", verification="pytest: exit 1"),
             ref.change,
         )
         earlier = ref
@@ -362,14 +333,7 @@ def test_a_report_after_a_release_is_evidence_but_flagged_everywhere(store: Stor
     second = store.create_task(implementation("second-writer", goal="Another change.")).ref
     focus = "Finished after all. Kept the API. Stopped after tests. Next: review."
     store.write_report(
-        Report(
-            session=released.session,
-            task=released.task,
-            status="completed",
-            focused=focus,
-            artifacts="x",
-            verification="y",
-        ),
+        report_of(released, status="completed", focused=focus, artifacts="x", verification="y"),
         released.change,
     )
     status = {str(t.ref): t for t in store.queries.status()}

@@ -17,7 +17,7 @@ from handoff_core.services.queries import Queries
 from handoff_core.services.report_view import read_handoff
 from handoff_core.services.store import Store
 from handoff_core.services.tokens import token_check
-from tests.conftest import implementation, review
+from tests.conftest import implementation, report_of, review
 
 FOCUS = "Done: A1 works. Decided: kept the API. Stopped after tests. Next: review."
 TOKEN = "token-of-the-task-aaaaaaaaaaaaaaa"
@@ -30,14 +30,7 @@ def signed_task(store: Store, token: str = TOKEN, kind: str = "implementation") 
 
 
 def report(ref: Ref) -> Report:
-    return Report(
-        session=ref.session,
-        task=ref.task,
-        status="completed",
-        focused=FOCUS,
-        artifacts="src/a1/x.py",
-        verification="pytest: exit 0",
-    )
+    return report_of(ref, status="completed", focused=FOCUS, artifacts="src/a1/x.py", verification="pytest: exit 0")
 
 
 def files(store: Store, ref: Ref) -> tuple[bytes, bytes]:

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from handoff_core.contract.ids import Ref
-from handoff_core.contract.report import Report, render_report
+from handoff_core.contract.report import render_report
 from handoff_core.errors import HandoffError, InvalidContent, TaskNotFound, UnsafePath
 from handoff_core.services.store import Store
 from handoff_core.services.waiting import wait_for_reports
-from tests.conftest import CHANGE, implementation, review
+from tests.conftest import CHANGE, implementation, report_of, review
 
 FOCUS = "Read it. Found two issues. Stopped. Next: fix."
 
@@ -21,14 +21,7 @@ FOCUS = "Read it. Found two issues. Stopped. Next: fix."
 def test_status_labels_a_returned_task_with_its_report_status(store: Store) -> None:
     ref = store.create_task(review()).ref
     store.write_report(
-        Report(
-            session=ref.session,
-            task=ref.task,
-            status="blocked",
-            focused=FOCUS,
-            artifacts="none",
-            verification="read only",
-        ),
+        report_of(ref, status="blocked", focused=FOCUS, artifacts="none", verification="read only"),
         CHANGE,
     )
     (found,) = store.queries.status()
@@ -47,14 +40,7 @@ def test_arrivals_name_the_file_that_ended_each_task(store: Store) -> None:
     released = store.create_task(implementation()).ref
     waiting = store.create_task(review("review-b")).ref
     store.write_report(
-        Report(
-            session=reported.session,
-            task=reported.task,
-            status="completed",
-            focused=FOCUS,
-            artifacts="none",
-            verification="ok",
-        ),
+        report_of(reported, status="completed", focused=FOCUS, artifacts="none", verification="ok"),
         CHANGE,
     )
     store.release_writer(released, "none", "the executor never started")
@@ -144,15 +130,6 @@ def test_a_stray_report_rewritten_in_place_into_a_real_one_arrives(store: Store)
     assert store.queries.arrivals([ref]) == {}  # judged by its stat now, not read again
     with path.open("w") as handle:  # the same file, now holding a report of this task
         handle.write(
-            render_report(
-                Report(
-                    session=ref.session,
-                    task=ref.task,
-                    status="completed",
-                    focused=FOCUS,
-                    artifacts="none",
-                    verification="ok",
-                )
-            )
+            render_report(report_of(ref, status="completed", focused=FOCUS, artifacts="none", verification="ok"))
         )
     assert store.queries.arrivals([ref]) == {ref: "REPORT.md"}

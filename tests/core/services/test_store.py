@@ -31,20 +31,13 @@ from handoff_core.errors import (
 from handoff_core.files.task_dir import TaskDir
 from handoff_core.layout import MAX_FILE_BYTES
 from handoff_core.services.store import Store
-from tests.conftest import CHANGE, implementation, make_change, review
+from tests.conftest import CHANGE, implementation, make_change, report_of, review
 
 FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
 
 
 def report(ref: Ref, status: str = "completed") -> Report:
-    return Report(
-        session=ref.session,
-        task=ref.task,
-        status=status,
-        focused=FOCUS,
-        artifacts="src/a1/x.py",
-        verification="pytest: exit 0",
-    )
+    return report_of(ref, status=status, focused=FOCUS, artifacts="src/a1/x.py", verification="pytest: exit 0")
 
 
 def files_under(path: Path) -> set[str]:
@@ -395,14 +388,8 @@ def test_a_report_that_would_fail_the_return_stage_is_never_published(store: Sto
     hidden = "```\nonly code\n```"
     with pytest.raises(InvalidContent):
         store.write_report(
-            Report(
-                session=ref.session,
-                task=ref.task,
-                status="completed",
-                focused=FOCUS,
-                artifacts="src/a1/x.py",
-                verification="ok",
-                problems=hidden,
+            report_of(
+                ref, status="completed", focused=FOCUS, artifacts="src/a1/x.py", verification="ok", problems=hidden
             ),
             ref.change,
         )

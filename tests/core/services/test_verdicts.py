@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from handoff_core.contract.report import Report
 from handoff_core.services.queries import Queries
 from handoff_core.services.store import Store
 from handoff_core.services.verdicts import Verdicts
-from tests.conftest import CHANGE, implementation, review
+from tests.conftest import CHANGE, implementation, report_of, review
 
 FOCUS = "Read it. Found two issues. Stopped. Next: fix."
 
@@ -25,9 +24,7 @@ def warm(store: Store) -> Queries:
 def returned(store: Store) -> Path:
     ref = store.create_task(review()).ref
     store.write_report(
-        Report(
-            session=ref.session, task=ref.task, status="completed", focused=FOCUS, artifacts="none", verification="ok"
-        ),
+        report_of(ref, status="completed", focused=FOCUS, artifacts="none", verification="ok"),
         CHANGE,
     )
     return store.roots.task_dir(ref) / "REPORT.md"
