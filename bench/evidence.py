@@ -25,7 +25,7 @@ from handoff_core.services.store import Store, TaskRequest
 
 FOCUS = "Built the files. Kept the API. Stopped after tests. Next: review."
 TOKEN = "bench-report-token-aaaaaaaaaaaa"
-_ENV = {
+GIT_ENV = {  # a git of its own: no user or system config, fixed identities (the tests use it too)
     **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_GLOBAL": os.devnull,
@@ -37,7 +37,7 @@ _ENV = {
 
 
 def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=_ENV, capture_output=True, text=True, check=True).stdout
+    return subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, capture_output=True, text=True, check=True).stdout
 
 
 def _files(root: Path, count: int, text: str) -> None:

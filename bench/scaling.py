@@ -14,6 +14,7 @@ import resource
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bench import dispatch
@@ -24,8 +25,8 @@ from handoff_core.services.store import Store
 from handoff_core.services.verdicts import SETTLE_SECONDS
 
 
-def bare_walk(state_root: Path) -> int:
-    """The floor under a warm status: every task directory opened and listed, every entry lstat'ed."""
+def _walk(state_root: Path, each_task: Callable[[int], int]) -> int:
+    """Every task directory of the tree opened by handle; ``each_task`` does a floor's work in one."""
     found = 0
     for sessions in state_root.glob("specdev/changes/*/sessions"):
         with os.scandir(sessions) as rounds:
@@ -33,28 +34,33 @@ def bare_walk(state_root: Path) -> int:
                 round_fd = os.open(round_entry.path, os.O_RDONLY | os.O_DIRECTORY)
                 for task in os.listdir(round_fd):
                     fd = os.open(task, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=round_fd)
-                    found += sum(1 for name in os.listdir(fd) if os.stat(name, dir_fd=fd, follow_symlinks=False))
+                    found += each_task(fd)
                     os.close(fd)
                 os.close(round_fd)
     return found
+
+
+def _named(fd: int) -> int:
+    return sum(1 for name in os.listdir(fd) if os.stat(name, dir_fd=fd, follow_symlinks=False))
+
+
+def _read(fd: int) -> int:
+    found = 0
+    for name in os.listdir(fd):
+        file_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
+        found += len(os.read(file_fd, os.fstat(file_fd).st_size + 1))
+        os.close(file_fd)
+    return found
+
+
+def bare_walk(state_root: Path) -> int:
+    """The floor under a warm status: every task directory opened and listed, every entry lstat'ed."""
+    return _walk(state_root, _named)
 
 
 def read_walk(state_root: Path) -> int:
     """The floor under a cold status: the bare walk, and every handoff file opened and read once."""
-    found = 0
-    for sessions in state_root.glob("specdev/changes/*/sessions"):
-        with os.scandir(sessions) as rounds:
-            for round_entry in rounds:
-                round_fd = os.open(round_entry.path, os.O_RDONLY | os.O_DIRECTORY)
-                for task in os.listdir(round_fd):
-                    fd = os.open(task, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=round_fd)
-                    for name in os.listdir(fd):
-                        file_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
-                        found += len(os.read(file_fd, os.fstat(file_fd).st_size + 1))
-                        os.close(file_fd)
-                    os.close(fd)
-                os.close(round_fd)
-    return found
+    return _walk(state_root, _read)
 
 
 VALIDATE_UP_TO = 10_000  # validating every task one by one is a per-task figure: larger trees add nothing

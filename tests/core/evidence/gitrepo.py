@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
+from bench.evidence import GIT_ENV
 from handoff_core.contract.report import Report
 
 FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
-ENV = {
-    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.com",
-}
+ENV = GIT_ENV
 
 
 def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
