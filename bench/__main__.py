@@ -35,7 +35,7 @@ from bench import (
     validator,
 )
 from bench.trees import CHANGE, make_change
-from handoff_core.services.store import Store
+from handoff_core.services.writing.store import Store
 
 FULL = {
     "startup_runs": 12,

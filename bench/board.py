@@ -20,7 +20,7 @@ import anyio
 
 from bench.loopback import loopback_listener, served
 from bench.trees import generate, make_change
-from handoff_core.services.store import Store
+from handoff_core.services.writing.store import Store
 from server.web.board import BoardAccess, standalone
 from server.web.board_model import BoardModel
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bench.latency import _request
 from bench.trees import make_change
-from handoff_core.services.store import Store
+from handoff_core.services.writing.store import Store
 
 
 def _worker(

@@ -60,8 +60,8 @@ def child(action: str, project: str, target: str) -> None:
     from handoff_core.contract.exchange import Channel
     from handoff_core.contract.return_policy import ReturnPolicy
     from handoff_core.files.archives import check_archive, read_checked
-    from handoff_core.services.exchange import package_dispatch
-    from handoff_core.services.store import Store
+    from handoff_core.services.exchange.outbound import package_dispatch
+    from handoff_core.services.writing.store import Store
 
     start = time.perf_counter()
     if action == "package":
@@ -74,7 +74,7 @@ def child(action: str, project: str, target: str) -> None:
     elif action == "check":
         count = len(check_archive(Path(target).read_bytes()))
     elif action == "judge":
-        from handoff_core.services.returns import judge_return
+        from handoff_core.services.exchange.returns import judge_return
 
         count = len(judge_return(Path(target).read_bytes(), ReturnPolicy()))
     elif action == "read-floor-return":
@@ -88,7 +88,7 @@ def child(action: str, project: str, target: str) -> None:
 
 def run(work: Path, files: int, entries: int, repeats: int) -> dict[str, Any]:
     from bench.requests import review
-    from handoff_core.services.store import Store
+    from handoff_core.services.writing.store import Store
 
     project = work / "exchange"
     make_change(project / "speculo" / ".speculo", "2026-11-30-demo")

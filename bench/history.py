@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bench.scaling import peak_rss_kb
 from bench.stats import child_runs
-from handoff_core.services import session_logs
+from handoff_core.services.logs import session_logs
 
 SESSION = "0b1c6f8e-2a4d-4c1e-9f3a-7d5e2b8c1a90"
 WORDS = [

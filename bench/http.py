@@ -24,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from bench.latency import FOCUS
 from bench.stats import summary
 from bench.trees import make_change
-from handoff_core.services.tokens import lead_token, load_secret
+from handoff_core.services.capabilities.tokens import lead_token, load_secret
 
 CHANGE = "2026-11-30-http"
 

@@ -16,7 +16,7 @@ from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.task import TaskBody
-from handoff_core.services.store import Store, TaskRequest
+from handoff_core.services.writing.store import Store, TaskRequest
 from server.config import Role, Settings
 from server.mcp.app import build_server
 

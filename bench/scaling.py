@@ -21,8 +21,8 @@ from bench import dispatch
 from bench.stats import child_runs, timed
 from bench.trees import CHANGE, kept_tree
 from handoff_core.contract.ids import Ref
-from handoff_core.services.store import Store
-from handoff_core.services.verdicts import SETTLE_SECONDS
+from handoff_core.services.tree.verdicts import SETTLE_SECONDS
+from handoff_core.services.writing.store import Store
 
 
 def _walk(state_root: Path, each_task: Callable[[int], int]) -> int:

@@ -25,7 +25,7 @@ from mcp.types import CallToolResult
 from bench.scaling import bare_walk, peak_rss_kb, read_walk
 from bench.stats import child_runs, timed
 from bench.trees import kept_tree
-from handoff_core.services.verdicts import SETTLE_SECONDS
+from handoff_core.services.tree.verdicts import SETTLE_SECONDS
 from server.config import Settings
 from server.mcp.app import build_server
 
@@ -82,7 +82,7 @@ def child(state_root: str, what: str, cache_dir: str = "") -> None:
     if what in FLOORS:
         figures: dict[str, Any] = {"seconds": timed(lambda: FLOORS[what](root))}
     elif what == "fill":  # an earlier server that judged everything and left its disk cache
-        from handoff_core.services.store import Store
+        from handoff_core.services.writing.store import Store
 
         store = Store(root, cache_dir=Path(cache_dir))
         figures = {"count": len(store.queries.status()) + len(store.queries.claims())}

@@ -27,7 +27,7 @@ import httpx2
 from bench.http import _free_port, _session
 from bench.stats import summary
 from bench.trees import CHANGE, generate
-from handoff_core.services.tokens import lead_token, load_secret
+from handoff_core.services.capabilities.tokens import lead_token, load_secret
 from server.web.connections import HEADER_SECONDS
 
 INIT = {

@@ -9,8 +9,8 @@ from typing import Literal, get_args
 
 from handoff_core.errors import ConfigError
 from handoff_core.layout import DEFAULT_STATE_ROOT, DEFAULT_WRITER_CAP
-from handoff_core.services.disk_cache import default_cache_dir
-from handoff_core.services.tokens import default_secret_path
+from handoff_core.services.capabilities.tokens import default_secret_path
+from handoff_core.services.tree.disk_cache import default_cache_dir
 from server.discovery import Found, find_project, lead_tree_of
 
 __all__ = [

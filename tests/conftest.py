@@ -7,7 +7,7 @@ import pytest
 from hypothesis import settings
 
 from bench.requests import DEMO, implementation, report_of, review
-from handoff_core.services.store import Store
+from handoff_core.services.writing.store import Store
 
 CHANGE = DEMO
 __all__ = ["CHANGE", "implementation", "make_change", "report_of", "review"]

@@ -28,7 +28,18 @@ LAYERS = (
     ("handoff_core.errors", "handoff_core.layout"),
     ("handoff_core.contract",),
     ("handoff_core.files",),
-    ("handoff_core.services",),
+    ("handoff_core.services",),  # the package docstring; each room below is a layer of its own
+    # The services' rooms, lowest first: a room imports its own modules and the rooms before it.
+    ("handoff_core.services.rules",),
+    ("handoff_core.services.secrets",),
+    ("handoff_core.services.logs",),
+    ("handoff_core.services.project",),
+    ("handoff_core.services.tree",),
+    ("handoff_core.services.capabilities",),
+    ("handoff_core.services.evidence",),
+    ("handoff_core.services.writing",),
+    ("handoff_core.services.exchange",),
+    ("handoff_core.services.handoffs",),
     ("handoff_core.validator",),
     ("server", "server.config", "server.discovery", "server.client_config", "server.logs"),
     ("server.mcp",),
@@ -79,10 +90,10 @@ def test_each_layer_imports_only_from_the_layers_below_it() -> None:
 
 
 def test_an_upward_import_is_caught_even_inside_a_function() -> None:
-    source = "def f():\n    from handoff_core.services.store import Store\n"
+    source = "def f():\n    from handoff_core.services.writing.store import Store\n"
     assert upward_imports("handoff_core.contract.task", source) == [
-        "handoff_core.contract.task -> handoff_core.services.store",
-        "handoff_core.contract.task -> handoff_core.services.store.Store",
+        "handoff_core.contract.task -> handoff_core.services.writing.store",
+        "handoff_core.contract.task -> handoff_core.services.writing.store.Store",
     ]
     assert upward_imports("server.mcp.app", source) == []
 
@@ -119,7 +130,7 @@ def printed_by(code: str) -> str:
 @pytest.mark.slow
 def test_the_validator_cli_loads_neither_mcp_nor_pydantic() -> None:
     code = (
-        "import sys, handoff_core.validator, handoff_core.services.store\n"
+        "import sys, handoff_core.validator, handoff_core.services.writing.store\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'pydantic', 'server')))"
     )
     assert printed_by(code) == "[]"
@@ -161,7 +172,7 @@ def test_the_guard_hook_loads_no_sdk_no_store_and_starts_no_git() -> None:
     """It runs before every write an executor makes: one TASK read, nothing more."""
     code = (
         "import sys, server.cli.guard\n"
-        "heavy = ('mcp', 'pydantic', 'yaml', 'cryptography', 'subprocess', 'handoff_core.services.queries')\n"
+        "heavy = ('mcp', 'pydantic', 'yaml', 'cryptography', 'subprocess', 'handoff_core.services.tree.queries')\n"
         "print(sorted(m for m in heavy if m in sys.modules))"
     )
     assert printed_by(code) == "[]"

@@ -19,7 +19,7 @@ from typing import NoReturn
 from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import HandoffError, WorkspaceRefused
 from handoff_core.files.task_dir import Roots
-from handoff_core.services import guard
+from handoff_core.services.evidence import guard
 
 __all__ = ["USAGE_EXIT", "main"]
 
@@ -89,7 +89,7 @@ def _install(roots: Roots, ref: str | None, uninstall: bool) -> int:
         removed = git_hooks.uninstall(tree)
         print(f"handoff-mcp guard: {'removed the pre-commit hook' if removed else 'no hook of ours was installed'}")
         return 0
-    from handoff_core.services.queries import Queries
+    from handoff_core.services.tree.queries import Queries
     from server.client_config import server_command
 
     given = ["--project-root", str(roots.project_root), "--state-root", str(roots.state_root)]

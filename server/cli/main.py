@@ -18,9 +18,9 @@ from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.values import visible
 from handoff_core.errors import ConfigError, HandoffError
 from handoff_core.layout import CHANGES
-from handoff_core.services.coordination_setup import MODES, SKILLS_DIRS, plan_choice, save_choice
-from handoff_core.services.ownership import writer_slots
-from handoff_core.services.tokens import lead_token, load_secret, reprinted_token
+from handoff_core.services.capabilities.tokens import lead_token, load_secret, reprinted_token
+from handoff_core.services.project.coordination_setup import MODES, SKILLS_DIRS, plan_choice, save_choice
+from handoff_core.services.rules.ownership import writer_slots
 from server import logs
 from server.client_config import CLIENTS, Client, http_launch, launch_for, render
 from server.config import ROLES, Settings, TeamOptions, settings_from
@@ -28,7 +28,7 @@ from server.logs import LEVELS
 from server.mcp.services import open_store
 
 if TYPE_CHECKING:
-    from handoff_core.services.status import TaskStatus
+    from handoff_core.services.tree.status import TaskStatus
 
 __all__ = ["main"]
 
@@ -205,7 +205,7 @@ def status(
     from rich.table import Table
     from rich.text import Text
 
-    from handoff_core.services.status_page import changed_since
+    from handoff_core.services.tree.status_page import changed_since
 
     every = open_store(settings).queries.status(change, session)
     tasks = changed_since(every, since) if since else every
@@ -291,8 +291,8 @@ def config(
 
 def exchange(settings: Settings, args: argparse.Namespace) -> int:
     from handoff_core.contract.exchange import Channel
-    from handoff_core.services.exchange import package_dispatch
-    from handoff_core.services.returns import receive_file
+    from handoff_core.services.exchange.outbound import package_dispatch
+    from handoff_core.services.exchange.returns import receive_file
     from server.mcp.tools.exchange import private_files
 
     store = open_store(settings)

@@ -6,7 +6,7 @@ import json
 
 from handoff_core.contract.scope import read_scope
 from handoff_core.layout import FOCUSED_LENGTH
-from handoff_core.services.store import StoredFile
+from handoff_core.services.writing.store import StoredFile
 from server.client_config import codex_args, http_launch, launch_for, render
 from server.config import Settings
 from server.mcp.models import ExecutorConfig

@@ -9,9 +9,15 @@ from typing import Any
 from handoff_core.contract.ids import Ref, parse_ref
 from handoff_core.contract.proof import signing_key
 from handoff_core.errors import NotFound, ScopeRefused, TokenRefused
-from handoff_core.services.queries import Queries
-from handoff_core.services.store import Store
-from handoff_core.services.tokens import check_token, check_token_hash, load_secret, report_token, token_check
+from handoff_core.services.capabilities.tokens import (
+    check_token,
+    check_token_hash,
+    load_secret,
+    report_token,
+    token_check,
+)
+from handoff_core.services.tree.queries import Queries
+from handoff_core.services.writing.store import Store
 from server.config import Settings
 
 __all__ = ["TASK_SCOPE", "Services", "bearer_ref", "open_store"]

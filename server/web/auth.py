@@ -24,7 +24,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from handoff_core.services.token_index import TokenIndex
+from handoff_core.services.capabilities.token_index import TokenIndex
 from server.config import LOOPBACK_HOSTS, Role
 
 __all__ = ["REFUSALS", "Endpoint", "HostPolicy", "LeadVerifier", "RefusalLimit", "TaskVerifier"]

@@ -20,11 +20,11 @@ from handoff_core.contract.ids import Ref, ref_in
 from handoff_core.contract.values import visible
 from handoff_core.errors import HandoffError
 from handoff_core.layout import HEADING_MEANINGS
-from handoff_core.services import report_view
-from handoff_core.services.audit import audit_verdicts, worktree_verdict
-from handoff_core.services.ownership import writer_slots
-from handoff_core.services.queries import Queries
-from handoff_core.services.status import TaskStatus, task_status
+from handoff_core.services.evidence.audit import audit_verdicts, worktree_verdict
+from handoff_core.services.rules.ownership import writer_slots
+from handoff_core.services.tree import report_view
+from handoff_core.services.tree.queries import Queries
+from handoff_core.services.tree.status import TaskStatus, task_status
 
 logger = logging.getLogger(__name__)
 

@@ -27,8 +27,8 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Mount
 
-from handoff_core.services.token_index import TokenIndex
-from handoff_core.services.tokens import lead_token, load_secret
+from handoff_core.services.capabilities.token_index import TokenIndex
+from handoff_core.services.capabilities.tokens import lead_token, load_secret
 from server.config import ROLES, Role, Settings, TeamOptions
 from server.mcp.app import HttpOptions, build_server
 from server.mcp.arrivals import Arrivals

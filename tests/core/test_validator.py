@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from handoff_core.contract.proof import PROOF_INVALID, signing_key
-from handoff_core.services.store import Store
+from handoff_core.services.writing.store import Store
 from handoff_core.validator import arguments
 from tests.conftest import implementation, report_of
 

@@ -18,7 +18,7 @@ from mcp import Client
 from bench.loopback import loopback_listener, served
 from handoff_core.contract.proof import signing_key
 from handoff_core.contract.scope import Scope
-from handoff_core.services.store import Store
+from handoff_core.services.writing.store import Store
 from server.mcp.app import build_server
 from server.web.board import MAX_STREAMS, BoardAccess, standalone
 from server.web.board_model import BoardModel

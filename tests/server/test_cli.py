@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from handoff_core.contract.ids import Ref
-from handoff_core.services.store import Store
-from handoff_core.services.tokens import load_secret, report_token, token_check
+from handoff_core.services.capabilities.tokens import load_secret, report_token, token_check
+from handoff_core.services.writing.store import Store
 from server.cli import main
 from tests.conftest import implementation, report_of, review
 from tests.core.files.test_archives import zip_of

@@ -12,8 +12,8 @@ import pytest
 from mcp import Client
 
 from bench.trees import generate
-from handoff_core.services.store import Store
-from handoff_core.services.verdicts import Verdicts
+from handoff_core.services.tree.verdicts import Verdicts
+from handoff_core.services.writing.store import Store
 from server.config import Settings
 from server.mcp.app import build_server
 from tests.server.test_tools import call

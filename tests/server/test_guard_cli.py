@@ -13,7 +13,7 @@ import pytest
 
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope
-from handoff_core.services.store import Store
+from handoff_core.services.writing.store import Store
 from server.cli import main
 from tests.conftest import implementation
 from tests.core.evidence.gitrepo import ENV, add_worktree, git, make_repo, write

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from handoff_core.errors import ConfigError
-from handoff_core.services.tokens import lead_token, load_secret
+from handoff_core.services.capabilities.tokens import lead_token, load_secret
 from server import logs
 from server.cli import main
 from tests.server.test_tools import FOCUS, task_args

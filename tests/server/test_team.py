@@ -24,7 +24,7 @@ from bench.http import bearer_client
 from bench.loopback import loopback_listener, served
 from handoff_core.contract.report import Report, render_report
 from handoff_core.errors import ConfigError
-from handoff_core.services.tokens import lead_token, load_secret
+from handoff_core.services.capabilities.tokens import lead_token, load_secret
 from server.config import Role, Settings, TeamOptions
 from server.web.auth import Endpoint
 from server.web.team import team_app

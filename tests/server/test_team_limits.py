@@ -14,8 +14,8 @@ import httpx2
 import pytest
 
 from bench.loopback import loopback_listener, served
-from handoff_core.services.store import Store
-from handoff_core.services.tokens import lead_token, load_secret, report_token, token_check
+from handoff_core.services.capabilities.tokens import lead_token, load_secret, report_token, token_check
+from handoff_core.services.writing.store import Store
 from server.config import Settings
 from server.web.auth import REFUSALS, Endpoint
 from server.web.connections import UVICORN, HeaderDeadline

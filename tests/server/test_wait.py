@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.report import Report
-from handoff_core.services.store import Store
+from handoff_core.services.writing.store import Store
 ref = parse_ref(sys.argv[2])
 focused = "Done. Tested. Stopped. Next: review."
 Store(Path(sys.argv[1])).write_report(Report(ref.session, ref.task, "completed", focused, "x", "y"), ref.change)

@@ -6,7 +6,7 @@ from typing import Literal
 
 from mcp.server.mcpserver.tools import Tool
 
-from handoff_core.services.coordination_setup import plan_choice, save_choice
+from handoff_core.services.project.coordination_setup import plan_choice, save_choice
 from server.mcp.models import CoordinationSaved
 from server.mcp.registration import REPLACE, tool
 from server.mcp.services import Services

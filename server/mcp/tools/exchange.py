@@ -11,9 +11,9 @@ from pydantic import Field
 from handoff_core.contract.exchange import Channel, exclusion_lines
 from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import InvalidContent
-from handoff_core.services.exchange import package_dispatch as package
-from handoff_core.services.returns import receive_file
-from handoff_core.services.returns import receive_return as receive
+from handoff_core.services.exchange.outbound import package_dispatch as package
+from handoff_core.services.exchange.returns import receive_file
+from handoff_core.services.exchange.returns import receive_return as receive
 from server.config import Settings
 from server.mcp.models import Packaged, ReturnReceived
 from server.mcp.params import RefArg

@@ -12,8 +12,11 @@ from pydantic import Field
 
 from handoff_core.contract.ids import parse_ref
 from handoff_core.layout import COORDINATION_FILE, LogTool
-from handoff_core.services import coordination, report_view, session_handoff, session_logs
-from handoff_core.services.audit import worktree_verdict
+from handoff_core.services.evidence.audit import worktree_verdict
+from handoff_core.services.handoffs import session_handoff
+from handoff_core.services.logs import session_logs
+from handoff_core.services.project import coordination
+from handoff_core.services.tree import report_view
 from server.mcp.models import Coordination, Document, Handoff, History, LogCandidates
 from server.mcp.params import RefArg
 from server.mcp.registration import CREATE, READ_ONLY, tool

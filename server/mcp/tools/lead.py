@@ -12,8 +12,9 @@ from handoff_core.contract.scope import Scope, SharedPath, workspace_of
 from handoff_core.contract.task import TaskBody
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import REPORT_FILE, Kind, ReleaseKind, ReportStatus
-from handoff_core.services import audit, waiting
-from handoff_core.services.store import TaskRequest
+from handoff_core.services.evidence import audit
+from handoff_core.services.tree import waiting
+from handoff_core.services.writing.store import TaskRequest
 from server.mcp.dispatch import dispatch_message, executor_config
 from server.mcp.models import Audited, CreatedTask, Waited, Written
 from server.mcp.params import Globs, RefArg, Text

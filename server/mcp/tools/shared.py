@@ -13,11 +13,11 @@ from pydantic import Field
 from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.report import Report, first_sentence, focused_problem, summary_line
 from handoff_core.layout import FOCUSED_LENGTH, REPORT_FILE, ReportStatus, Stage
-from handoff_core.services.audit import audit_verdicts
-from handoff_core.services.exchange import external_dispatches
-from handoff_core.services.ownership import writer_slots
-from handoff_core.services.status import TaskStatus
-from handoff_core.services.status_page import changed_since, page_status
+from handoff_core.services.evidence.audit import audit_verdicts
+from handoff_core.services.exchange.outbound import external_dispatches
+from handoff_core.services.rules.ownership import writer_slots
+from handoff_core.services.tree.status import TaskStatus
+from handoff_core.services.tree.status_page import changed_since, page_status
 from server.mcp.models import ReportWritten, Status, TaskState, TaskView, Validation
 from server.mcp.params import RefArg
 from server.mcp.registration import READ_ONLY, WRITE_ONCE, tool

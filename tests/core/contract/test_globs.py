@@ -12,7 +12,7 @@ from wcmatch import glob as wc
 from handoff_core.contract.globs import MAX_GLOB_LENGTH, MAX_GLOBS, Budget, glob_regex, overlap
 from handoff_core.contract.scope import Scope
 from handoff_core.errors import InvalidContent, OwnershipConflict
-from handoff_core.services.store import Store
+from handoff_core.services.writing.store import Store
 from tests.conftest import implementation
 from tests.core.strategies import globs, instance, paths
 

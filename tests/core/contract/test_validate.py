@@ -25,7 +25,7 @@ from handoff_core.contract.proof import signing_key
 from handoff_core.contract.validate import check_handoff
 from handoff_core.errors import InvalidContent
 from handoff_core.files.publishing import temp_name
-from handoff_core.services.store import Store
+from handoff_core.services.writing.store import Store
 from handoff_core.validator import arguments
 from tests.conftest import CHANGE, implementation, make_change, report_of
 

@@ -48,7 +48,7 @@ def main() -> None:
     """Child: ``faults.py STATE_ROOT REF CALL NTH ACTION`` writes a report and crashes on cue."""
     from handoff_core.contract.ids import parse_ref
     from handoff_core.files import publishing as publish
-    from handoff_core.services.store import Store
+    from handoff_core.services.writing.store import Store
     from tests.core.files.test_publishing import report_for
 
     state_root, ref, call, nth, action = sys.argv[1:]

@@ -17,7 +17,7 @@ from handoff_core.errors import StorageError, WriteConflict
 from handoff_core.files import publishing as publish_module
 from handoff_core.files.publishing import publish
 from handoff_core.layout import is_temp
-from handoff_core.services.store import Store
+from handoff_core.services.writing.store import Store
 from tests.conftest import implementation, report_of
 from tests.core.files import faults
 

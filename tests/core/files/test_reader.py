@@ -9,7 +9,7 @@ import pytest
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.snapshot import PROBE_STAMP, Probe
 from handoff_core.files.reader import read_change_snapshots
-from handoff_core.services.store import Store
+from handoff_core.services.writing.store import Store
 from tests.conftest import CHANGE, implementation, review
 
 

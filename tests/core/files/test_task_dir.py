@@ -8,7 +8,7 @@ import pytest
 
 from handoff_core.errors import ChangeNotActive, NotFound, TaskNotFound, WriteConflict
 from handoff_core.files.task_dir import Roots, open_task_dir, sha256
-from handoff_core.services.store import Store
+from handoff_core.services.writing.store import Store
 from tests.conftest import CHANGE, review
 
 

@@ -1,0 +1,1 @@
+"""Report tokens: a capability for one task's REPORT, and the index from a token to its task."""

@@ -1,0 +1,1 @@
+"""The external-web exchange: sealed outbound packages and returns judged whole."""

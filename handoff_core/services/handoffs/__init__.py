@@ -1,0 +1,1 @@
+"""Session-to-session handoff documents, written through the store."""

@@ -1,0 +1,245 @@
+"""Writer claims of a whole state root, re-read only where something can have changed.
+
+Every implementation dispatch needs the claims of every active change (a read-only one never reads
+them), so a long-lived server remembers what it judged, keyed on what it read (device, inode,
+size, mtime_ns of the file): a task whose claim ended is remembered with the stamp of the REPORT
+or RELEASE that ended it, and an open claim with the stamp of its TASK. Each scan stats that one
+file again; a file removed, replaced or rewritten no longer matches and the task is judged afresh,
+so a stray file deleted by hand never leaves the server admitting a second writer. Scans run under
+the state-root lock that every TASK creation holds, so no TASK can appear half-seen.
+
+That stat per task is why an implementation dispatch grows with the tasks of active changes. A
+kernel watch (inotify) on each task directory would not replace it: a directory watch sees nothing
+of a hard link made elsewhere to a REPORT, nor of a write or chmod through that link, so a sound
+watch needs the file watched too: two per task, 200,000 for 100,000 tasks, beyond the usual
+per-user limit that every editor on the machine shares.
+
+A task whose TASK.md cannot be read (broken frontmatter, a scope block that is missing, doubled
+or malformed, a file over the size limit, a symlink) claims the whole workspace: ``current`` and
+``**``. That is the safe answer: it blocks every other writer until the Lead fixes the file or
+releases the task with evidence, and it never stops the scan of the others. A change that cannot be
+read as a whole (it has two homes, its directory is a symlink, its README is over the size limit or
+not a regular file) is held the same way, as one claim for all its tasks, until it is fixed: what
+cannot be seen can still be writing.
+
+A fresh process may start from what an earlier one kept on disk (``disk_cache``): those entries are
+stat-checked like any other before they count, and only ones whose file is older than the settle
+time of ``verdicts`` are kept there (a same-size rewrite inside one timestamp tick would keep the stamp).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from contextlib import ExitStack
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from handoff_core.contract.ids import Ref, task_number
+from handoff_core.contract.snapshot import Stamp
+from handoff_core.contract.validate import closes_claim
+from handoff_core.errors import ChangeNotFound, HandoffError
+from handoff_core.files.paths import is_symlink, open_dir
+from handoff_core.files.reader import locate_change, read_entry, shown_name, stamp_of
+from handoff_core.layout import CLOSING_FILES, SESSIONS, TASK_FILE
+from handoff_core.services.rules.ownership import Claim
+from handoff_core.services.tree.disk_cache import decode_claim, decoded, encode_claim
+from handoff_core.services.tree.status import task_kind_and_scope
+
+__all__ = ["WHOLE_CHANGE", "WHOLE_WORKSPACE", "ClaimIndex", "change_hold", "unreadable_because", "unreadable_change"]
+
+WHOLE_WORKSPACE = ("**",)
+WHOLE_CHANGE = "*"  # the round and task of a hold that stands for every task of a change
+_FILES = (TASK_FILE, *CLOSING_FILES)  # what a judgement can rest on
+
+
+class _Seen(NamedTuple):  # a tuple: a fresh process makes one per task from the disk cache
+    file: str  # the file this judgement rests on
+    stamp: Stamp
+    claim: Claim | None  # None: the task never claims (read-only) or its claim has ended
+    since: float = 0.0  # TASK.md mtime: a claim's age counts from it
+
+
+def _restamp(round_fd: int, task: str, file: str) -> Stamp | None:
+    try:
+        return stamp_of(os.stat(f"{task}/{file}", dir_fd=round_fd, follow_symlinks=False))
+    except OSError:
+        return None
+
+
+def _judge(task_fd: int, ref: Ref, names: list[str]) -> _Seen | None:
+    """What a task directory says now; None while it has no TASK.md yet (not remembered)."""
+    for name in CLOSING_FILES:
+        if name in names and closes_claim(entry := read_entry(task_fd, name), name, ref.session, ref.task):
+            return _Seen(name, entry.stamp, None)
+    if TASK_FILE not in names:
+        return None
+    entry = read_entry(task_fd, TASK_FILE)
+    kind, scope = task_kind_and_scope(entry.data)
+    if kind is not None and kind != "implementation":
+        return _Seen(TASK_FILE, entry.stamp, None)
+    if kind is None or scope is None or scope.workspace is None:
+        claim = Claim(
+            ref=ref, workspace="current", writable=WHOLE_WORKSPACE, shared=(), age_seconds=0.0, unreadable=True
+        )
+    else:
+        shared = tuple((s.path, s.owner) for s in scope.shared)
+        claim = Claim(
+            ref=ref,
+            workspace=scope.workspace,
+            writable=scope.writable,
+            shared=shared,
+            age_seconds=0.0,
+            resources=scope.resources,
+        )
+    return _Seen(TASK_FILE, entry.stamp, claim, entry.mtime)
+
+
+def unreadable_because(change: str, why: str) -> str:
+    return f"change {change} cannot be read: {why}"
+
+
+def unreadable_change(root: Path, change: str) -> str:
+    """Why the tasks of ``change`` cannot be judged one by one; "" when they can (or it is gone)."""
+    try:
+        with locate_change(root, change) as (facts, _):
+            return unreadable_because(change, facts.unreadable) if facts.unreadable else ""
+    except ChangeNotFound:
+        return ""  # nothing of it is left to be writing
+    except HandoffError as exc:
+        return unreadable_because(change, exc.message)
+    except OSError as exc:
+        return unreadable_because(change, exc.strerror or str(exc))
+
+
+def change_hold(change: str, because: str) -> Claim:
+    """The claim of a change that cannot be read: the whole workspace, for all its tasks."""
+    return Claim(
+        ref=Ref(change, WHOLE_CHANGE, WHOLE_CHANGE),
+        workspace="current",
+        writable=WHOLE_WORKSPACE,
+        shared=(),
+        age_seconds=0.0,
+        unreadable=True,
+        resources=(),
+        held_because=because,
+    )
+
+
+class ClaimIndex:
+    """Claims of outstanding implementation tasks (TASK, no valid REPORT or RELEASE); no TTL."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, str, str], _Seen] = {}
+        self.fresh = 0  # judgements made since the last ``rows()``
+
+    def claims(self, root: Path, changes: list[str]) -> list[Claim]:
+        now = time.time()
+        found: list[Claim] = []
+        for change in changes:
+            try:
+                found += self._change_claims(root, change, now)
+            except ChangeNotFound:
+                continue  # removed since it was listed: nothing of it is left to be writing
+            except HandoffError as exc:
+                found.append(change_hold(change, unreadable_because(change, exc.message)))
+            except OSError as exc:
+                found.append(change_hold(change, unreadable_because(change, exc.strerror or str(exc))))
+        return found
+
+    def _change_claims(self, root: Path, change: str, now: float) -> list[Claim]:
+        found: list[Claim] = []
+        with locate_change(root, change) as (facts, change_fd), ExitStack() as stack:
+            if facts.location != "active":
+                return found
+            if facts.unreadable:
+                return [change_hold(change, unreadable_because(change, facts.unreadable))]
+            try:
+                sessions_fd = open_dir(change_fd, SESSIONS)
+            except FileNotFoundError:
+                return found
+            stack.callback(os.close, sessions_fd)
+            for session in os.listdir(sessions_fd):
+                try:
+                    round_fd = open_dir(sessions_fd, session)
+                except (HandoffError, NotADirectoryError):
+                    if is_symlink(sessions_fd, session):
+                        raise  # a round elsewhere may hold writers: the change holds the workspace
+                    continue  # a stray file is no round
+                try:
+                    found += self._round_claims(round_fd, change, session, now)
+                finally:
+                    os.close(round_fd)
+        return found
+
+    def _round_claims(self, round_fd: int, change: str, session: str, now: float) -> list[Claim]:
+        found: list[Claim] = []
+        for task in os.listdir(round_fd):
+            key = (change, session, task)
+            seen = self._seen.get(key)
+            # A judgement with no claim stands while the file it rests on is the one that was read
+            # (one stat: the loop every implementation dispatch runs over the whole active history).
+            # An open claim may have just ended, so its directory is looked at.
+            if seen is not None and seen.claim is None and _restamp(round_fd, task, seen.file) == seen.stamp:
+                continue
+            seen = self._read(round_fd, key, seen)
+            if seen is not None and seen.claim is not None:
+                found.append(replace(seen.claim, age_seconds=max(0.0, now - seen.since)))
+        return found
+
+    def _read(self, round_fd: int, key: tuple[str, str, str], seen: _Seen | None) -> _Seen | None:
+        change, session, task = key
+        try:
+            task_fd = open_dir(round_fd, task)
+        except (HandoffError, NotADirectoryError):
+            self._seen.pop(key, None)
+            if task_number(task) is not None and is_symlink(round_fd, task):
+                # What it points at is not ours to read, but may be a writer's: judged again each scan.
+                held = Claim(
+                    ref=Ref(change, session, shown_name(task)),
+                    workspace="current",
+                    writable=WHOLE_WORKSPACE,
+                    shared=(),
+                    age_seconds=0.0,
+                    unreadable=True,
+                )
+                return _Seen(TASK_FILE, (0, 0, 0, 0), replace(held, held_because="its task directory is a symlink"))
+            return None  # a file: never a task of ours
+        try:
+            names = os.listdir(task_fd)
+            unchanged = seen is not None and seen.file == TASK_FILE and not set(CLOSING_FILES) & set(names)
+            if unchanged and seen is not None and _restamp(round_fd, task, TASK_FILE) == seen.stamp:
+                return seen  # an open claim whose TASK is as read and that has nothing closing it
+            judged = _judge(task_fd, Ref(change, session, shown_name(task)), names)
+        finally:
+            os.close(task_fd)
+        if judged is None:
+            self._seen.pop(key, None)
+        else:
+            self._seen[key] = judged
+            self.fresh += 1
+        return judged
+
+    def rows(self, settled_ns: int) -> list[list[Any]]:
+        """Judgements of files last modified before ``settled_ns``, as plain rows for the disk cache."""
+        self.fresh = 0
+        return [
+            [*key, seen.file, *seen.stamp, seen.since, encode_claim(seen.claim)]
+            for key, seen in list(self._seen.items())  # a copy: another thread may be scanning
+            if seen.stamp[3] < settled_ns
+        ]
+
+    def restore(self, rows: object) -> None:
+        for key, seen in decoded(rows, _decode_row):
+            self._seen.setdefault(key, seen)
+
+
+def _decode_row(row: list[Any]) -> tuple[tuple[str, str, str], _Seen]:
+    change, session, task, file, dev, ino, size, mtime, since, claim = row
+    if file not in _FILES:
+        raise ValueError(file)  # the stamp of any other file would be checked against the wrong thing
+    stamp = (int(dev), int(ino), int(size), int(mtime))
+    key = (str(change), str(session), str(task))
+    held = None if claim is None else decode_claim(Ref(change, session, shown_name(task)), claim)
+    return key, _Seen(file, stamp, held, float(since))

@@ -1,0 +1,341 @@
+"""The read side of one state root: tasks, files, arrivals, validation, status and writer claims.
+
+Nothing here writes. Every read walks the tree by handle (``files``); OS errors leave as
+``StorageError``.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
+
+from handoff_core.contract.ids import Ref, check_change, check_round, is_change_id
+from handoff_core.contract.snapshot import TaskSnapshot
+from handoff_core.contract.task import Task, parse_task
+from handoff_core.contract.validate import Verdict, check_handoff, closes_claim
+from handoff_core.contract.values import relative_parts
+from handoff_core.errors import ChangeNotFound, HandoffError
+from handoff_core.files.leftovers import Leftover, find_leftovers
+from handoff_core.files.paths import entry_mode, read_regular, walked
+from handoff_core.files.reader import read_change_snapshots, read_snapshot, stamp_of
+from handoff_core.files.sightings import sight_change
+from handoff_core.files.task_dir import Roots, StoredFile, TaskDir, open_task_dir, sha256, translated
+from handoff_core.layout import CHANGES, CLOSING_FILES, TASK_FILE
+from handoff_core.services.rules.ownership import Claim
+from handoff_core.services.tree.claims import ClaimIndex, change_hold, unreadable_because, unreadable_change
+from handoff_core.services.tree.disk_cache import DiskCache, Section
+from handoff_core.services.tree.status import TaskStatus, glance_sighted, named_since, task_status, with_writers_since
+from handoff_core.services.tree.verdicts import Verdicts
+
+__all__ = ["Queries", "ends_claim", "held_status"]
+
+
+def _ends_claim(task_dir: TaskDir, name: str) -> bool:
+    return task_dir.has(name) and closes_claim(task_dir.entry(name), name, task_dir.ref.session, task_dir.ref.task)
+
+
+def ends_claim(state_root: Path, ref: Ref, name: str) -> bool:
+    """Whether the task's ``name`` (REPORT.md or RELEASE.md) ends its claim now, as the claims judge it."""
+    try:
+        with open_task_dir(state_root, ref, active_only=False) as task_dir:
+            return _ends_claim(task_dir, name)
+    except (HandoffError, OSError):
+        return False  # no such task (any more), or unreadable: nothing arrived
+
+
+def held_status(change: str, because: str) -> TaskStatus:
+    """A change that cannot be read, as status shows it: one invalid row holding the whole workspace."""
+    hold = change_hold(change, because)
+    return TaskStatus(
+        ref=hold.ref,
+        kind=None,
+        state="invalid",
+        report_status=None,
+        scope=None,
+        has_locator=False,
+        temp_files=(),
+        problems=(because,),
+        outstanding=True,
+        held_because=because,
+    )
+
+
+logger = logging.getLogger(__name__)
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Pause the cyclic garbage collector for one walk.
+
+    A walk makes an object or two per task that lives as long as the server (held verdicts, the
+    claim index); none of them can form a cycle, so the collector finds nothing, yet it walks every
+    one of them again each time enough new ones pile up: a third of a fresh walk's time at 100,000
+    tasks. Reference counting still frees everything at once.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+MAX_REMEMBERED_STRAYS = 4096  # stray closing entries remembered by stat (a wait lists at most 50 tasks)
+PACE_EVERY, PACE_SECONDS = 8, 0.0005  # background judging: ~1 ms of work, then the GIL is let go
+SAVE_EVERY = 64  # new verdicts that make a save of the disk cache worth its cost (and 1 in 64 of those held)
+
+
+class Queries:
+    def __init__(self, roots: Roots, verdicts: Verdicts | None = None, cache: DiskCache | None = None) -> None:
+        self.roots = roots
+        self._claims = ClaimIndex()
+        self._verdicts = verdicts if verdicts is not None else Verdicts()
+        self._cache = cache
+        self._restored: set[Section] = set()
+        self._ends_nothing: dict[tuple[Ref, str], tuple[int, ...]] = {}  # closing names judged to end nothing
+        self._judging: threading.Thread | None = None  # judging what a glancing walk left (``status``)
+        self._judging_lock = threading.Lock()
+
+    def _restore(self, section: Section) -> None:
+        """Start from what an earlier process kept on disk, once, before the first walk that needs it."""
+        if self._cache is not None and section not in self._restored:
+            self._restored.add(section)
+            (self._verdicts if section == "verdicts" else self._claims).restore(self._cache.load(section))
+
+    @property
+    def unsaved(self) -> int:
+        """Judgements made afresh (files read and judged) since the disk cache was last saved."""
+        return self._verdicts.fresh + self._claims.fresh
+
+    def save_cache(self, *, force: bool = False) -> bool:
+        """Write each section of the disk cache with enough new in it (or anything new, with ``force``)."""
+        if self._cache is None:
+            return False
+        saved = False
+        worth = max(SAVE_EVERY, len(self._verdicts) // 64)
+        if self._verdicts.fresh >= (1 if force else worth):
+            saved |= self._cache.save("verdicts", self._verdicts.rows())
+        if self._claims.fresh >= (1 if force else worth):
+            saved |= self._cache.save("claims", self._claims.rows(time.time_ns() - self._verdicts.settle_ns))
+        return saved
+
+    @property
+    def held_verdicts(self) -> int:
+        """How many task directories a warm status would not read again (for the benchmark)."""
+        return len(self._verdicts)
+
+    @translated
+    def read_task(self, ref: Ref) -> tuple[Task, StoredFile]:
+        data = self.read_file(ref, TASK_FILE)
+        text = data.decode("utf-8", "replace").removeprefix("\ufeff")
+        return parse_task(text), StoredFile(
+            ref=ref, path=self.roots.task_dir(ref) / TASK_FILE, sha256=sha256(data), created=False, text=text
+        )
+
+    @translated
+    def read_file(self, ref: Ref, name: str) -> bytes:
+        """One handoff file of a task, refused unless it is a regular, singly linked file."""
+        with open_task_dir(self.roots.state_root, ref, active_only=False) as task_dir:
+            return task_dir.read(name)
+
+    @translated
+    def read_optional(self, ref: Ref, name: str) -> bytes | None:
+        with open_task_dir(self.roots.state_root, ref, active_only=False) as task_dir:
+            return task_dir.read_optional(name)
+
+    @translated
+    def read_state_file(self, *parts: str) -> bytes | None:
+        """A file below the state root, or None when it (or a folder on the way) does not exist."""
+        try:
+            with walked(self.roots.state_root, parts[:-1]) as fd:
+                return read_regular(fd, parts[-1])
+        except FileNotFoundError:
+            return None
+
+    @translated
+    def project_has(self, relative: str) -> bool:
+        """Whether a project-relative path exists, walked without following symlinks on the way."""
+        parts = relative_parts(relative)
+        try:
+            with walked(self.roots.project_root, parts[:-1]) as fd:
+                return entry_mode(fd, parts[-1]) is not None
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+
+    @translated
+    def arrivals(self, refs: list[Ref]) -> dict[Ref, str]:
+        """Which of ``refs`` have a REPORT.md (or else a RELEASE.md) that ends their claim now.
+
+        An entry under that name that ends nothing (an empty file, a FIFO, a dangling link, another
+        task's text) is no arrival: waiting on it would hand the Lead a report that is not there.
+        """
+        found: dict[Ref, str] = {}
+        for ref in refs:
+            with open_task_dir(self.roots.state_root, ref, active_only=False) as task_dir:
+                name = next((n for n in CLOSING_FILES if self._arrived(task_dir, n)), None)
+            if name is not None:
+                found[ref] = name
+        return found
+
+    def _arrived(self, task_dir: TaskDir, name: str) -> bool:
+        """``_ends_claim``, remembering an entry that ends nothing by its stat: a wait polls ten times
+        a second, and a stray file of 4 MiB is not read again until it changes."""
+        info = entry_mode(task_dir.fd, name)
+        if info is None:
+            return False
+        key, seen = (task_dir.ref, name), (*stamp_of(info), info.st_ctime_ns, info.st_mode)
+        if self._ends_nothing.get(key) == seen:
+            return False
+        if _ends_claim(task_dir, name):
+            self._ends_nothing.pop(key, None)
+            return True
+        if len(self._ends_nothing) >= MAX_REMEMBERED_STRAYS:
+            self._ends_nothing.clear()
+        self._ends_nothing[key] = seen
+        return False
+
+    def snapshot(self, ref: Ref) -> TaskSnapshot:
+        return read_snapshot(self.roots.state_root, ref.change, ref.session, ref.task)
+
+    def validate(self, ref: Ref, stage: str) -> Verdict:
+        return check_handoff(lambda: self.snapshot(ref), stage, ref.change, ref.session, ref.task)
+
+    def changes(self) -> list[str]:
+        """Ids of the active changes (entries under specdev/changes with a valid id)."""
+        folder = self.roots.state_root.joinpath(*CHANGES)
+        try:  # a symlink is listed too: it cannot be walked, so it holds the workspace until it is fixed
+            return sorted(n for n in os.listdir(folder) if is_change_id(n))
+        except FileNotFoundError:
+            return []
+
+    @translated
+    def status(
+        self, change: str | None = None, session: str | None = None, *, glancing: bool = False
+    ) -> list[TaskStatus]:
+        """Every task's derived state, for one change (and round) or all active changes.
+
+        ``glancing``: settled tasks with no held verdict may be glanced (``status.glance``: counted,
+        not yet validated; ``judged`` False). ``judged`` gives one in full at once; ``judge_later``
+        judges the rest once the answer is made, so that a later answer holds their verdicts.
+        """
+        if session is not None:
+            check_round(session)
+        return with_writers_since(self._walk(change, session, glancing=glancing))
+
+    def _walk(
+        self, change: str | None, session: str | None, *, glancing: bool = False, paced: bool = False
+    ) -> list[TaskStatus]:
+        with _no_cycle_collection():
+            self._restore("verdicts")
+            began = time.time_ns()
+            found = [
+                status
+                for name in self._named(change)
+                for status in self._change_status(name, session, began, glancing=glancing, paced=paced)
+            ]
+            self.save_cache()
+        return found
+
+    def judged(self, status: TaskStatus, among: list[TaskStatus]) -> TaskStatus:
+        """``status`` judged in full (read afresh when it is a glance); ``among`` is the answer it is part of."""
+        if status.judged:
+            return status
+        return named_since(task_status(status.ref, self.snapshot(status.ref)), among)
+
+    def judge_later(self, tasks: list[TaskStatus], change: str | None, session: str | None) -> None:
+        """Judge in full, on one thread at a time, what a glancing walk of ``change`` (and
+        ``session``) left unjudged in ``tasks``. Called once the answer is made: the judging then
+        takes no time from it."""
+        if all(status.judged for status in tasks):
+            return
+        with self._judging_lock:
+            if self._judging is not None and self._judging.is_alive():
+                return
+            judge = partial(self._judge_rest, change, session)
+            self._judging = threading.Thread(target=judge, name="handoff-judge", daemon=True)
+            self._judging.start()
+
+    def _judge_rest(self, change: str | None, session: str | None) -> None:
+        try:
+            self._walk(change, session, paced=True)
+        except (HandoffError, OSError) as exc:  # the tree moved under the walk: the next answer glances again
+            logger.warning("judging %s in the background stopped: %s", change or "the active changes", exc)
+
+    def wait_judged(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the judging a glancing walk started; whether it is done."""
+        with self._judging_lock:
+            judging = self._judging
+        if judging is not None:
+            judging.join(timeout)
+        return judging is None or not judging.is_alive()
+
+    def _named(self, change: str | None) -> list[str]:
+        return [check_change(change)] if change else self.changes()
+
+    def _change_status(
+        self, change: str, session: str | None, began: int, *, glancing: bool, paced: bool
+    ) -> list[TaskStatus]:
+        """The change's tasks; a change that cannot be read is first shown as the hold it is (see ``claims``)."""
+        held = unreadable_change(self.roots.state_root, change)
+        hold = [held_status(change, held)] if held else []
+        # Held verdicts: the walk is mostly stat calls. A glance is mostly Python: threads would
+        # only contend with it for the GIL.
+        readers = 0 if self._verdicts.expects_reuse or glancing or paced else 2
+        found: list[TaskStatus] = []
+        try:
+            if glancing and not self._verdicts.expects_reuse:  # cold: nothing held to reuse
+                return hold + self._sighted(change, session, began)
+            walk = read_change_snapshots(self.roots.state_root, change, session, reuse=self._verdicts, readers=readers)
+            for index, (r, t, snapshot) in enumerate(walk):
+                found.append(self._verdicts.judge((change, r, t), snapshot, began, self.snapshot, glancing=glancing))
+                if paced and not snapshot.reused and index % PACE_EVERY == 0:
+                    # Judging in the background holds the GIL in long runs of Python: a short sleep now
+                    # and then lets the threads that answer (and the event loop that sends) run at once.
+                    time.sleep(PACE_SECONDS)
+        except ChangeNotFound:
+            raise
+        except HandoffError as exc:  # a round that is a symlink, say: the change holds the workspace (``claims``)
+            return hold or [held_status(change, unreadable_because(change, exc.message))]
+        return hold + found
+
+    def _sighted(self, change: str, session: str | None, began: int) -> list[TaskStatus]:
+        """A cold walk of the change: each settled task glanced from its sighting
+        (``files.sightings``), the rest judged in full at once (and held)."""
+        before = began - self._verdicts.settle_ns
+        look = partial(glance_sighted, change)
+        walk = sight_change(self.roots.state_root, change, session, before, look)
+        found = []
+        for seen in walk:
+            if isinstance(seen, TaskStatus):
+                found.append(seen)
+            else:
+                r, t, snapshot = seen
+                found.append(self._verdicts.judge((change, r, t), snapshot, began, self.snapshot))
+        return found
+
+    def claims(self) -> list[Claim]:
+        """Writer claims of every outstanding implementation task under the state root."""
+        with _no_cycle_collection():
+            self._restore("claims")
+            found = self._claims.claims(self.roots.state_root, self.changes())
+            self.save_cache()
+        return found
+
+    @translated
+    def leftovers(self) -> list[Leftover]:
+        """Publish temp files and empty rounds that crashed or refused work left behind."""
+        return find_leftovers(self.roots.state_root)
+
+    def log_needles(self, ref: Ref) -> list[str]:
+        """Text a session log must mention to be this task's: its ref, or its TASK path."""
+        task = self.roots.task_dir(ref) / TASK_FILE
+        return [str(ref), f"{ref.session}/{ref.task}", self.roots.shown(task), str(task)]

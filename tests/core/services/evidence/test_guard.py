@@ -1,0 +1,142 @@
+"""The guard judges the documented PreToolUse events of Claude Code and Codex by the one scope rule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from handoff_core.contract.ids import Ref
+from handoff_core.contract.scope import Scope, SharedPath
+from handoff_core.services.evidence.guard import decide, hook_answer, patch_paths
+from handoff_core.services.writing.store import Store
+from tests.conftest import implementation
+from tests.core.evidence.gitrepo import add_worktree, make_repo
+
+
+@pytest.fixture
+def worktree(project: Path) -> Path:
+    make_repo(project)
+    return add_worktree(project, "task-a")
+
+
+@pytest.fixture
+def ref(store: Store, worktree: Path) -> Ref:
+    shared = (SharedPath("pyproject.toml", "lead"),)
+    scope = Scope(workspace="required", writable=("src/a1/**",), shared=shared, worktree=str(worktree), branch="task-a")
+    return store.create_task(implementation(scope=scope)).ref
+
+
+def claude(tool: str, path: str, cwd: Path) -> bytes:
+    key = "notebook_path" if tool == "NotebookEdit" else "file_path"
+    event = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": {key: path}}
+    return json.dumps({**event, "cwd": str(cwd), "transcript_path": "/t.jsonl", "permission_mode": "default"}).encode()
+
+
+def codex(patch: str, cwd: Path) -> bytes:
+    event = {"hook_event_name": "PreToolUse", "tool_name": "apply_patch", "tool_input": {"command": patch}}
+    return json.dumps({**event, "cwd": str(cwd), "session_id": "s", "model": "m", "tool_use_id": "c1"}).encode()
+
+
+def judged(store: Store, ref: Ref, data: bytes) -> tuple[bool, str]:
+    decision = decide(data, str(ref), store.roots)
+    return decision.allow, decision.reason
+
+
+@pytest.mark.parametrize("tool", ["Write", "Edit", "MultiEdit", "NotebookEdit"])
+def test_a_write_inside_the_scope_passes_and_one_outside_is_denied_naming_task_path_and_globs(
+    store: Store, ref: Ref, worktree: Path, tool: str
+) -> None:
+    assert judged(store, ref, claude(tool, str(worktree / "src/a1/core.py"), worktree)) == (True, "")
+    allow, reason = judged(store, ref, claude(tool, str(worktree / "src/b/other.py"), worktree))
+    assert not allow
+    assert str(ref) in reason
+    assert str(worktree.resolve() / "src/b/other.py") in reason
+    assert "src/a1/**" in reason
+
+
+def test_traversal_and_symlinks_are_resolved_before_judging(store: Store, ref: Ref, worktree: Path) -> None:
+    (worktree / "src/a1/escape").symlink_to(worktree / "src/b")
+    for sneaky in ("src/a1/../b/other.py", "src/a1/escape/other.py"):
+        assert not judged(store, ref, claude("Write", str(worktree / sneaky), worktree))[0], sneaky
+    assert not judged(store, ref, claude("Write", "../../README.md", worktree / "src/a1"))[0]
+
+
+def test_a_worktree_task_writes_only_in_its_own_worktree(
+    store: Store, ref: Ref, worktree: Path, project: Path, tmp_path: Path
+) -> None:
+    other = add_worktree(project, "task-b")
+    for path in (project / "src/a1/core.py", other / "src/a1/core.py"):
+        allow, reason = judged(store, ref, claude("Write", str(path), worktree))
+        assert not allow
+        assert "worktree" in reason
+    assert judged(store, ref, claude("Write", str(tmp_path / "scratch.txt"), worktree)) == (
+        True,
+        "",
+    )  # not the project's
+
+
+def test_the_handoff_tree_is_never_written_by_the_executor(store: Store, ref: Ref, worktree: Path) -> None:
+    report = store.roots.task_dir(ref) / "REPORT.md"
+    allow, reason = judged(store, ref, claude("Write", str(report), worktree))
+    assert not allow
+    assert "handoff tree" in reason
+
+
+def test_a_shared_path_owned_by_another_is_denied(store: Store, ref: Ref, worktree: Path) -> None:
+    allow, reason = judged(store, ref, claude("Edit", str(worktree / "pyproject.toml"), worktree))
+    assert not allow
+    assert "owned by lead" in reason
+
+
+def test_a_codex_patch_is_judged_on_every_header_moves_included(store: Store, ref: Ref, worktree: Path) -> None:
+    inside = (
+        "*** Begin Patch\n*** Add File: src/a1/new.py\n+x\n*** Update File: src/a1/core.py\n@@\n-x\n+y\n*** End Patch\n"
+    )
+    assert judged(store, ref, codex(inside, worktree)) == (True, "")
+    moved = "*** Begin Patch\n*** Update File: src/a1/core.py\n*** Move to: src/b/core.py\n@@\n-x\n+y\n*** End Patch\n"
+    assert patch_paths(moved) == ["src/a1/core.py", "src/b/core.py"]
+    assert not judged(store, ref, codex(moved, worktree))[0]
+    deleted = "*** Begin Patch\n*** Delete File: src/b/other.py\n*** End Patch\n"
+    assert not judged(store, ref, codex(deleted, worktree))[0]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"not json",
+        b"[]",
+        json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {}, "cwd": "/"}).encode(),
+        json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {"file_path": "/x"}}).encode(),
+        json.dumps(
+            {"hook_event_name": "PostToolUse", "tool_name": "Write", "tool_input": {"file_path": "/x"}, "cwd": "/"}
+        ).encode(),
+        json.dumps(
+            {
+                "hook_event_name": "PreToolUse",
+                "tool_name": "apply_patch",
+                "tool_input": {"command": "no headers"},
+                "cwd": "/",
+            }
+        ).encode(),
+    ],
+)
+def test_a_malformed_event_is_a_deny_never_an_allow(store: Store, ref: Ref, data: bytes) -> None:
+    allow, reason = judged(store, ref, data)
+    assert not allow
+    assert "malformed" in reason
+
+
+def test_an_unknown_ref_is_a_deny(store: Store, ref: Ref, worktree: Path) -> None:
+    unknown = Ref(ref.change, ref.session, "099-nothing")
+    decision = decide(claude("Write", str(worktree / "src/a1/core.py"), worktree), str(unknown), store.roots)
+    assert not decision.allow
+    answer = json.loads(hook_answer(decision))["hookSpecificOutput"]
+    assert (answer["hookEventName"], answer["permissionDecision"]) == ("PreToolUse", "deny")
+
+
+def test_a_tool_that_writes_no_named_file_is_left_to_the_audit(store: Store, ref: Ref, worktree: Path) -> None:
+    event = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "echo > src/b/x"}}
+    assert judged(store, ref, json.dumps({**event, "cwd": str(worktree)}).encode()) == (True, "")
+    assert hook_answer(decide(json.dumps({**event, "cwd": str(worktree)}).encode(), str(ref), store.roots)) == ""

@@ -1,0 +1,222 @@
+"""A cold status glances at settled tasks and judges in full only what its answer shows.
+
+Its page is the page of a fully judged answer, always; its counts and free writer slots are too,
+except that a glanced task whose sections turn out invalid is counted by its state until it is
+judged: ``unjudged`` says how many such tasks there are, and it falls to 0 once judged.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from handoff_core.services.tree.queries import Queries
+from handoff_core.services.tree.status import TaskStatus, glance, task_status
+from handoff_core.services.tree.status_page import StatusPage, page_status
+from handoff_core.services.tree.verdicts import Verdicts
+from handoff_core.services.writing.store import Store
+from tests.conftest import CHANGE, implementation, report_of, review
+
+FOCUS = "Read it. Found two issues. Stopped. Next: fix."
+NOW_SLACK = 3600.0  # every task in these trees is older than this: none counts as a recent arrival
+
+
+def reply(store: Store, ref_status: str, index: int, session: str) -> None:
+    ref = store.create_task(review(f"review-{index}", session=session)).ref
+    store.write_report(
+        report_of(ref, status=ref_status, focused=FOCUS, artifacts="none", verification="read only"),
+        CHANGE,
+    )
+
+
+def history(store: Store, reviews: int = 30) -> list[str]:
+    """Reviews returned every way, released, outstanding; implementation tasks open and closed."""
+    session = store.create_task(review("first")).ref.session
+    for index in range(reviews):
+        if index % 4 == 0:
+            store.create_task(review(f"open-{index}", session=session))
+        else:
+            reply(store, ("completed", "blocked", "failed")[index % 3], index, session)
+    released = store.create_task(review("released", session=session)).ref
+    store.release_writer(released, "none", "the executor never started")
+    writer = store.create_task(implementation(session=session)).ref
+    store.write_report(
+        report_of(writer, status="completed", focused=FOCUS, artifacts="src/a1", verification="pytest"),
+        CHANGE,
+    )
+    store.create_task(implementation("implement-a2", session=session))
+    return [session]
+
+
+def task_file(store: Store, topic: str) -> Path:
+    return next(store.roots.state_root.glob(f"specdev/changes/{CHANGE}/sessions/*/*-{topic}/TASK.md"))
+
+
+def rewrite(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.chmod(0o644)
+    path.write_text(text.replace(old, new, 1))
+
+
+def old_times(store: Store) -> None:
+    """Every file an hour old: no task is a recent arrival, so the default view shows what is open or wrong."""
+    hour_ago = time.time() - NOW_SLACK
+    for path in store.roots.state_root.rglob("*"):
+        os.utime(path, (hour_ago, hour_ago), follow_symlinks=False)
+
+
+def cold(store: Store) -> Queries:
+    """A fresh server's reader: nothing held, and files count as settled at once."""
+    return Queries(store.roots, Verdicts(settle_seconds=0))
+
+
+def pages(queries: Queries, view: str, *, glancing: bool) -> tuple[list[StatusPage], list[TaskStatus]]:
+    """Every page of ``view`` in order, following the cursors, with a small budget so there are several."""
+    tasks = queries.status(glancing=glancing)
+    found, cursor = [], view
+    while True:
+        page = page_status(
+            tasks, cursor, now=time.time(), size=lambda _: 400, budget=2000, judge=lambda t: queries.judged(t, tasks)
+        )
+        found.append(page)
+        if not page.next_cursor:
+            return found, tasks
+        cursor = page.next_cursor
+
+
+@pytest.mark.parametrize("view", ["needs_lead", "all", "invalid", "dispatched", "returned", "released"])
+def test_a_cold_answer_pages_exactly_as_a_fully_judged_one(store: Store, view: str) -> None:
+    history(store)
+    rewrite(task_file(store, "review-5"), "## Acceptance", "## Acceptanc")  # invalid sections: glanced
+    rewrite(task_file(store, "open-8"), "schema_version: 1", "schema_version: 2")  # invalid frontmatter
+    old_times(store)
+    full, _ = pages(store.queries, view, glancing=False)
+    glanced, tasks = pages(cold(store), view, glancing=True)
+    assert any(not t.judged for t in tasks)  # the cold walk did glance
+    assert [p.tasks for p in glanced] == [p.tasks for p in full]
+    assert all(t.judged for p in glanced for t in p.tasks)
+    assert [p.next_cursor for p in glanced] == [p.next_cursor for p in full]
+
+
+def test_a_cold_answer_counts_and_claims_as_a_fully_judged_one(store: Store) -> None:
+    history(store)
+    old_times(store)
+    full = store.queries.status()
+    queries = cold(store)
+    glanced = queries.status(glancing=True)
+    page = page_status(glanced, "all", now=time.time(), size=lambda _: 400, budget=800)
+    assert page.unjudged > 0
+    assert page.counts == page_status(full, "all", now=time.time(), size=lambda _: 400).counts
+    assert [t.ref for t in glanced if t.claims_writer] == [t.ref for t in full if t.claims_writer]
+    assert sorted(page.counts) == [
+        "dispatched",
+        "released",
+        "returned:blocked",
+        "returned:completed",
+        "returned:failed",
+    ]
+
+
+def test_a_task_whose_files_cannot_be_read_cheaply_is_judged_at_once_and_holds_its_claim(store: Store) -> None:
+    history(store)
+    rewrite(task_file(store, "implement-a2"), "---\n", "--\n")  # no frontmatter: the kind is unknown
+    report = next(task_file(store, "review-1").parent.glob("REPORT.md"))
+    report.unlink()
+    report.mkdir()  # a REPORT that is no file
+    linked = task_file(store, "review-2")
+    os.link(linked, store.roots.project_root / "second-link")  # a TASK with two links
+    old_times(store)
+    full = {t.ref: t for t in store.queries.status()}
+    glanced = {t.ref: t for t in cold(store).status(glancing=True)}
+    odd = [ref for ref, t in full.items() if t.state in ("invalid", "incomplete")]
+    assert len(odd) == 3
+    assert all(glanced[ref].judged and glanced[ref] == full[ref] for ref in odd)
+    writer = next(t for t in glanced.values() if t.ref.task.endswith("implement-a2"))
+    assert writer.claims_writer
+    assert writer.claim.startswith("whole workspace")
+
+
+def test_a_glanced_task_that_is_invalid_is_counted_by_its_state_until_judged(store: Store) -> None:
+    """``unjudged`` says how many tasks the counts took at their word; judged, the counts are exact."""
+    history(store, reviews=60)
+    rewrite(task_file(store, "review-58"), "## Acceptance", "## Acceptanc")  # beyond a small first page
+    old_times(store)
+    full = page_status(store.queries.status(), "needs_lead", now=time.time(), size=lambda _: 400).counts
+    queries = cold(store)
+    tasks = queries.status(glancing=True)
+    first = page_status(tasks, "needs_lead", now=time.time(), size=lambda _: 400, budget=1600)
+    assert first.unjudged > 0
+    assert "invalid" not in first.counts
+    label = next(t.label for t in tasks if t.ref.task.endswith("-review-58"))
+    taken_at_its_word = {state: count for state, count in full.items() if state != "invalid"}
+    taken_at_its_word[label] += 1
+    assert first.counts == taken_at_its_word
+    queries.judge_later(tasks, None, None)
+    assert queries.wait_judged(timeout=60)
+    again = page_status(queries.status(glancing=True), "needs_lead", now=time.time(), size=lambda _: 400)
+    assert again.unjudged == 0
+    assert again.counts == full
+    assert full["invalid"] == 1
+
+
+def test_a_walk_of_unsettled_files_glances_at_none(store: Store) -> None:
+    history(store)
+    tasks = Queries(store.roots, Verdicts(settle_seconds=3600)).status(glancing=True)
+    assert tasks
+    assert all(t.judged for t in tasks)
+
+
+def test_judging_left_for_later_that_finds_the_tree_changed_under_it_stops_with_a_warning(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    history(store)
+    old_times(store)
+    queries = cold(store)
+    tasks = queries.status(CHANGE, glancing=True)
+    shutil.rmtree(store.roots.state_root / "specdev" / "changes" / CHANGE)  # the change is gone
+    with caplog.at_level(logging.WARNING, logger="handoff_core.services.tree.queries"):
+        queries.judge_later(tasks, CHANGE, None)
+        assert queries.wait_judged(timeout=60)
+    assert [r.levelno for r in caplog.records] == [logging.WARNING]
+    assert "in the background stopped" in caplog.records[0].getMessage()
+
+
+def odd_files(store: Store) -> None:
+    """Tasks whose files a cold walk must read exactly as the full reader does, or leave to it."""
+    crlf = task_file(store, "review-1")
+    crlf.chmod(0o644)
+    crlf.write_bytes(crlf.read_bytes().replace(b"\n", b"\r\n"))
+    bom = task_file(store, "review-2")
+    bom.chmod(0o644)
+    bom.write_bytes(b"\xef\xbb\xbf" + bom.read_bytes())
+    rewrite(task_file(store, "review-3"), "\n---\n", "\n---\n\xff")  # not UTF-8: its kind is unknown
+    report = task_file(store, "review-5").parent / "REPORT.md"
+    report.chmod(0o644)
+    report.write_bytes(b"```\nStatus: failed\n```\n" + report.read_bytes().replace(b"\n", b"\r\n"))
+    (task_file(store, "review-6").parent / ".REPORT.md.0123456789abcdef.tmp").write_text("")
+    (task_file(store, "review-7").parent / "session-locator.json").symlink_to("/etc/hostname")
+    os.link(task_file(store, "review-10"), store.roots.project_root / "second")
+    rewrite(task_file(store, "review-9"), 'kind: "review"', "kind: review")  # the YAML loader's way
+
+
+def test_a_cold_walk_reads_every_task_as_a_glance_at_its_full_snapshot_does(store: Store) -> None:
+    history(store)
+    odd_files(store)
+    round_dir = task_file(store, "first").parent.parent
+    os.mkdir(os.fsencode(round_dir) + b"/099-caf\xe9")  # a name that is not UTF-8: shown escaped
+    old_times(store)
+    glanced = cold(store).status(glancing=True)
+    full = store.queries.status()
+    assert [t.ref for t in glanced] == [t.ref for t in full]
+    assert any("\\xe9" in t.ref.task for t in glanced)
+    assert sum(not t.judged for t in glanced) > len(glanced) // 2
+    assert any(t.temp_files and not t.judged for t in glanced)
+    for status in glanced:
+        snapshot = store.queries.snapshot(status.ref)
+        assert status == (glance(status.ref, snapshot) or task_status(status.ref, snapshot)), status.ref
