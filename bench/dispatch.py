@@ -29,7 +29,8 @@ from bench.trees import CHANGE, make_change
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.task import TaskBody
 from handoff_core.layout import Kind
-from handoff_core.services.writing.store import Store, TaskRequest
+from handoff_core.services.writing.dispatch import TaskRequest
+from handoff_core.services.writing.store import Store
 
 DISPATCH = "2026-11-30-dispatch"  # made beside the tree's own change and removed after each child
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW

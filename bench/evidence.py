@@ -21,7 +21,8 @@ from handoff_core.contract.scope import Scope
 from handoff_core.contract.task import TaskBody
 from handoff_core.layout import TASK_FILE
 from handoff_core.services.evidence.audit import audit_task
-from handoff_core.services.writing.store import Store, TaskRequest
+from handoff_core.services.writing.dispatch import TaskRequest
+from handoff_core.services.writing.store import Store
 
 FOCUS = "Built the files. Kept the API. Stopped after tests. Next: review."
 TOKEN = "bench-report-token-aaaaaaaaaaaa"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bench.scaling import peak_rss_kb
 from bench.stats import child_runs
-from handoff_core.services.logs import session_logs
+from handoff_core.services.logs import log_search
 
 SESSION = "0b1c6f8e-2a4d-4c1e-9f3a-7d5e2b8c1a90"
 WORDS = [
@@ -61,7 +61,7 @@ def generate(path: Path, megabytes: int, seed: int = 7) -> Path:
 
 def child(path: str) -> None:
     start = time.perf_counter()
-    result = session_logs.search(path, "migrationerror column missing", max_hits=5, context_chars=200)
+    result = log_search.search(path, "migrationerror column missing", max_hits=5, context_chars=200)
     seconds = time.perf_counter() - start
     print(
         json.dumps(

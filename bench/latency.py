@@ -16,7 +16,8 @@ from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.task import TaskBody
-from handoff_core.services.writing.store import Store, TaskRequest
+from handoff_core.services.writing.dispatch import TaskRequest
+from handoff_core.services.writing.store import Store
 from server.config import Role, Settings
 from server.mcp.app import build_server
 

@@ -8,7 +8,7 @@ from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.task import TaskBody
-from handoff_core.services.writing.store import TaskRequest
+from handoff_core.services.writing.dispatch import TaskRequest
 
 __all__ = ["DEMO", "implementation", "report_of", "review"]
 

@@ -11,7 +11,8 @@ import handoff_core.contract.report as report_module
 import handoff_core.contract.task as task_module
 from handoff_core.contract.report import Report, render_report
 from handoff_core.contract.scope import Scope
-from handoff_core.contract.task import Task, render_task
+from handoff_core.contract.task import Task
+from handoff_core.contract.task_file import render_task
 from handoff_core.files.task_dir import sha256
 
 CHANGE = "2026-11-30-bench"

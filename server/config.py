@@ -78,6 +78,11 @@ class Settings:
             str(self.state_root),
         ]
 
+    @property
+    def private_files(self) -> tuple[Path, ...]:
+        """What a named download may never be: the token secret (every report token follows from it) and the cache."""
+        return (self.secret_file, *((self.cache_dir,) if self.cache_dir is not None else ()))
+
 
 _LAST_PORT = 65_535
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")  # the names a loopback bind is reached by

@@ -1,40 +1,37 @@
-"""TASK.md: rendered from structured input, parsed back, frozen once published (SPEC §4)."""
+"""TASK.md's content: what the Lead asks for (``TaskBody``), checked once, and the ``Task`` it becomes under its ids."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from handoff_core.contract.frontmatter import load_yaml, quote, split_frontmatter
 from handoff_core.contract.ids import check_round
 from handoff_core.contract.ids import check_task as check_task_id
-from handoff_core.contract.markdown import check_fragment, required_sections
+from handoff_core.contract.markdown import check_fragment
 from handoff_core.contract.proof import SIGNING_KEY_LABEL
-from handoff_core.contract.scope import LIST_START, SCOPE_FENCE, Scope, check_scope, scope_from, scope_lines
+from handoff_core.contract.scope import Scope, check_scope
 from handoff_core.contract.values import is_real
 from handoff_core.errors import InvalidContent, QuotedTokenCheck
-from handoff_core.layout import KINDS, TASK_SECTIONS, TASK_TITLE, Kind
+from handoff_core.layout import KINDS, Kind
 
 __all__ = [
     "META_KEYS",
+    "RETURN_START",
+    "SIGNING_KEY_RE",
+    "TOKEN_CHECK",
+    "TOKEN_CHECK_RE",
     "Task",
     "TaskBody",
-    "TaskIdentity",
     "check_body",
     "normalise_task",
-    "parse_task",
-    "render_checked",
-    "render_task",
-    "task_identity",
     "task_of",
 ]
 
 META_KEYS = ("schema_version", "session", "task", "kind", "change", "ticket")
-_RETURN_START = "- REPORT: "
-_TOKEN_CHECK = "- Report token check: "  # noqa: S105 - a line label, not a secret
-_TOKEN_CHECK_RE = re.compile(r"^sha256:[0-9a-f]{64}\Z")
-_SIGNING_KEY_RE = re.compile(r"^ed25519:[A-Za-z0-9+/]{43}=\Z")
+RETURN_START = "- REPORT: "
+TOKEN_CHECK = "- Report token check: "  # noqa: S105 - a line label, not a secret
+TOKEN_CHECK_RE = re.compile(r"^sha256:[0-9a-f]{64}\Z")
+SIGNING_KEY_RE = re.compile(r"^ed25519:[A-Za-z0-9+/]{43}=\Z")
 
 
 class TaskBody(NamedTuple):
@@ -89,7 +86,7 @@ def _quoted_check(body: TaskBody) -> str | None:
     fields |= {"return notes": body.return_notes, "scope notes": scope.notes, "ticket": body.ticket or ""}
     fields |= {"scope": "\n".join([*scope.writable, *scope.read_only, *scope.artifacts, *scope.resources])}
     fields["shared"] = "\n".join(f"{s.path}\n{s.owner}" for s in scope.shared)
-    labels = [line.strip(" -").casefold() for line in (_TOKEN_CHECK, SIGNING_KEY_LABEL)]
+    labels = [line.strip(" -").casefold() for line in (TOKEN_CHECK, SIGNING_KEY_LABEL)]
     return next((name for name, text in fields.items() for label in labels if label in text.casefold()), None)
 
 
@@ -103,7 +100,7 @@ def check_body(body: TaskBody) -> TaskBody:
     if (field := _quoted_check(body._replace(scope=scope))) is not None:
         # The server writes the one check line of a TASK; a quoted one could pass for another task's.
         raise QuotedTokenCheck(
-            f"the {field} holds a '{_TOKEN_CHECK.strip(' -')}' or '{SIGNING_KEY_LABEL.strip(' -')}' line; "
+            f"the {field} holds a '{TOKEN_CHECK.strip(' -')}' or '{SIGNING_KEY_LABEL.strip(' -')}' line; "
             "each TASK records only its own, "
             "written by the server: remove that line (refer to the other task by its ref) and retry"
         )
@@ -148,22 +145,15 @@ def task_of(
 
 
 def _checked_token_check(value: str | None) -> str | None:
-    if value is not None and not _TOKEN_CHECK_RE.match(value):
+    if value is not None and not TOKEN_CHECK_RE.match(value):
         raise InvalidContent("token_check must be 'sha256:' and 64 lowercase hex digits")
     return value
 
 
 def _checked_signing_key(value: str | None) -> str | None:
-    if value is not None and not _SIGNING_KEY_RE.match(value):
+    if value is not None and not SIGNING_KEY_RE.match(value):
         raise InvalidContent("signing_key must be 'ed25519:' and 32 bytes in base64")
     return value
-
-
-def _read_line(returns: str, label: str, pattern: re.Pattern[str]) -> str | None:
-    for line in returns.split("\n"):
-        if line.startswith(label) and pattern.match(value := line[len(label) :].strip("`")):
-            return value
-    return None
 
 
 def normalise_task(task: Task) -> Task:
@@ -178,133 +168,4 @@ def normalise_task(task: Task) -> Task:
         report_path=task.report_path,
         token_check=_checked_token_check(task.token_check),
         signing_key=_checked_signing_key(task.signing_key),
-    )
-
-
-def render_task(task: Task) -> str:
-    """TASK.md for any Task, checked first."""
-    return render_checked(normalise_task(task))
-
-
-def render_checked(task: Task) -> str:
-    """TASK.md for a Task already checked (``normalise_task`` or ``check_body``); it must read back as given."""
-    meta = [
-        "---",
-        "schema_version: 1",
-        f"session: {quote(task.session)}",
-        f"task: {quote(task.task)}",
-        f"kind: {quote(task.kind)}",
-    ]
-    meta += [f"change: {quote(task.change)}"] if task.change is not None else []
-    meta += [f"ticket: {quote(task.ticket)}"] if task.ticket is not None else []
-    returns = [
-        f"{_RETURN_START}`{task.report_path}` — written once by the executor with the write_report tool.",
-        "- Reply after read-back: `session/task · Status · report location · one-sentence summary`.",
-        "- session-locator.json is written by the Lead only, once the session log path is confirmed.",
-    ]
-    returns += [f"{_TOKEN_CHECK}`{task.token_check}`"] if task.token_check else []
-    returns += [f"{SIGNING_KEY_LABEL}`{task.signing_key}`"] if task.signing_key else []
-    body = [
-        "---",
-        "",
-        f"# {TASK_TITLE}",
-        "",
-        "## Goal",
-        task.goal,
-        "",
-        "## Inputs",
-        task.inputs,
-        "",
-        "## Workspace and Scope",
-        *scope_lines(task.scope),
-        "",
-        "## Acceptance",
-        task.acceptance,
-        "",
-        "## Return",
-        *([task.return_notes, ""] if task.return_notes else []),
-        *returns,
-        "",
-    ]
-    text = "\n".join(meta + body)
-    if parse_task(text) != task:
-        raise InvalidContent("the task text would not read back as given; simplify its Markdown and retry")
-    return text
-
-
-def _before_last(text: str, marker: str) -> tuple[str, str]:
-    lines = text.split("\n")
-    starts = [i for i, line in enumerate(lines) if line.startswith(marker)]
-    if not starts:
-        raise InvalidContent(f"TASK section is missing its generated '{marker.strip()}' list")
-    return "\n".join(lines[: starts[-1]]).strip("\n"), "\n".join(lines[starts[-1] :])
-
-
-def _parse_scope(section: str) -> Scope:
-    notes, rest = _before_last(section, LIST_START)
-    lines = rest.split("\n")
-    try:
-        start = lines.index(SCOPE_FENCE)
-        end = lines.index("```", start + 1)
-    except ValueError:
-        raise InvalidContent("Workspace and Scope has no closed ```handoff-scope block") from None
-    return scope_from(load_yaml("\n".join(lines[start + 1 : end]), "handoff-scope block"), notes)
-
-
-class TaskIdentity(NamedTuple):
-    """Whose a TASK says it is, and the hash of its report token (what a token index needs)."""
-
-    session: str
-    task: str
-    change: str | None
-    token_check: str | None
-
-
-def _read(text: str) -> tuple[Mapping[str, Any], dict[str, str], str, str]:
-    """Frontmatter, sections, and the Return section split into the Lead's notes and the generated list."""
-    meta, body = split_frontmatter(text)
-    unknown = set(meta) - set(META_KEYS)
-    if unknown:
-        raise InvalidContent(f"TASK: unknown metadata field(s) {sorted(unknown)}")
-    found = required_sections(body, TASK_SECTIONS, "TASK")
-    return_notes, returns = _before_last(found["Return"], _RETURN_START)
-    return meta, found, return_notes, returns
-
-
-def _identity(meta: Mapping[str, Any], returns: str) -> TaskIdentity:
-    change = meta.get("change")
-    check = _read_line(returns, _TOKEN_CHECK, _TOKEN_CHECK_RE)
-    return TaskIdentity(
-        str(meta.get("session")), str(meta.get("task")), change if isinstance(change, str) else None, check
-    )
-
-
-def task_identity(text: str) -> TaskIdentity:
-    """``parse_task``'s ids and token check, read the same way but without the scope block; raises as it does."""
-    meta, _, _, returns = _read(text)
-    return _identity(meta, returns)
-
-
-def parse_task(text: str) -> Task:
-    """Read TASK.md back into a Task; raises InvalidContent for anything malformed."""
-    meta, found, return_notes, returns = _read(text)
-    kind = meta.get("kind")
-    if kind not in KINDS:
-        raise InvalidContent(f"TASK: kind {kind!r} is not one of {', '.join(KINDS)}")
-    report = re.match(rf"^{re.escape(_RETURN_START)}`([^`]*)`", returns)
-    identity = _identity(meta, returns)
-    return Task(
-        session=identity.session,
-        task=identity.task,
-        kind=kind,
-        goal=found["Goal"].strip("\n"),
-        inputs=found["Inputs"].strip("\n"),
-        scope=_parse_scope(found["Workspace and Scope"]),
-        acceptance=found["Acceptance"].strip("\n"),
-        report_path=report.group(1) if report else "",
-        token_check=identity.token_check,
-        signing_key=_read_line(returns, SIGNING_KEY_LABEL, _SIGNING_KEY_RE),
-        return_notes=return_notes,
-        change=meta.get("change"),
-        ticket=meta.get("ticket"),
     )

@@ -15,9 +15,9 @@ from datetime import datetime, timedelta
 from handoff_core.contract.ids import next_round, round_base, round_time
 from handoff_core.contract.snapshot import MISSING, Entry
 from handoff_core.errors import HandoffError, InvalidContent
+from handoff_core.files.entries import read_entry
 from handoff_core.files.paths import open_dir
 from handoff_core.files.publishing import repair_links
-from handoff_core.files.reader import read_entry
 from handoff_core.layout import CLOSING_FILES, TASK_FILE
 
 __all__ = ["find_retry", "open_round", "recent_rounds", "undo"]

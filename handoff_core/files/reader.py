@@ -5,36 +5,24 @@ The validator and the status views judge these values; nothing here decides what
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
 from typing import Protocol
 
-from handoff_core.contract.change import MONTH_RE, ChangeFacts, read_outcome
-from handoff_core.contract.snapshot import MISSING, PROBE_STAMP, Entry, Probe, Stamp, TaskSnapshot
-from handoff_core.errors import ChangeNotFound, HandoffError, UnsafePath
-from handoff_core.files.paths import check_name, entry_mode, open_dir, open_root, read_open
-from handoff_core.layout import (
-    ACTIVE_LINE,
-    ARCHIVE,
-    CHANGE_README,
-    CHANGES,
-    HANDOFF_FILES,
-    MAX_FILE_BYTES,
-    SESSIONS,
-    EntryKind,
-    Location,
-)
+from handoff_core.contract.change import ChangeFacts
+from handoff_core.contract.snapshot import PROBE_STAMP, Entry, Probe, TaskSnapshot
+from handoff_core.errors import HandoffError, UnsafePath
+from handoff_core.files.change_dir import locate_change
+from handoff_core.files.entries import exists_dir, read_entry, shown_name, try_open
+from handoff_core.files.paths import open_dir
+from handoff_core.layout import HANDOFF_FILES, SESSIONS
 
-__all__ = ["locate_change", "read_change_snapshots", "read_entry", "read_snapshot", "shown_name", "stamp_of"]
-
-_SAFE_NAMES = frozenset(HANDOFF_FILES)  # the walk's own constants: checked once, here, not per task
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+__all__ = ["number_counts", "read_change_snapshots", "read_snapshot", "round_names", "task_snapshots"]
 
 
 class Reuse(Protocol):
@@ -45,112 +33,6 @@ class Reuse(Protocol):
 
     def holds(self, facts: ChangeFacts, session: str, task: str, same: int, probe: Probe) -> bool:
         """Whether the verdict held is for exactly this probe."""
-
-
-def _kind(mode: int) -> EntryKind:
-    if stat.S_ISREG(mode):
-        return "file"
-    if stat.S_ISDIR(mode):
-        return "dir"
-    return "symlink" if stat.S_ISLNK(mode) else "other"
-
-
-def stamp_of(info: os.stat_result) -> Stamp:
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
-
-
-def shown_name(name: str) -> str:
-    """A directory name fit to show and serialise: bytes that are not UTF-8 are escaped.
-
-    Such an id fails validation by name anyway; escaping keeps it printable in the meantime.
-    """
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return name
-
-
-def read_entry(dir_fd: int, name: str, limit: int = MAX_FILE_BYTES) -> Entry:
-    """One directory entry, read when it is a regular file; symlinks are reported, never followed."""
-    try:
-        fd = os.open(name if name in _SAFE_NAMES else check_name(name), _READ_FLAGS, dir_fd=dir_fd)
-    except FileNotFoundError:
-        return MISSING
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return Entry(kind="symlink")
-        info = entry_mode(dir_fd, name)  # a socket or similar that cannot be opened
-        return MISSING if info is None else Entry(kind=_kind(info.st_mode), nlink=info.st_nlink)
-    try:
-        opened = os.fstat(fd)
-        if not stat.S_ISREG(opened.st_mode):
-            return Entry(kind=_kind(opened.st_mode), nlink=opened.st_nlink)
-        data = read_open(fd, opened.st_size, limit)
-        if len(data) > limit:
-            return Entry(
-                kind="file",
-                data=None,
-                nlink=opened.st_nlink,
-                mtime=opened.st_mtime,
-                stamp=stamp_of(opened),
-                oversize=True,
-            )
-        return Entry(kind="file", data=data, nlink=opened.st_nlink, mtime=opened.st_mtime, stamp=stamp_of(opened))
-    finally:
-        os.close(fd)
-
-
-def _exists_dir(dir_fd: int, name: str) -> bool:
-    info = entry_mode(dir_fd, name)
-    return info is not None and not stat.S_ISREG(info.st_mode)
-
-
-def _try_open(stack: ExitStack, fd: int, parts: tuple[str, ...]) -> int | None:
-    for part in parts:
-        if not _exists_dir(fd, part):
-            return None
-        fd = open_dir(fd, part)
-        stack.callback(os.close, fd)
-    return fd
-
-
-@contextmanager
-def locate_change(root: Path, change: str) -> Iterator[tuple[ChangeFacts, int]]:
-    """The change's facts and an open handle on its directory (active wins; two homes refuse)."""
-    check_name(change)
-    with ExitStack() as stack:
-        root_fd = open_root(root)
-        stack.callback(os.close, root_fd)
-        homes: list[tuple[Location, tuple[str, ...]]] = [("active", CHANGES)]
-        archive = _try_open(stack, root_fd, ARCHIVE)
-        if archive is not None:
-            homes.append(("archived", ARCHIVE))
-            months = sorted(n for n in os.listdir(archive) if MONTH_RE.match(n) and _exists_dir(archive, n))
-            homes += [("archived", (*ARCHIVE, month)) for month in months]
-        found = [(kind, (*parts, change)) for kind, parts in homes if _try_open(stack, root_fd, (*parts, change))]
-        if not found:
-            raise ChangeNotFound(
-                f"change {change!r} not found under specdev/changes or specdev/archive of the state root; "
-                f"the server never creates a change: create {'/'.join((*CHANGES, change, CHANGE_README))} holding the "
-                f"line '{ACTIVE_LINE}', or pass an existing id"
-            )
-        if len(found) > 1:
-            raise UnsafePath(f"change {change!r} exists in more than one place ({found}); keep exactly one")
-        kind, parts = found[0]
-        fd = _try_open(stack, root_fd, parts)
-        assert fd is not None
-        readme = read_entry(fd, CHANGE_README)
-        outcome = read_outcome(readme.data.decode("utf-8", "replace")) if readme.data is not None else None
-        yield ChangeFacts(change, kind, parts, outcome, _unreadable(readme)), fd
-
-
-def _unreadable(readme: Entry) -> str:
-    if readme.oversize:
-        return f"its {CHANGE_README} is over the {MAX_FILE_BYTES}-byte limit"
-    if readme.kind not in ("file", "missing"):
-        return f"its {CHANGE_README} is a {readme.kind}, not a regular file"
-    return ""
 
 
 def number_counts(entries: list[str]) -> Counter[str]:
@@ -259,7 +141,7 @@ def read_change_snapshots(
     with locate_change(root, change) as (facts, change_fd), ExitStack() as stack:
         if facts.location != "active":
             return
-        sessions_fd = _try_open(stack, change_fd, (SESSIONS,))
+        sessions_fd = try_open(stack, change_fd, (SESSIONS,))
         if sessions_fd is None:
             return
         rounds = round_names(sessions_fd, session)
@@ -282,7 +164,7 @@ def read_change_snapshots(
 def round_names(sessions_fd: int, session: str | None) -> list[str]:
     """The rounds a walk of the change's ``sessions`` folder (or of one round of it) visits."""
     rounds = [session] if session is not None else sorted(os.listdir(sessions_fd))
-    return [name for name in rounds if _exists_dir(sessions_fd, name)]
+    return [name for name in rounds if exists_dir(sessions_fd, name)]
 
 
 def _read_round(
@@ -365,13 +247,13 @@ def read_snapshot(root: Path, change: str, session: str, task: str) -> TaskSnaps
             if facts.location != "active":
                 return TaskSnapshot(change=facts)
             with ExitStack() as stack:
-                round_fd = _try_open(stack, change_fd, (SESSIONS, session))
+                round_fd = try_open(stack, change_fd, (SESSIONS, session))
                 if round_fd is None:
                     return TaskSnapshot(
                         change=facts, problems=(f"round directory sessions/{session} not found in the change",)
                     )
                 same = number_counts(os.listdir(round_fd))[task.split("-", 1)[0]]
-                read = _read_task_dir(round_fd, task) if _exists_dir(round_fd, task) else None
+                read = _read_task_dir(round_fd, task) if exists_dir(round_fd, task) else None
                 if read is None:
                     return TaskSnapshot(change=facts, problems=(), same_number=same, task_found=False)
                 return _found(facts, same, read)

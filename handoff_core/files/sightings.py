@@ -19,8 +19,10 @@ from typing import NamedTuple, TypeVar
 
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.snapshot import TaskSnapshot
+from handoff_core.files.change_dir import locate_change
+from handoff_core.files.entries import shown_name, try_open
 from handoff_core.files.paths import open_dir
-from handoff_core.files.reader import _try_open, locate_change, number_counts, round_names, shown_name, task_snapshots
+from handoff_core.files.reader import number_counts, round_names, task_snapshots
 from handoff_core.layout import LOCATOR_FILE, MAX_FILE_BYTES, RELEASE_FILE, REPORT_FILE, SESSIONS, TASK_FILE
 
 __all__ = ["Sighting", "sight_change"]
@@ -49,12 +51,12 @@ def sight_change(
     returns a value, else the task read the full way, ``(round, task, tree)``.
 
     ``before_ns``: a file or directory whose ctime is not before it is not sighted (not settled).
-    ``look`` is called only for names that need no escaping (``reader.shown_name``).
+    ``look`` is called only for names that need no escaping (``entries.shown_name``).
     """
     with locate_change(root, change) as (facts, change_fd), ExitStack() as stack:
         if facts.location != "active":
             return
-        sessions_fd = _try_open(stack, change_fd, (SESSIONS,))
+        sessions_fd = try_open(stack, change_fd, (SESSIONS,))
         if sessions_fd is None:
             return
         for name in round_names(sessions_fd, session):

@@ -19,9 +19,10 @@ from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.snapshot import Entry
 from handoff_core.errors import ChangeNotActive, NotFound, StorageError, TaskNotFound, UnsafePath, WriteConflict
+from handoff_core.files.change_dir import locate_change
+from handoff_core.files.entries import read_entry
 from handoff_core.files.paths import entry_mode, open_dir, read_regular
 from handoff_core.files.publishing import Published, publish, repair_links
-from handoff_core.files.reader import locate_change, read_entry
 from handoff_core.layout import SESSIONS, TASK_FILE, task_parts
 
 __all__ = ["Roots", "StoredFile", "TaskDir", "open_task_dir", "sha256", "translated"]

@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from handoff_core.contract.ids import parse_ref, ref_in
 from handoff_core.layout import CLOSING_FILES, task_parts
-from handoff_core.services.tree.queries import ends_claim
+from handoff_core.services.tree.arrivals import ends_claim
 from server.mcp.services import bearer_ref
 
 __all__ = ["MAX_FOLLOWED", "MAX_STREAMS", "Arrivals", "uri_of"]

@@ -117,7 +117,7 @@ def test_serve_without_a_role_exits_with_a_usage_error(project: Path) -> None:
 
 
 def test_the_status_command_prints_a_table_with_states_and_slots(project: Path, secret_file: Path) -> None:
-    from handoff_core.services.writing.store import Store, TaskRequest  # noqa: F401 - the same tree the server sees
+    from handoff_core.services.writing.store import Store
     from tests.conftest import implementation
 
     Store(project / "speculo" / ".speculo", project).create_task(implementation())

@@ -23,10 +23,10 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from handoff_core.contract.ids import Ref, is_change_id, is_round_id, task_number
-from handoff_core.contract.task import task_identity
+from handoff_core.contract.task_file import task_identity
 from handoff_core.errors import HandoffError
+from handoff_core.files.entries import read_entry
 from handoff_core.files.paths import walked
-from handoff_core.files.reader import read_entry
 from handoff_core.layout import CHANGES, SESSIONS, TASK_FILE, task_parts
 from handoff_core.services.capabilities.tokens import token_check
 

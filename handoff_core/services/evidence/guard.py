@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from handoff_core.contract.ids import parse_ref
-from handoff_core.contract.task import parse_task
+from handoff_core.contract.task_file import parse_task
 from handoff_core.errors import HandoffError, StorageError
 from handoff_core.files.task_dir import Roots, open_task_dir
 from handoff_core.layout import TASK_FILE

@@ -1,8 +1,7 @@
-"""Executor session logs (Claude Code, Codex): confirm one before it is recorded, find one by a known
-id, and search one by keywords, streaming, a few snippets at a time (SPEC §11).
+"""Executor session logs (Claude Code, Codex): confirmed before recorded, found by exact id, read line by line.
 
-Nothing here scans caches on its own or picks a file by modification time; a log is only ever
-read at a path the caller names or finds by an exact session id.
+``log_search`` searches one (SPEC §11). Nothing here scans caches on its own or picks a file by
+modification time; a log is only ever read at a path the caller names or finds by an exact session id.
 """
 
 from __future__ import annotations
@@ -12,24 +11,19 @@ import json
 import os
 import re
 import stat
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from handoff_core.errors import InvalidInput, InvalidLocator
 from handoff_core.layout import LOG_TOOLS
 
-__all__ = ["TOOLS", "Hit", "LogFacts", "SearchResult", "candidates", "inspect", "search", "verify"]
+__all__ = ["TOOLS", "LogFacts", "candidates", "inspect", "lines", "open_log", "verify"]
 
 TOOLS = LOG_TOOLS
 MAX_LINE = 8 * 1024 * 1024
-# A search stops (stopped_early) after reading this much or running this long: a compressed log
-# can expand a thousandfold, and the caller is waiting.
-MAX_SCAN_BYTES = 1024 * 1024 * 1024
-MAX_SCAN_SECONDS = 15.0
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{7,127}\Z")
 _CLAUDE_NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_-]{7,127})\.jsonl(?:\.zst)?\Z")
 _CODEX_NAME = re.compile(
@@ -41,25 +35,6 @@ _AGENT_NAME = re.compile(r"^agent-([A-Za-z0-9][A-Za-z0-9_-]{5,127})\.jsonl(?:\.z
 _AGENT_ID = re.compile(rb'"agentId"\s*:\s*"([^"\\]*)"')
 # create_task's answer carries the executor's token under this key: a log holding it is the Lead's.
 _LEAD_MARK = b"report_token"  # bare: inside a tool result the key's quotes are escaped
-_SKIP_KEYS = frozenset(
-    {
-        "id",
-        "type",
-        "role",
-        "model",
-        "signature",
-        "uuid",
-        "parentUuid",
-        "sessionId",
-        "timestamp",
-        "cwd",
-        "version",
-        "gitBranch",
-        "call_id",
-        "tool_use_id",
-        "encrypted_content",
-    }
-)
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -74,23 +49,6 @@ class LogFacts:
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-@dataclass(frozen=True)
-class Hit:
-    line: int
-    record: str  # the record's uuid (Claude Code) or "line N" (Codex)
-    timestamp: str
-    role: str
-    snippet: str
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    path: str
-    hits: tuple[Hit, ...]
-    lines_read: int
-    stopped_early: bool  # max_hits, MAX_SCAN_BYTES or MAX_SCAN_SECONDS reached before the end of the log
 
 
 def tool_of(name: str) -> tuple[str | None, str | None]:
@@ -246,70 +204,3 @@ def _subdirs(path: Path) -> list[Path]:
         return [entry for entry in path.iterdir() if entry.is_dir()]
     except OSError:
         return []
-
-
-def _texts(value: Any, out: list[str]) -> None:
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, list):
-        for item in value:
-            _texts(item, out)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if key not in _SKIP_KEYS:
-                _texts(item, out)
-
-
-def _record(record: dict[str, Any], number: int) -> tuple[str, str, str, str]:
-    """(record id, timestamp, role, text) of a Claude Code or Codex record."""
-    body = record.get("message") if isinstance(record.get("message"), dict) else record.get("payload")
-    body = body if isinstance(body, dict) else {}
-    texts: list[str] = []
-    _texts(body, texts)
-    role = str(body.get("role") or body.get("type") or record.get("type") or "")
-    return str(record.get("uuid") or f"line {number}"), str(record.get("timestamp", "")), role, "\n".join(texts)
-
-
-MAX_HITS, MAX_CONTEXT_CHARS = 20, 400  # a search answer stays a few snippets, never the log
-
-
-def search(path: str, query: str, max_hits: int = 5, context_chars: int = 200) -> SearchResult:
-    """Records whose text holds every keyword of ``query``, as short snippets; never the whole log."""
-    keywords = [k for k in query.lower().split() if k][:8]
-    if not keywords:
-        raise InvalidInput("query needs at least one keyword (e.g. 'migration error')")
-    if not (1 <= max_hits <= MAX_HITS and 0 <= context_chars <= MAX_CONTEXT_CHARS):
-        raise InvalidInput(f"max_hits must be 1-{MAX_HITS} and context_chars 0-{MAX_CONTEXT_CHARS}")
-    ascii_keys = [k.encode() for k in keywords if k.isascii()]
-    hits: list[Hit] = []
-    number, scanned, deadline = 0, 0, time.monotonic() + MAX_SCAN_SECONDS
-    with open_log(path) as stream:
-        for number, line in lines(stream):
-            scanned += len(line)
-            if scanned > MAX_SCAN_BYTES or (number % 1024 == 0 and time.monotonic() > deadline):
-                return SearchResult(path, tuple(hits), number, True)
-            lowered = line.lower()
-            if not all(k in lowered for k in ascii_keys):
-                continue
-            if (hit := _match(line, number, keywords, context_chars)) is not None:
-                hits.append(hit)
-                if len(hits) == max_hits:
-                    return SearchResult(path, tuple(hits), number, True)
-    return SearchResult(path, tuple(hits), number, False)
-
-
-def _match(line: bytes, number: int, keywords: list[str], context: int) -> Hit | None:
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(record, dict):
-        return None
-    record_id, timestamp, role, text = _record(record, number)
-    lowered = text.lower()
-    if not all(k in lowered for k in keywords):
-        return None
-    at = lowered.index(keywords[0])
-    start, end = max(0, at - context), min(len(text), at + len(keywords[0]) + context)
-    snippet = ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
-    return Hit(number, record_id, timestamp, role, snippet)

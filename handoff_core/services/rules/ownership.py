@@ -2,7 +2,7 @@
 
 An outstanding implementation task (TASK present, no REPORT, no RELEASE) claims its workspace
 and writable globs, with no TTL: a quiet pane never proves a writer stopped. Whether two write
-sets overlap is decided exactly (``globs.overlap``), so ``src/**/*.py`` and ``src/a/*`` overlap
+sets overlap is decided exactly (``glob_overlap.overlap``), so ``src/**/*.py`` and ``src/a/*`` overlap
 on ``src/a/x.py`` while ``src/a/**`` and ``src/b/**`` never do.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from handoff_core.contract.globs import Budget, overlap
+from handoff_core.contract.glob_overlap import Budget, overlap
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope
 from handoff_core.errors import OwnershipConflict

@@ -40,8 +40,9 @@ from handoff_core.contract.ids import Ref, task_number
 from handoff_core.contract.snapshot import Stamp
 from handoff_core.contract.validate import closes_claim
 from handoff_core.errors import ChangeNotFound, HandoffError
+from handoff_core.files.change_dir import locate_change
+from handoff_core.files.entries import read_entry, shown_name, stamp_of
 from handoff_core.files.paths import is_symlink, open_dir
-from handoff_core.files.reader import locate_change, read_entry, shown_name, stamp_of
 from handoff_core.layout import CLOSING_FILES, SESSIONS, TASK_FILE
 from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.tree.disk_cache import decode_claim, decoded, encode_claim

@@ -14,40 +14,28 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
-from pathlib import Path
 
 from handoff_core.contract.ids import Ref, check_change, check_round, is_change_id
 from handoff_core.contract.snapshot import TaskSnapshot
-from handoff_core.contract.task import Task, parse_task
-from handoff_core.contract.validate import Verdict, check_handoff, closes_claim
+from handoff_core.contract.task import Task
+from handoff_core.contract.task_file import parse_task
+from handoff_core.contract.validate import Verdict, check_handoff
 from handoff_core.contract.values import relative_parts
 from handoff_core.errors import ChangeNotFound, HandoffError
 from handoff_core.files.leftovers import Leftover, find_leftovers
 from handoff_core.files.paths import entry_mode, read_regular, walked
-from handoff_core.files.reader import read_change_snapshots, read_snapshot, stamp_of
+from handoff_core.files.reader import read_change_snapshots, read_snapshot
 from handoff_core.files.sightings import sight_change
-from handoff_core.files.task_dir import Roots, StoredFile, TaskDir, open_task_dir, sha256, translated
-from handoff_core.layout import CHANGES, CLOSING_FILES, TASK_FILE
+from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256, translated
+from handoff_core.layout import CHANGES, TASK_FILE
 from handoff_core.services.rules.ownership import Claim
+from handoff_core.services.tree.arrivals import Arrivals
 from handoff_core.services.tree.claims import ClaimIndex, change_hold, unreadable_because, unreadable_change
 from handoff_core.services.tree.disk_cache import DiskCache, Section
 from handoff_core.services.tree.status import TaskStatus, glance_sighted, named_since, task_status, with_writers_since
 from handoff_core.services.tree.verdicts import Verdicts
 
-__all__ = ["Queries", "ends_claim", "held_status"]
-
-
-def _ends_claim(task_dir: TaskDir, name: str) -> bool:
-    return task_dir.has(name) and closes_claim(task_dir.entry(name), name, task_dir.ref.session, task_dir.ref.task)
-
-
-def ends_claim(state_root: Path, ref: Ref, name: str) -> bool:
-    """Whether the task's ``name`` (REPORT.md or RELEASE.md) ends its claim now, as the claims judge it."""
-    try:
-        with open_task_dir(state_root, ref, active_only=False) as task_dir:
-            return _ends_claim(task_dir, name)
-    except (HandoffError, OSError):
-        return False  # no such task (any more), or unreadable: nothing arrived
+__all__ = ["Queries", "held_status"]
 
 
 def held_status(change: str, because: str) -> TaskStatus:
@@ -89,7 +77,6 @@ def _no_cycle_collection() -> Iterator[None]:
         gc.enable()
 
 
-MAX_REMEMBERED_STRAYS = 4096  # stray closing entries remembered by stat (a wait lists at most 50 tasks)
 PACE_EVERY, PACE_SECONDS = 8, 0.0005  # background judging: ~1 ms of work, then the GIL is let go
 SAVE_EVERY = 64  # new verdicts that make a save of the disk cache worth its cost (and 1 in 64 of those held)
 
@@ -101,7 +88,7 @@ class Queries:
         self._verdicts = verdicts if verdicts is not None else Verdicts()
         self._cache = cache
         self._restored: set[Section] = set()
-        self._ends_nothing: dict[tuple[Ref, str], tuple[int, ...]] = {}  # closing names judged to end nothing
+        self._arrivals = Arrivals(roots.state_root)
         self._judging: threading.Thread | None = None  # judging what a glancing walk left (``status``)
         self._judging_lock = threading.Lock()
 
@@ -178,30 +165,7 @@ class Queries:
         An entry under that name that ends nothing (an empty file, a FIFO, a dangling link, another
         task's text) is no arrival: waiting on it would hand the Lead a report that is not there.
         """
-        found: dict[Ref, str] = {}
-        for ref in refs:
-            with open_task_dir(self.roots.state_root, ref, active_only=False) as task_dir:
-                name = next((n for n in CLOSING_FILES if self._arrived(task_dir, n)), None)
-            if name is not None:
-                found[ref] = name
-        return found
-
-    def _arrived(self, task_dir: TaskDir, name: str) -> bool:
-        """``_ends_claim``, remembering an entry that ends nothing by its stat: a wait polls ten times
-        a second, and a stray file of 4 MiB is not read again until it changes."""
-        info = entry_mode(task_dir.fd, name)
-        if info is None:
-            return False
-        key, seen = (task_dir.ref, name), (*stamp_of(info), info.st_ctime_ns, info.st_mode)
-        if self._ends_nothing.get(key) == seen:
-            return False
-        if _ends_claim(task_dir, name):
-            self._ends_nothing.pop(key, None)
-            return True
-        if len(self._ends_nothing) >= MAX_REMEMBERED_STRAYS:
-            self._ends_nothing.clear()
-        self._ends_nothing[key] = seen
-        return False
+        return self._arrivals.of(refs)
 
     def snapshot(self, ref: Ref) -> TaskSnapshot:
         return read_snapshot(self.roots.state_root, ref.change, ref.session, ref.task)

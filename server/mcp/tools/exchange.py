@@ -14,20 +14,14 @@ from handoff_core.errors import InvalidContent
 from handoff_core.services.exchange.outbound import package_dispatch as package
 from handoff_core.services.exchange.returns import receive_file
 from handoff_core.services.exchange.returns import receive_return as receive
-from server.config import Settings
 from server.mcp.models import Packaged, ReturnReceived
 from server.mcp.params import RefArg
 from server.mcp.registration import CREATE, tool
 from server.mcp.services import Services
 
-__all__ = ["private_files", "tools"]
+__all__ = ["tools"]
 
 Ids = Annotated[str, Field(description="[A-Za-z0-9._-]")]
-
-
-def private_files(settings: Settings) -> tuple[Path, ...]:
-    """What a named download may never be: the token secret (every report token follows from it) and the cache."""
-    return (settings.secret_file, *((settings.cache_dir,) if settings.cache_dir is not None else ()))
 
 
 def tools(services: Services) -> list[Tool]:
@@ -67,7 +61,7 @@ def tools(services: Services) -> list[Tool]:
             raise InvalidContent("give either raw_file (a downloaded ZIP) or text (a text-only answer)")
         ids = (project, scope_id, task_id, dispatch_id, attempt_id)
         if raw_file:
-            got = receive_file(*ids, path=raw_file, forbidden=private_files(services.settings))
+            got = receive_file(*ids, path=raw_file, forbidden=services.settings.private_files)
         else:
             got = receive(*ids, text.encode(), is_text=True)
         return ReturnReceived(

@@ -14,7 +14,7 @@ from handoff_core.contract.ids import parse_ref
 from handoff_core.layout import COORDINATION_FILE, LogTool
 from handoff_core.services.evidence.audit import worktree_verdict
 from handoff_core.services.handoffs import session_handoff
-from handoff_core.services.logs import session_logs
+from handoff_core.services.logs import log_search, session_logs
 from handoff_core.services.project import coordination
 from handoff_core.services.tree import report_view
 from server.mcp.models import Coordination, Document, Handoff, History, LogCandidates
@@ -50,11 +50,11 @@ def shared(services: Services) -> list[Tool]:
     def search_history(
         ref: RefArg,
         query: Annotated[str, Field(description="all must match")],
-        max_hits: Annotated[int, Field(ge=1, le=session_logs.MAX_HITS)] = 5,
-        context_chars: Annotated[int, Field(ge=0, le=session_logs.MAX_CONTEXT_CHARS)] = 200,
+        max_hits: Annotated[int, Field(ge=1, le=log_search.MAX_HITS)] = 5,
+        context_chars: Annotated[int, Field(ge=0, le=log_search.MAX_CONTEXT_CHARS)] = 200,
     ) -> History:
         """Keyword hits in the task's log."""
-        result = session_logs.search(
+        result = log_search.search(
             report_view.log_path(queries, services.in_scope(parse_ref(ref))), query, max_hits, context_chars
         )
         hits = [f"{h.line} | {h.record} | {h.timestamp} | {h.role}: {h.snippet}" for h in result.hits]

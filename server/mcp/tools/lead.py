@@ -14,7 +14,7 @@ from handoff_core.errors import InvalidContent
 from handoff_core.layout import REPORT_FILE, Kind, ReleaseKind, ReportStatus
 from handoff_core.services.evidence import audit
 from handoff_core.services.tree import waiting
-from handoff_core.services.writing.store import TaskRequest
+from handoff_core.services.writing.dispatch import TaskRequest
 from server.mcp.dispatch import dispatch_message, executor_config
 from server.mcp.models import Audited, CreatedTask, Waited, Written
 from server.mcp.params import Globs, RefArg, Text

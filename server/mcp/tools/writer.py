@@ -12,7 +12,7 @@ from pydantic import Field
 from handoff_core.contract.scope import Scope, workspace_of
 from handoff_core.contract.task import TaskBody
 from handoff_core.layout import SelfWriter, Workspace
-from handoff_core.services.writing.store import TaskRequest
+from handoff_core.services.writing.dispatch import TaskRequest
 from server.mcp.models import Claimed
 from server.mcp.params import Globs
 from server.mcp.registration import CREATE, tool

@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from wcmatch import glob as wc
 
-from handoff_core.contract.globs import MAX_GLOB_LENGTH, MAX_GLOBS, Budget, glob_regex, overlap
+from handoff_core.contract.glob_overlap import Budget, overlap
+from handoff_core.contract.globs import MAX_GLOB_LENGTH, MAX_GLOBS, glob_regex
 from handoff_core.contract.scope import Scope
 from handoff_core.errors import InvalidContent, OwnershipConflict
 from handoff_core.services.writing.store import Store

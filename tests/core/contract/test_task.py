@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from handoff_core.contract.scope import Scope, SharedPath
-from handoff_core.contract.task import Task, TaskBody, normalise_task, parse_task, render_task, task_of
+from handoff_core.contract.task import Task, TaskBody, normalise_task, task_of
+from handoff_core.contract.task_file import parse_task, render_task
 from handoff_core.contract.validate import task_problems
 from handoff_core.errors import HandoffError, InvalidContent, OwnershipConflict
 from handoff_core.layout import Workspace

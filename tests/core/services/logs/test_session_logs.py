@@ -10,6 +10,7 @@ import zstandard
 
 from handoff_core.contract.ids import Ref
 from handoff_core.errors import InvalidInput, InvalidLocator
+from handoff_core.services.logs import log_search
 from handoff_core.services.logs import session_logs as sessionlog
 from handoff_core.services.tree.report_view import log_path
 from handoff_core.services.writing.store import Store
@@ -111,18 +112,18 @@ def test_a_session_id_that_is_not_a_plain_id_is_refused(tmp_path: Path, session_
 
 def test_search_returns_bounded_snippets_with_record_facts(tmp_path: Path) -> None:
     log = claude_log(tmp_path, "task-x")
-    result = sessionlog.search(str(log), "migration error", max_hits=5, context_chars=10)
+    result = log_search.search(str(log), "migration error", max_hits=5, context_chars=10)
     assert [h.record for h in result.hits] == ["u-2"]
     hit = result.hits[0]
     assert (hit.role, hit.timestamp) == ("user", "2026-11-30T04:51:00.000Z")
     assert "MigrationError" in hit.snippet
     assert len(hit.snippet) <= 2 * 10 + len("migration") + 2
-    assert sessionlog.search(str(log), "migration", max_hits=1).stopped_early
+    assert log_search.search(str(log), "migration", max_hits=1).stopped_early
 
 
 def test_search_reads_codex_records_by_line(tmp_path: Path) -> None:
     log = codex_log(tmp_path, "task-x")
-    hit = sessionlog.search(str(log), "missing column").hits[0]
+    hit = log_search.search(str(log), "missing column").hits[0]
     assert (hit.record, hit.role) == ("line 3", "assistant")
 
 
@@ -133,7 +134,7 @@ def test_a_compressed_sibling_is_read_when_the_log_was_compressed(store: Store, 
     log.unlink()
     path = log_path(store.queries, ref)
     assert path.endswith(".jsonl.zst")
-    assert [h.record for h in sessionlog.search(path, "missing column").hits] == ["u-2"]
+    assert [h.record for h in log_search.search(path, "missing column").hits] == ["u-2"]
 
 
 def test_a_missing_log_is_said_to_be_missing(store: Store, ref: Ref, tmp_path: Path) -> None:
@@ -149,33 +150,33 @@ def test_a_missing_log_is_said_to_be_missing(store: Store, ref: Ref, tmp_path: P
 def test_unbounded_or_empty_searches_are_refused(tmp_path: Path, query: str, hits: int, ctx: int) -> None:
     log = claude_log(tmp_path, "t")
     with pytest.raises(InvalidInput):
-        sessionlog.search(str(log), query, hits, ctx)
+        log_search.search(str(log), query, hits, ctx)
 
 
 def test_an_overlong_line_is_skipped_not_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sessionlog, "MAX_LINE", 64)
     log = tmp_path / f"{CLAUDE_ID}.jsonl"
     log.write_text('{"x": "' + "a" * 500 + '"}\n{"sessionId": "s", "message": {"content": "needle here"}}\n')
-    hits = sessionlog.search(str(log), "needle").hits
+    hits = log_search.search(str(log), "needle").hits
     assert [h.line for h in hits] == [2]  # the long line counts as one line, and is never held whole
 
 
 def test_a_compression_bomb_is_read_only_up_to_the_scan_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sessionlog, "MAX_SCAN_BYTES", 1024 * 1024)
+    monkeypatch.setattr(log_search, "MAX_SCAN_BYTES", 1024 * 1024)
     line = b'{"type": "user", "message": {"content": "nothing to see"}}\n'
     bomb = tmp_path / "rollout-2026-11-30-0123abcd-0123-4567-89ab-0123456789ab.jsonl.zst"
     bomb.write_bytes(zstandard.ZstdCompressor().compress(line * 200_000))  # 11 MiB from ~1 KiB
     assert bomb.stat().st_size < 64 * 1024
-    result = sessionlog.search(str(bomb), "needle")
+    result = log_search.search(str(bomb), "needle")
     assert result.stopped_early
     assert result.lines_read < 200_000 // 10
 
 
 def test_a_search_stops_when_its_time_is_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sessionlog, "MAX_SCAN_SECONDS", -1.0)  # already past: the first check stops it
+    monkeypatch.setattr(log_search, "MAX_SCAN_SECONDS", -1.0)  # already past: the first check stops it
     log = tmp_path / "log.jsonl"
     log.write_bytes(b'{"message": {"content": "x"}}\n' * 5000)
-    result = sessionlog.search(str(log), "needle")
+    result = log_search.search(str(log), "needle")
     assert result.stopped_early
     assert result.lines_read == 1024
 

@@ -14,7 +14,8 @@ from handoff_core.contract.scope import Scope, SharedPath
 from handoff_core.errors import HandoffError, InvalidContent, OwnershipConflict
 from handoff_core.layout import ReleaseKind, Workspace
 from handoff_core.services.rules.ownership import Claim, writer_slots
-from handoff_core.services.writing.store import Store, TaskRequest
+from handoff_core.services.writing.dispatch import TaskRequest
+from handoff_core.services.writing.store import Store
 from tests.conftest import implementation, report_of, review
 
 

@@ -1,0 +1,55 @@
+"""A change's directory found by handle (active wins; two homes refuse), opened with its facts."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+from handoff_core.contract.change import MONTH_RE, ChangeFacts, read_outcome
+from handoff_core.contract.snapshot import Entry
+from handoff_core.errors import ChangeNotFound, UnsafePath
+from handoff_core.files.entries import exists_dir, read_entry, try_open
+from handoff_core.files.paths import check_name, open_root
+from handoff_core.layout import ACTIVE_LINE, ARCHIVE, CHANGE_README, CHANGES, MAX_FILE_BYTES, Location
+
+__all__ = ["locate_change"]
+
+
+@contextmanager
+def locate_change(root: Path, change: str) -> Iterator[tuple[ChangeFacts, int]]:
+    """The change's facts and an open handle on its directory (active wins; two homes refuse)."""
+    check_name(change)
+    with ExitStack() as stack:
+        root_fd = open_root(root)
+        stack.callback(os.close, root_fd)
+        homes: list[tuple[Location, tuple[str, ...]]] = [("active", CHANGES)]
+        archive = try_open(stack, root_fd, ARCHIVE)
+        if archive is not None:
+            homes.append(("archived", ARCHIVE))
+            months = sorted(n for n in os.listdir(archive) if MONTH_RE.match(n) and exists_dir(archive, n))
+            homes += [("archived", (*ARCHIVE, month)) for month in months]
+        found = [(kind, (*parts, change)) for kind, parts in homes if try_open(stack, root_fd, (*parts, change))]
+        if not found:
+            raise ChangeNotFound(
+                f"change {change!r} not found under specdev/changes or specdev/archive of the state root; "
+                f"the server never creates a change: create {'/'.join((*CHANGES, change, CHANGE_README))} holding the "
+                f"line '{ACTIVE_LINE}', or pass an existing id"
+            )
+        if len(found) > 1:
+            raise UnsafePath(f"change {change!r} exists in more than one place ({found}); keep exactly one")
+        kind, parts = found[0]
+        fd = try_open(stack, root_fd, parts)
+        assert fd is not None
+        readme = read_entry(fd, CHANGE_README)
+        outcome = read_outcome(readme.data.decode("utf-8", "replace")) if readme.data is not None else None
+        yield ChangeFacts(change, kind, parts, outcome, _unreadable(readme)), fd
+
+
+def _unreadable(readme: Entry) -> str:
+    if readme.oversize:
+        return f"its {CHANGE_README} is over the {MAX_FILE_BYTES}-byte limit"
+    if readme.kind not in ("file", "missing"):
+        return f"its {CHANGE_README} is a {readme.kind}, not a regular file"
+    return ""

@@ -1,0 +1,78 @@
+"""``handoff-mcp config``, ``token`` and ``coordination``: what wires a project's clients and agents to the server."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from handoff_core.contract.ids import parse_ref
+from handoff_core.contract.values import visible
+from handoff_core.errors import ConfigError
+from handoff_core.services.capabilities.tokens import lead_token, load_secret, reprinted_token
+from handoff_core.services.project.coordination_setup import plan_choice, save_choice
+from server.client_config import Client, http_launch, launch_for, render
+from server.config import Settings
+from server.mcp.services import open_store
+
+__all__ = ["config", "coordination", "token"]
+
+
+def token(settings: Settings, ref: str | None, lead: bool) -> int:
+    if settings.role != "lead":
+        raise ConfigError(
+            "token prints a task's report token, which only the Lead hands out; this shell is configured "
+            "as executor (--role or HANDOFF_ROLE): run it where the Lead works"
+        )
+    if lead:
+        print(lead_token(load_secret(settings.secret_file, settings.project_root, create=False), settings.state_root))
+        return 0
+    if ref is None:
+        raise ConfigError("name a task (token CHANGE/SESSION/TASK), or ask for the Lead's token with --lead")
+    parsed = parse_ref(ref)
+    task, _ = open_store(settings).queries.read_task(parsed)
+    secret_file, roots = settings.secret_file, (settings.project_root, settings.state_root)
+    print(reprinted_token(secret_file, *roots, parsed, task.token_check))
+    print(visible(f"handoff-mcp: derived from the secret {secret_file}"), file=sys.stderr)
+    return 0
+
+
+PROJECT_APPROVAL = (
+    'a project server (.mcp.json, or claude mcp add --scope project) stays "Pending approval" until you approve '
+    "it: start claude in the project and accept handoff (or approve it in /mcp), or add "
+    '"enabledMcpjsonServers": ["handoff"] to .claude/settings.local.json; --scope local needs no approval'
+)
+
+
+def config(
+    settings: Settings, client: Client, command: str | None, url: str | None, token: str | None, ref: str | None = None
+) -> int:
+    if url is not None and not token:
+        raise ConfigError("--url needs --token: the task's report token for an executor, the Lead token for the Lead")
+    if ref is not None:
+        parse_ref(ref)
+    launch = http_launch(settings.role, url, token or "") if url else launch_for(settings, settings.role, command, ref)
+    print(render(launch, client), end="")
+    trust = (
+        "Codex runs the guard hook only once trusted (/hooks), or headless with exec --dangerously-bypass-hook-trust"
+    )
+    for note in (settings.note, launch.note, trust if launch.guard and client.startswith("codex") else None):
+        if note:
+            print(f"handoff-mcp: {note}", file=sys.stderr)
+    if client in ("claude-code", "claude-code-cli") and settings.role == "lead" and url is None:
+        print(f"handoff-mcp: {PROJECT_APPROVAL}", file=sys.stderr)
+    return 0
+
+
+def coordination(settings: Settings, mode: str, skills_dir: str | None, dry_run: bool = False) -> int:
+    plan = plan_choice(settings.state_root, mode, skills_dir)
+    if dry_run:  # the seed's plan: the choice and the expected file, nothing written
+        print(visible(f"would {'save' if plan.changed else 'reuse'} {plan.path}:"))
+        print(visible(plan.candidate.decode()), end="")
+        return 0
+    saved = save_choice(settings.state_root, settings.project_root, plan)
+    print(visible(f"{saved.outcome} {saved.path}: {json.dumps(saved.defaults)}"))
+    if saved.skill != "not needed":
+        print(visible(f"skill {saved.defaults['guide']}: {saved.skill}"))
+    if saved.next_step:
+        print(visible(f"to install it: {saved.next_step} (nothing was installed)"))
+    return 0
