@@ -98,6 +98,7 @@ class TeamOptions:
     tls_key: str | None = None
     behind_proxy: bool = False
     public_url: str | None = None
+    proxy_addresses: tuple[str, ...] = ()  # whose X-Forwarded-For is believed (none: nobody's)
 
     def __post_init__(self) -> None:
         if bool(self.tls_cert) != bool(self.tls_key):
@@ -109,6 +110,8 @@ class TeamOptions:
             )
         if not 0 < self.port <= _LAST_PORT:
             raise ConfigError(f"--port {self.port} is not a TCP port")
+        if self.proxy_addresses and not self.behind_proxy:
+            raise ConfigError("--proxy-address names the proxy of --behind-proxy: give --behind-proxy too")
 
     @property
     def scheme(self) -> str:

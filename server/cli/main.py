@@ -101,6 +101,10 @@ def _http_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--tls-key", help="with --http: key file")
     sub.add_argument("--behind-proxy", action="store_true", help="with --http: a TLS proxy in front (see README)")
     sub.add_argument("--public-url", help="with --behind-proxy: the URL clients use")
+    sub.add_argument(
+        "--proxy-address", action="append", default=[], dest="proxy_addresses",
+        help="with --behind-proxy: the proxy's address, whose X-Forwarded-For is believed (repeatable)",
+    )  # fmt: skip
 
 
 def _exchange_arguments(sub: argparse.ArgumentParser, name: str) -> None:
@@ -130,6 +134,7 @@ def _team_options(args: argparse.Namespace) -> TeamOptions:
         tls_key=args.tls_key,
         behind_proxy=args.behind_proxy,
         public_url=args.public_url,
+        proxy_addresses=tuple(args.proxy_addresses),
     )
 
 

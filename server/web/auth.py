@@ -20,7 +20,7 @@ from http import HTTPStatus
 from urllib.parse import urlsplit
 
 import anyio
-from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -32,7 +32,7 @@ __all__ = ["REFUSALS", "Endpoint", "HostPolicy", "LeadVerifier", "RefusalLimit",
 logger = logging.getLogger(__name__)
 
 REFUSALS = (30, 5.0)  # refused requests a client address may make at once, and per second after that
-_ADDRESSES = 10_000  # addresses remembered; the longest quiet is forgotten first
+_ADDRESSES = 10_000  # addresses and credentials remembered; the longest quiet is forgotten first
 _HOLD_SECONDS = 1.0  # how long a 429 is held back before it is sent
 _HELD = 8  # 429s held back at once per address; past that they are sent at once
 
@@ -65,57 +65,89 @@ class TaskVerifier:
 
 
 class RefusalLimit:
-    """ASGI middleware: each 401 spends one of its client address's allowance (``REFUSALS``); an
-    address with none left is answered 429 before anything else runs, held back a second first (a
-    few at a time per address), so a client that retries at once slows to a crawl.
+    """ASGI middleware: each 401 spends one of its client address's allowance (``REFUSALS``) and one
+    of the presented credential's; a request whose address or credential has none left is answered
+    429 before anything else runs, held back a second first (a few at a time per key), so a client
+    that retries at once slows to a crawl — unless the token it presents is valid (``verifiers``):
+    a valid token is always answered, however many others failed from the same address (a proxy,
+    a NAT, a shared host).
 
     The SDK's ``TokenVerifier`` sees the token only, never the request, so the limit sits in
     front of the mounts and counts the answers they give. An address that never presents a wrong
-    token is never slowed, however hard another address tries.
+    token is never slowed, however hard another address tries. The address is the one the ASGI
+    server gives: behind a proxy, uvicorn rewrites it from ``X-Forwarded-For`` only for the proxy
+    addresses the team server was given (``TeamOptions.proxy_addresses``).
     """
 
     def __init__(
-        self, app: ASGIApp, refusals: tuple[int, float] = REFUSALS, clock: Callable[[], float] = time.monotonic
+        self,
+        app: ASGIApp,
+        refusals: tuple[int, float] = REFUSALS,
+        clock: Callable[[], float] = time.monotonic,
+        verifiers: tuple[TokenVerifier, ...] = (),
     ) -> None:
-        self.app, (self.burst, self.rate), self.clock = app, refusals, clock
-        self._left: OrderedDict[str, tuple[float, float]] = OrderedDict()  # address -> (allowance, at)
-        self._held: Counter[str] = Counter()  # address -> 429s being held back now
+        self.app, (self.burst, self.rate), self.clock, self.verifiers = app, refusals, clock, verifiers
+        self._left: OrderedDict[str, tuple[float, float]] = OrderedDict()  # key -> (allowance, at)
+        self._held: Counter[str] = Counter()  # key -> 429s being held back now
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        address = str((scope.get("client") or ("unknown",))[0])
-        left = self._allowance(address)
-        if left < 1:
-            retry_after = math.ceil((1 - left) / self.rate)
-            if self._held[address] < _HELD:  # held a while first: a client that retries at once slows down
-                self._held[address] += 1
-                try:
-                    await anyio.sleep(min(retry_after, _HOLD_SECONDS))
-                finally:
-                    self._held[address] -= 1
-                    if not self._held[address]:
-                        del self._held[address]
-            await _too_many(send, retry_after)
+        token = _bearer(scope)
+        keys = [str((scope.get("client") or ("unknown",))[0])]
+        if token is not None:
+            keys.append(f"credential {_fingerprint(token)}")
+        left = min(self._allowance(key) for key in keys)
+        if left < 1 and not await self._valid(token):
+            await self._refuse(keys[0], math.ceil((1 - left) / self.rate), send)
             return
 
         async def counted(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] == HTTPStatus.UNAUTHORIZED:
-                left = self._allowance(address) - 1
-                if left < 1 <= left + 1:  # said once, as the address runs out; never the token
-                    logger.warning("%s sent %d refused tokens; answering it 429 for a while", address, self.burst)
-                self._left[address] = (left, self.clock())
-                self._left.move_to_end(address)
-                if len(self._left) > _ADDRESSES:
-                    self._left.popitem(last=False)
+                for key in keys:
+                    self._spend(key)
             await send(message)
 
         await self.app(scope, receive, counted)
 
-    def _allowance(self, address: str) -> float:
-        left, at = self._left.get(address, (float(self.burst), 0.0))
+    async def _valid(self, token: str | None) -> bool:
+        return token is not None and any(
+            [await verifier.verify_token(token) is not None for verifier in self.verifiers]
+        )
+
+    async def _refuse(self, key: str, retry_after: int, send: Send) -> None:
+        if self._held[key] < _HELD:  # held a while first: a client that retries at once slows down
+            self._held[key] += 1
+            try:
+                await anyio.sleep(min(retry_after, _HOLD_SECONDS))
+            finally:
+                self._held[key] -= 1
+                if not self._held[key]:
+                    del self._held[key]
+        await _too_many(send, retry_after)
+
+    def _spend(self, key: str) -> None:
+        left = self._allowance(key) - 1
+        if left < 1 <= left + 1 and not key.startswith("credential"):  # said once per address; never the token
+            logger.warning("%s sent %d refused tokens; answering it 429 for a while", key, self.burst)
+        self._left[key] = (left, self.clock())
+        self._left.move_to_end(key)
+        if len(self._left) > _ADDRESSES:
+            self._left.popitem(last=False)
+
+    def _allowance(self, key: str) -> float:
+        left, at = self._left.get(key, (float(self.burst), 0.0))
         return min(float(self.burst), left + (self.clock() - at) * self.rate)
+
+
+def _bearer(scope: Scope) -> str | None:
+    """The bearer token the request presents (the board's ``?token=`` is its own page's business)."""
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+    return None
 
 
 async def _too_many(send: Send, retry_after: int) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 from mcp.server.auth.provider import TokenVerifier
@@ -39,7 +40,7 @@ from server.web.board_model import BoardModel
 from server.web.connections import MAX_BODY, UVICORN, BoundedNesting
 from server.web.watcher import Batch, BoardFeed, Changes, TreeWatcher
 
-__all__ = ["MAX_BODY", "IndexFeed", "run_team", "team_app"]
+__all__ = ["MAX_BODY", "IndexFeed", "proxy_headers", "run_team", "team_app"]
 
 
 class IndexFeed:
@@ -134,9 +135,16 @@ def team_app(
         lifespan=lifespan,
         middleware=[
             Middleware(HostPolicy, endpoint.hosts(), endpoint.origins()),
-            Middleware(RefusalLimit, refusals),
+            Middleware(RefusalLimit, refusals, verifiers=tuple(verifiers.values())),
         ],
     )
+
+
+def proxy_headers(options: TeamOptions) -> dict[str, Any]:
+    """uvicorn's proxy settings: ``X-Forwarded-For`` believed only from the proxy addresses given
+    (a direct client naming itself in the header would otherwise pick the address it is limited by)."""
+    addresses = list(options.proxy_addresses) if options.behind_proxy else []
+    return {"proxy_headers": bool(addresses), "forwarded_allow_ips": addresses or None}
 
 
 def run_team(settings: Settings, options: TeamOptions) -> None:
@@ -163,7 +171,7 @@ def run_team(settings: Settings, options: TeamOptions) -> None:
         ssl_keyfile=options.tls_key,
         log_level="warning",
         access_log=False,  # request lines carry no tokens, but there is no need to keep them either
-        proxy_headers=options.behind_proxy,
+        **proxy_headers(options),
         **UVICORN,  # a header-read deadline beside the keep-alive timeout
     )
     uvicorn.Server(config).run()

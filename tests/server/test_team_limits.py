@@ -16,10 +16,10 @@ import pytest
 from bench.loopback import loopback_listener, served
 from handoff_core.services.capabilities.tokens import lead_token, load_secret, report_token, token_check
 from handoff_core.services.writing.store import Store
-from server.config import Settings
+from server.config import Settings, TeamOptions
 from server.web.auth import REFUSALS, Endpoint
 from server.web.connections import UVICORN, HeaderDeadline
-from server.web.team import team_app
+from server.web.team import proxy_headers, team_app
 from tests.conftest import review
 from tests.server.test_team import Team, dispatch, team
 from tests.server.test_tools import call
@@ -106,6 +106,64 @@ async def test_refused_tokens_from_one_address_are_limited_and_other_addresses_a
     assert limited.status_code == 429
     assert int(limited.headers["retry-after"]) >= 1
     assert "guess" not in limited.text
+
+
+async def test_a_valid_token_is_answered_beside_refused_ones_from_the_same_address(
+    project: Path, state_root: Path, secret_file: Path, mode: str
+) -> None:
+    burst = 10
+    async with serving(project, state_root, secret_file, refusals=(burst, 1 / 3600)) as team:
+        created = await dispatch(team)
+        url = team.endpoint.url("executor")
+        async with httpx2.AsyncClient() as guesser:  # the same address as the executor: 127.0.0.1
+            answers = [await initialize(guesser, url, f"guess-{n}") for n in range(burst + 1)]
+            valid = [await initialize(guesser, url, created["report_token"]) for _ in range(8)]
+            again = await initialize(guesser, url, "guess-again")
+        async with team.client("executor", created["report_token"], mode=mode) as executor:
+            task = await call(executor, "read_task", ref=created["ref"])
+        async with team.lead(mode=mode) as lead:
+            status = await call(lead, "handoff_status")
+    assert answers == [401] * burst + [429]
+    assert valid == [200] * 8
+    assert again == 429
+    assert task["task_sha256"] == created["task_sha256"]
+    assert status["tasks"]
+
+
+async def test_a_wrong_token_retried_from_many_addresses_is_limited_as_one_credential(
+    project: Path, state_root: Path, secret_file: Path
+) -> None:
+    burst = 5
+    async with serving(project, state_root, secret_file, refusals=(burst, 1 / 3600)) as team:
+        url = team.endpoint.url("executor")
+        answers = []
+        for n in range(burst + 2):
+            async with from_address(f"127.0.1.{n + 1}") as http:
+                answers.append(await initialize(http, url, "the-same-wrong-token"))
+    assert answers == [401] * burst + [429] * 2
+
+
+async def test_behind_a_proxy_forwarded_addresses_are_believed_only_from_the_proxy(
+    project: Path, state_root: Path, secret_file: Path
+) -> None:
+    burst = 5
+    options = TeamOptions(behind_proxy=True, proxy_addresses=("127.0.0.9",))
+    config = {**UVICORN, **proxy_headers(options)}
+    async with serving(project, state_root, secret_file, uvicorn=config, refusals=(burst, 1 / 3600)) as team:
+        url = team.endpoint.url("executor")
+
+        async def guess(http: httpx2.AsyncClient, forwarded: str, n: int) -> int:
+            headers = {**HEADERS, "authorization": f"Bearer guess-{n}", "x-forwarded-for": forwarded}
+            return (await http.post(url, json=INIT, headers=headers)).status_code
+
+        async with from_address("127.0.0.1") as direct:
+            rotating = [await guess(direct, f"10.0.0.{n + 1}", n) for n in range(burst + 2)]
+        async with from_address("127.0.0.9") as proxy:
+            first = [await guess(proxy, "10.1.0.1", n) for n in range(burst + 1)]
+            other = await guess(proxy, "10.1.0.2", 99)
+    assert rotating == [401] * burst + [429] * 2
+    assert first == [401] * burst + [429]
+    assert other == 401
 
 
 async def test_a_task_dispatched_by_another_writer_opens_once_the_watcher_has_seen_it(
