@@ -8,11 +8,17 @@ the policy: executables (the exec bit, a binary's magic, a ``#!`` script, a Wind
 name), files that run by themselves once they sit in a checkout (git internals and hooks, CI
 definitions, environment files, editor, agent and package-manager settings), and credentials by
 name (the services refuse credentials by content, with the secret scan).
+
+Held, not refused: files that a package manager, test runner or build would execute on the Lead's
+machine at its next ``npm install``, ``pytest``, ``pip install .``, ``make`` or ``cargo build``
+(``LEAD_RUN``, and a ``package.json`` with lifecycle scripts). They come back in the sealed
+return, and are extracted only when the Lead accepts them by name after reading them.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Final, Literal, get_args
@@ -21,7 +27,17 @@ from handoff_core.contract.exclusions import secret_name_reason
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import Kind
 
-__all__ = ["RETURN_FILES", "ContentKind", "ReturnPolicy", "entry_refusal", "policy_for", "policy_from"]
+__all__ = [
+    "LEAD_RUN",
+    "LIFECYCLE_SCRIPTS",
+    "RETURN_FILES",
+    "ContentKind",
+    "ReturnPolicy",
+    "entry_refusal",
+    "held_because",
+    "policy_for",
+    "policy_from",
+]
 
 ContentKind = Literal["text", "image"]
 CONTENT_KINDS: Final[tuple[ContentKind, ...]] = get_args(ContentKind)
@@ -171,3 +187,50 @@ def entry_refusal(parts: tuple[str, ...], mode: int, body: bytes | None, policy:
     if (kind := _kind_of(body)) not in policy.content:
         return f"{kind or 'binary'} content: this dispatch takes back only {', '.join(policy.content)} files"
     return None
+
+
+# Files the Lead's own tools execute by themselves when run in the project: by (folded) name.
+LEAD_RUN: Final[tuple[tuple[tuple[str, ...], str], ...]] = (
+    (("conftest.py", "pytest.ini", "tox.ini", "noxfile.py", ".coveragerc"), "test-runner code or configuration"),
+    (("sitecustomize.py", "usercustomize.py", "*.pth"), "Python start-up code"),
+    (("setup.py", "setup.cfg", "pyproject.toml"), "a Python build definition (runs on pip install)"),
+    (("makefile", "gnumakefile", "*.mk", "justfile", "rakefile", "taskfile.yml", "taskfile.yaml"), "a build script"),
+    (("build.rs", "cargo.toml", "build.zig"), "a Rust or Zig build script or definition"),
+    (("cmakelists.txt", "*.cmake", "meson.build", "build.ninja", "sconstruct", "configure"), "a build definition"),
+    (("build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts", "pom.xml"), "a JVM build"),
+    (("gemfile", "*.gemspec", "composer.json", "binding.gyp"), "a package definition (runs code on install)"),
+    (
+        ("jest.config.*", "vitest.config.*", "vite.config.*", "playwright.config.*", "webpack.config.*",
+         "babel.config.*", ".babelrc", ".babelrc.*", ".mocharc.*", "karma.conf.*", "eslint.config.*", ".eslintrc.*"),
+        "JavaScript tool configuration (code run by the test runner, bundler or linter)",
+    ),
+)  # fmt: skip
+# package.json scripts npm, yarn and pnpm run by themselves (on install, pack, publish, version, or
+# when the package is a git dependency), as https://docs.npmjs.com/cli/using-npm/scripts lists them.
+LIFECYCLE_SCRIPTS: Final = frozenset(
+    f"{when}{name}"
+    for name in ("install", "uninstall", "prepare", "prepublish", "publish", "pack", "version", "dependencies")
+    for when in ("pre", "", "post")
+) | {"prepublishOnly", "preshrinkwrap", "shrinkwrap", "postshrinkwrap"}
+
+
+def _lifecycle(body: bytes) -> list[str] | None:
+    """The lifecycle scripts a package.json declares; None when it cannot be read (then it is held)."""
+    try:
+        scripts = json.loads(body).get("scripts", {})
+    except (ValueError, AttributeError, RecursionError):
+        return None
+    if not isinstance(scripts, dict):
+        return None
+    return sorted(name for name in scripts if name in LIFECYCLE_SCRIPTS)
+
+
+def held_because(parts: tuple[str, ...], body: bytes) -> str | None:
+    """Why an entry is held for the Lead's explicit acceptance (it would run on the Lead's machine), or None."""
+    name = parts[-1].lower()
+    if name == "package.json":
+        scripts = _lifecycle(body)
+        if scripts is None:
+            return "a package.json that cannot be read as JSON with a scripts object (npm could run it)"
+        return f"a package.json with lifecycle scripts ({', '.join(scripts)}) npm runs on install" if scripts else None
+    return next((why for names, why in LEAD_RUN if any(fnmatch.fnmatchcase(name, n) for n in names)), None)

@@ -90,6 +90,9 @@ def _check_layout(data: bytes) -> None:
 def _check_name(name: str) -> tuple[str, ...]:
     if not name or "\x00" in name:
         raise refusal(name, "an empty name or a NUL character")
+    if hidden := [char for char in name if not char.isprintable() and char != " "]:
+        # bidirectional controls, zero-width and control characters make a name read as another
+        raise refusal(name, f"an invisible, bidirectional or control character (U+{ord(hidden[0]):04X}) in the name")
     if "\\" in name or name.startswith("/") or (len(name) > 1 and name[1] == ":"):
         raise refusal(name, "an absolute, drive, UNC or backslash path")
     parts = tuple(name.rstrip("/").split("/"))

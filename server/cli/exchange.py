@@ -31,8 +31,12 @@ def exchange(settings: Settings, args: argparse.Namespace) -> int:
         return 0
     ids = (settings.project_root, args.scope, args.task, args.dispatch, args.attempt)
     path = str(Path(args.file or args.text_file).absolute())
-    got = receive_file(*ids, path=path, forbidden=settings.private_files, is_text=bool(args.text_file))
+    got = receive_file(
+        *ids, path=path, forbidden=settings.private_files, is_text=bool(args.text_file), accept=args.accept
+    )
     print(
         f"raw {got.raw_locator} (sha256 {got.raw_sha256}); return {got.return_locator}; {got.extracted_files} file(s)"
     )
+    for name, why in got.held:
+        print(visible(f"  held, not extracted: {name}: {why} (read it in the return ZIP; --accept {name} to extract)"))
     return 0

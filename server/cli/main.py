@@ -120,6 +120,10 @@ def _exchange_arguments(sub: argparse.ArgumentParser, name: str) -> None:
     given = sub.add_mutually_exclusive_group(required=True)
     given.add_argument("--file", help="the downloaded ZIP")
     given.add_argument("--text-file", help="a text-only answer, saved verbatim")
+    sub.add_argument(
+        "--accept", action="append", default=[], metavar="PATH",
+        help="a held entry (one the Lead's tools would run) to extract, after reading it; repeatable",
+    )  # fmt: skip
 
 
 def _settings(args: argparse.Namespace, *, role_required: bool) -> Settings:

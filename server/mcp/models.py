@@ -180,6 +180,9 @@ class ReturnReceived(Wire):
     raw_sha256: str
     standard: str = Field(description="the standard return ZIP")
     extracted: int
+    held: list[str] = Field(
+        default=[], description="entries the Lead's tools would run, not extracted: 'path: why'; accept them by name"
+    )
 
 
 class Document(Wire):

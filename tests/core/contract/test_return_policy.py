@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
-import pytest
+import json
 
-from handoff_core.contract.return_policy import ReturnPolicy, entry_refusal, policy_for, policy_from
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from handoff_core.contract.return_policy import (
+    LIFECYCLE_SCRIPTS,
+    ReturnPolicy,
+    entry_refusal,
+    held_because,
+    policy_for,
+    policy_from,
+)
 from handoff_core.errors import InvalidContent
 
 TEXT = policy_for("review")
@@ -56,3 +67,32 @@ def test_plain_text_is_taken_back(name: str) -> None:
 def test_a_folder_is_judged_by_its_name_only() -> None:
     assert entry_refusal(("candidate", "src"), 0o755, None, TEXT) is None
     assert entry_refusal(("candidate", ".husky"), 0o755, None, TEXT) is not None
+
+
+@pytest.mark.parametrize("name", ["conftest.py", "Makefile", "setup.py", "pyproject.toml", "build.rs", "tox.ini"])
+def test_files_the_leads_tools_run_are_held_in_any_folder_and_case(name: str) -> None:
+    assert held_because(("candidate", "deep", name.upper()), b"x\n") is not None
+    assert held_because((name,), b"x\n") is not None
+
+
+@given(st.sampled_from(sorted(LIFECYCLE_SCRIPTS)), st.text(max_size=20))
+def test_a_package_json_with_any_lifecycle_script_is_held_naming_it(script: str, command: str) -> None:
+    body = json.dumps({"name": "x", "scripts": {"test": "jest", script: command}}).encode()
+    reason = held_because(("package.json",), body)
+    assert reason is not None
+    assert script in reason
+
+
+@pytest.mark.parametrize("body", [b'{"scripts": {"test": "jest", "build": "tsc"}}', b'{"name": "x"}'])
+def test_a_package_json_without_lifecycle_scripts_is_taken(body: bytes) -> None:
+    assert held_because(("package.json",), body) is None
+
+
+@pytest.mark.parametrize("body", [b"not json", b"[1]", b'{"scripts": ["postinstall"]}'])
+def test_a_package_json_that_cannot_be_read_is_held(body: bytes) -> None:
+    assert held_because(("package.json",), body) is not None
+
+
+def test_ordinary_sources_are_not_held() -> None:
+    assert held_because(("candidate", "src", "a.py"), b"x = 1\n") is None
+    assert held_because(("RETURN.md",), b"# Return\n") is None
