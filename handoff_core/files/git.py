@@ -68,11 +68,13 @@ class Worktree(NamedTuple):
     branch: str | None  # refs/heads/NAME, None when detached or bare
 
 
-def _environment(keep: Mapping[str, str] | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+def _environment(keep: Mapping[str, str] | None, user_config: bool = False) -> dict[str, str]:
+    """The fixed environment; with ``user_config`` the caller's configuration levels stay (system,
+    global, ``GIT_CONFIG_*``): to ask where git itself will look, as the user's own git would."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or (user_config and "_CONFIG" in k)}
+    if not user_config:
+        env |= {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
     env |= {
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
         "GIT_PAGER": "cat",
         "PAGER": "cat",
         "GIT_TERMINAL_PROMPT": "0",
@@ -85,8 +87,8 @@ def _environment(keep: Mapping[str, str] | None) -> dict[str, str]:
 class Running:
     """A git process started by ``start``; ``result`` reads it (bounded) and reaps it."""
 
-    def __init__(self, cwd: Path, args: tuple[str, ...], ok: tuple[int, ...], env: dict[str, str], own_hooks: bool):
-        config = (*_CONFIG[:2], *_CONFIG[4:]) if own_hooks else _CONFIG
+    def __init__(self, cwd: Path, args: tuple[str, ...], ok: tuple[int, ...], env: dict[str, str], user_config: bool):
+        config = (*_CONFIG[:2], *_CONFIG[4:]) if user_config else _CONFIG
         self.cwd, self.args, self.ok = cwd, args, ok
         self.err = tempfile.TemporaryFile()  # noqa: SIM115 - closed in result()
         try:
@@ -123,19 +125,20 @@ class Running:
 
 
 def start(
-    cwd: Path, *args: str, ok: tuple[int, ...] = (0,), keep: Mapping[str, str] | None = None, own_hooks: bool = False
+    cwd: Path, *args: str, ok: tuple[int, ...] = (0,), keep: Mapping[str, str] | None = None, user_config: bool = False
 ) -> Running:
     """``git args`` started in ``cwd``, to be read with ``result``: several may run at once."""
-    return Running(cwd, args, ok, _environment(keep), own_hooks)
+    return Running(cwd, args, ok, _environment(keep, user_config), user_config)
 
 
 def run(
-    cwd: Path, *args: str, ok: tuple[int, ...] = (0,), keep: Mapping[str, str] | None = None, own_hooks: bool = False
+    cwd: Path, *args: str, ok: tuple[int, ...] = (0,), keep: Mapping[str, str] | None = None, user_config: bool = False
 ) -> tuple[int, bytes]:
     """``git args`` in ``cwd``: (exit code, stdout); refused when the code is not in ``ok``, on a timeout,
     or past ``MAX_OUTPUT`` bytes. ``keep`` passes chosen ``GIT_*`` variables (a hook runs under them);
-    ``own_hooks`` leaves the repository's ``core.hooksPath`` in force (to find where hooks live)."""
-    return start(cwd, *args, ok=ok, keep=keep, own_hooks=own_hooks).result()
+    ``user_config`` reads the user's whole configuration, ``core.hooksPath`` in force (to find where
+    git runs hooks; only location queries run so, never one that could start a configured command)."""
+    return start(cwd, *args, ok=ok, keep=keep, user_config=user_config).result()
 
 
 def _bounded_read(process: subprocess.Popen[bytes]) -> bytes:

@@ -35,10 +35,12 @@ def ref(store: Store, worktree: Path) -> Ref:
     return store.create_task(implementation(scope=scope)).ref
 
 
-def guard(project: Path, *args: str, stdin: str = "", cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def guard(
+    project: Path, *args: str, stdin: str = "", cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     command = [str(SCRIPT), "guard", *args, "--project-root", str(project)]
     return subprocess.run(
-        command, input=stdin, capture_output=True, text=True, timeout=60, check=False, cwd=cwd, env=ENV
+        command, input=stdin, capture_output=True, text=True, timeout=60, check=False, cwd=cwd, env=env or ENV
     )
 
 
@@ -123,6 +125,65 @@ def test_installing_is_idempotent_chains_an_existing_hook_and_uninstalling_resto
     assert guard(project, "--install-git-hook", "--uninstall", cwd=worktree).returncode == 0
     assert theirs.read_text() == "#!/bin/sh\necho theirs ran >&2\nexit 0\n"
     assert commit(worktree, "src/b/other.py").returncode == 0  # no guard any more
+
+
+def test_a_hook_installed_once_guards_every_task_worktree_without_a_ref(
+    project: Path, ref: Ref, worktree: Path
+) -> None:
+    assert guard(project, "--install-git-hook", cwd=project).returncode == 0
+    refused = commit(worktree, "src/b/other.py")
+    assert refused.returncode != 0
+    assert str(ref) in refused.stderr
+    assert "src/b/other.py" in refused.stderr
+    git(worktree, "reset", "-q", "--hard")
+    assert commit(worktree, "src/a1/new.py").returncode == 0
+    assert commit(project, "src/b/main-only.py").returncode == 0  # the main worktree: no task pins it
+
+
+def test_a_global_core_hooks_path_gets_the_hook_where_git_runs_it(
+    project: Path, ref: Ref, worktree: Path, tmp_path: Path
+) -> None:
+    hooks = tmp_path / "global-hooks"
+    config = tmp_path / "gitconfig"
+    config.write_text(f"[core]\n\thooksPath = {hooks}\n")
+    env = {**ENV, "GIT_CONFIG_GLOBAL": str(config)}
+    installed = guard(project, "--install-git-hook", cwd=worktree, env=env)
+    assert installed.returncode == 0, installed.stderr
+    assert str(hooks / "pre-commit") in installed.stdout
+    write(worktree, "src/b/other.py", "changed\n")
+    git(worktree, "add", "-A")
+    refused = subprocess.run(
+        ["git", "commit", "-q", "-m", "stray"],
+        cwd=worktree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert refused.returncode != 0
+    assert "src/b/other.py" in refused.stderr
+
+
+def test_a_relative_core_hooks_path_puts_no_hook_inside_a_task_worktree(project: Path, worktree: Path) -> None:
+    git(project, "config", "core.hooksPath", ".githooks")
+    refused = guard(project, "--install-git-hook", cwd=worktree)
+    assert refused.returncode == 2
+    assert "relative" in refused.stderr
+    assert not (worktree / ".githooks").exists()
+    assert git(worktree, "status", "--porcelain", "--untracked-files=all").stdout == ""
+
+
+def test_a_foreign_hook_that_holds_the_marker_line_is_chained_not_lost(project: Path, ref: Ref) -> None:
+    hooks = project / ".git" / "hooks"
+    theirs = "#!/bin/sh\n# handoff-mcp guard pre-commit hook\necho theirs ran >&2\nexit 0\n"
+    (hooks / "pre-commit").write_text(theirs)
+    (hooks / "pre-commit").chmod(0o755)
+    assert guard(project, "--install-git-hook", cwd=project).returncode == 0
+    assert (hooks / "pre-commit.handoff-chained").read_text() == theirs
+    assert "theirs ran" in commit(project, "src/b/x.py").stderr
+    assert guard(project, "--install-git-hook", "--uninstall", cwd=project).returncode == 0
+    assert (hooks / "pre-commit").read_text() == theirs
 
 
 def test_a_ref_whose_task_names_another_worktree_is_refused_at_install(project: Path, ref: Ref) -> None:

@@ -32,6 +32,7 @@ __all__ = [
     "decide",
     "hook_answer",
     "patch_paths",
+    "worktree_task",
 ]
 
 MAX_EVENT_BYTES = 16 * 1024 * 1024  # a patch event carries the whole patch
@@ -116,12 +117,28 @@ def hook_answer(decision: Decision) -> str:
     return json.dumps({"hookSpecificOutput": output})
 
 
+def worktree_task(roots: Roots, tree: Path) -> str | None:
+    """The task whose TASK pins ``tree`` as its worktree — the open one, else the latest — derived from
+    the TASKs themselves (a commit is rare: one walk of the tree is its price), so one hook guards
+    every task worktree without a record per worktree."""
+    from handoff_core.services.tree.queries import Queries  # here: the PreToolUse hook never walks the tree
+
+    here = os.path.realpath(tree)
+    named = [
+        task
+        for task in Queries(roots).status()
+        if task.scope is not None and task.scope.worktree and os.path.realpath(task.scope.worktree) == here
+    ]
+    chosen = [task for task in named if task.outstanding] or named
+    return str(max(chosen, key=lambda task: (task.dispatched_at, str(task.ref))).ref) if chosen else None
+
+
 def check_commit(tree: Path, roots: Roots, keep: dict[str, str]) -> tuple[str | None, list[str]]:
     """For a pre-commit hook in ``tree``: the task the worktree works for (None: no task names it) and
     each staged path outside its scope, as ``path: why``; both sides of a staged rename are judged."""
     from handoff_core.files import git, git_hooks  # here: the PreToolUse hook never starts git
 
-    ref = git_hooks.recorded_task(tree, keep)
+    ref = git_hooks.recorded_task(tree, keep) or worktree_task(roots, tree)
     if ref is None:
         return None, []
     try:
