@@ -44,6 +44,7 @@ NAME = "handoff"
 _UV_CACHE_MARKS = ("/uv/archive-v", "/uv/builds-v", "/.cache/uv/")
 
 
+ROLE_VARIABLE = "HANDOFF_ROLE"  # set to executor on every executor launch line: `handoff-mcp token` refuses there
 TOKEN_VARIABLE = "HANDOFF_TOKEN"  # noqa: S105 - a variable name. Where a Codex executor keeps its bearer token (never in config.toml)
 
 
@@ -117,7 +118,12 @@ def _claude_line(launch: Launch) -> str:
         return shlex.join(["claude", "mcp", "add", "--scope", "project", NAME, "--", launch.command, *launch.args])
     config = json.dumps({"mcpServers": {NAME: _entry(launch)}})
     line = ["claude", "--strict-mcp-config", "--mcp-config", config, "--allowedTools", _allowed(launch)]
-    return shlex.join(line + (["--settings", claude_settings(launch)] if launch.guard else []))
+    return _as_role(launch, line + (["--settings", claude_settings(launch)] if launch.guard else []))
+
+
+def _as_role(launch: Launch, line: list[str]) -> str:
+    """The launch line, an executor's in the executor role: its shell's `handoff-mcp token` refuses."""
+    return shlex.join(["env", f"{ROLE_VARIABLE}=executor", *line] if launch.role == "executor" else line)
 
 
 def claude_settings(launch: Launch) -> str:
@@ -170,6 +176,6 @@ def render(launch: Launch, client: Client) -> str:
         return _codex_toml(launch) + (f"# and in the executor's environment:\n# {token}" if token else "")
     if client == "codex-args":
         run = ["exec", *([CODEX_TRUST_FLAG] if launch.guard else [])] if launch.role == "executor" else []
-        return token + shlex.join(["codex", *codex_args(launch), *run]) + "\n"
+        return token + _as_role(launch, ["codex", *codex_args(launch), *run]) + "\n"
     # claude-code-cli, and the workers Herdr and Orca start: a Claude Code launch line.
     return _claude_line(launch) + "\n"

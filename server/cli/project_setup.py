@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import json
 import sys
 
@@ -18,7 +19,7 @@ __all__ = ["config", "coordination", "token"]
 
 
 def token(settings: Settings, ref: str | None, lead: bool) -> int:
-    if settings.role != "lead":
+    if settings.role != "lead" or os.environ.get("HANDOFF_ROLE") == "executor":  # the flag does not undo the launch
         raise ConfigError(
             "token prints a task's report token, which only the Lead hands out; this shell is configured "
             "as executor (--role or HANDOFF_ROLE): run it where the Lead works"

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -16,6 +21,8 @@ from handoff_core.services.writing.store import Store
 from server.cli import main
 from tests.conftest import implementation, report_of, review
 from tests.core.files.test_archives import zip_of
+
+SCRIPT = Path(sys.executable).parent / "handoff-mcp"
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -68,6 +75,58 @@ def test_the_token_command_is_refused_to_an_executor(
     )
     assert code == 0
     assert len(out.strip()) == 24
+
+
+@pytest.mark.parametrize("client", ["claude-code-cli", "herdr", "orca", "codex-args"])
+def test_every_executor_launch_line_sets_the_executor_role_and_token_refuses_there(
+    store: Store, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], client: str
+) -> None:
+    ref = store.create_task(implementation()).ref
+    secret = tmp_path / "secret"
+    load_secret(secret)
+    code, line, _ = run(capsys, "config", "--role", "executor", "--client", client, "--project-root", str(project))
+    words = shlex.split(line)
+    assert code == 0
+    assert words[:2] == ["env", "HANDOFF_ROLE=executor"]
+    # The executor's shell runs what the launch line started with: its handoff-mcp sees that role.
+    shell = subprocess.run(
+        [*words[:2], str(SCRIPT), "token", str(ref), "--role", "lead", "--secret-file", str(secret),
+         "--project-root", str(project)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (shell.returncode, shell.stdout) == (2, "")
+    assert "executor" in shell.stderr
+
+
+@pytest.mark.slow  # starts processes as another user
+def test_an_executor_run_as_another_user_reads_the_task_but_not_the_leads_secret(store: Store) -> None:
+    if os.geteuid() != 0 or shutil.which("runuser") is None or shutil.which("useradd") is None:
+        pytest.skip("needs root, runuser and useradd to run an executor as another user")
+    user = "handoff-exec-test"
+    if subprocess.run(["id", user], capture_output=True, timeout=30, check=False).returncode != 0:
+        subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", user], check=True, timeout=30)
+    shared = Path(tempfile.mkdtemp(prefix="handoff-other-user-"))
+    try:
+        shared.chmod(0o755)
+        secret = shared / "lead" / "secret"
+        load_secret(secret)  # the Lead's server makes it: 0600 in a 0700 folder
+        ref = store.create_task(implementation()).ref
+        task = shared / "TASK.md"
+        task.write_bytes(store.queries.read_file(ref, "TASK.md"))
+        task.chmod(0o644)
+
+        def as_executor(*command: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                ["runuser", "-u", user, "--", *command], capture_output=True, text=True, timeout=60, check=False
+            )
+
+        assert as_executor("cat", str(task)).stdout == task.read_text()
+        read = as_executor("/usr/bin/python3", "-c", f"open({str(secret)!r}, 'rb').read()")
+        assert read.returncode != 0
+        assert "Permission denied" in read.stderr
+        assert as_executor("id", "-u").stdout.strip() != "0"
+    finally:
+        shutil.rmtree(shared)
 
 
 def dispatched(store: Store, secret_file: Path) -> tuple[Ref, str]:

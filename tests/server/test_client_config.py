@@ -101,6 +101,8 @@ def test_codex_reads_the_printed_command_line_arguments(
     codex = cli("codex")
     line = printed(capsys, project, "--role", "executor", "--client", "codex-args").split()
     words = shlex.split(" ".join(line))
+    assert words[:2] == ["env", "HANDOFF_ROLE=executor"]
+    words = words[2:]
     assert (words[0], words[-1]) == ("codex", "exec")
     server = codex_server(run([codex, *words[1:-1], "mcp", "get", "handoff", "--json"], project, tmp_path / "home"))
     assert server["enabled_tools"] == list(ROLE_TOOLS["executor"])
