@@ -44,7 +44,7 @@ from handoff_core.services.secrets.secret_scan import scan_all
 __all__ = ["Received", "judge_return", "receive_file", "receive_return", "return_policy"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Received:
     attempt_id: str
     raw_locator: str
@@ -162,7 +162,14 @@ def receive_return(
     entries = [entry for entry in entries if entry.name not in dict(held)]
     standard = _persist(project, attempt, (raw_name, raw), staged, entries, archive)
     count = len([entry for entry in entries if entry.body is not None])
-    return Received(attempt_id, raw_locator, sha256(raw), "/".join((*attempt, standard)), count, held)
+    return Received(
+        attempt_id=attempt_id,
+        raw_locator=raw_locator,
+        raw_sha256=sha256(raw),
+        return_locator="/".join((*attempt, standard)),
+        extracted_files=count,
+        held=held,
+    )
 
 
 def _held(entries: list[Entry], accept: Sequence[str]) -> tuple[tuple[str, str], ...]:
