@@ -33,7 +33,6 @@ MODES: tuple[Mode, ...] = get_args(Mode)
 SkillsDir = Literal[".agents/skills", ".claude/skills"]
 SKILLS_DIRS: tuple[SkillsDir, ...] = get_args(SkillsDir)
 SKILLED: Final = ("herdr", "orca")  # the modes whose guide is a Skill in the project
-TOOL_FACTS: Final = ("tool", "model", "guide")  # what belongs to one tool and never moves to another
 MAX_CONFIG_BYTES: Final = 1 << 20
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 

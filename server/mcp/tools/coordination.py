@@ -22,7 +22,6 @@ def tools(services: Services) -> list[Tool]:
         skills_dir: Literal["", ".agents/skills", ".claude/skills"] = "",
     ) -> CoordinationSaved:
         """Save the project's coordination choice; herdr/orca need skills_dir."""
-        services.outside_any_task("save_coordination")
         plan = plan_choice(settings.state_root, mode, skills_dir or None)
         saved = save_choice(settings.state_root, settings.project_root, plan)
         return CoordinationSaved(
