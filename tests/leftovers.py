@@ -41,7 +41,13 @@ def _command(pid: int) -> str:
 
 
 def left_behind() -> dict[int, str]:
-    """This process's living children (zombies are dead already), each with its command line."""
+    """This process's living children (zombies are dead already), each with its command line.
+
+    The ``spawn`` pools' resource tracker is stopped first: multiprocessing keeps that one helper for
+    the life of the run by design (it ends when its pipe closes), and stopping it reaps it."""
+    from multiprocessing import resource_tracker
+
+    getattr(resource_tracker._resource_tracker, "_stop", lambda: None)()  # private: absent, the tracker shows up
     me = os.getpid()
     found = {int(pid): _stat(pid) for pid in os.listdir(_PROC) if pid.isdigit()}
     return {

@@ -32,7 +32,6 @@ __all__ = [
     "changes",
     "dirty_paths",
     "evidence",
-    "is_ancestor",
     "rev_parse",
     "run",
     "staged_paths",
@@ -212,11 +211,6 @@ def _ancestry(cwd: Path, ancestor: str, descendant: str) -> Running:
 
 def _descends(code: int) -> bool | None:
     return None if code == _NO_SUCH_COMMIT else code == 0
-
-
-def is_ancestor(cwd: Path, ancestor: str, descendant: str) -> bool | None:
-    """Whether ``descendant`` descends from ``ancestor``; None when either is not a commit here."""
-    return _descends(_ancestry(cwd, ancestor, descendant).result()[0])
 
 
 def worktrees(cwd: Path) -> list[Worktree]:

@@ -68,9 +68,9 @@ def test_renames_name_both_sides_and_untracked_files_are_listed(repo: Path) -> N
     os.rename(repo / "src/b/other.py", repo / "src/a1/other.py")
     checkpoint = commit_all(repo)
     assert git.changes(repo, base, checkpoint) == [git.Change("R", "src/a1/other.py", "src/b/other.py")]
-    assert git.is_ancestor(repo, base, checkpoint) is True
-    assert git.is_ancestor(repo, checkpoint, base) is False
-    assert git.is_ancestor(repo, "0" * 40, checkpoint) is None
+    assert git.evidence(repo, base, checkpoint).descends is True
+    assert git.evidence(repo, checkpoint, base).descends is False
+    assert git.evidence(repo, "0" * 40, checkpoint).descends is None
 
 
 def test_linked_worktrees_are_listed_with_their_branches(repo: Path) -> None:
