@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -127,7 +128,7 @@ def build_server(settings: Settings, http: HttpOptions | None = None) -> MCPServ
         task_scoped=http is not None and settings.role == "executor",
         task=settings.task if settings.role == "executor" else None,
         instructions=INSTRUCTIONS[settings.role],
-        version="0.1.0",
+        version=version("handoff-mcp"),  # the installed package's, never a second literal
         log_level="WARNING",
         tools=tools,
         **extra,
