@@ -9,6 +9,7 @@ can match on; the message says what to do next. The hierarchy::
     │   ├── InvalidContent           code invalid_content     TASK / REPORT / RELEASE text refused
     │   │   └── QuotedTokenCheck     code quoted_token_check  a TASK's text holds a report token check line
     │   ├── InvalidLocator           code invalid_locator     session-locator path refused
+    │   ├── InvalidArguments         code invalid_arguments   a tool call's arguments off their schema
     │   └── WorkspaceRefused         code workspace_refused   worktree/branch not a linked worktree
     ├── NotFound                     code not_found
     │   ├── ChangeNotFound           code change_not_found
@@ -27,6 +28,9 @@ can match on; the message says what to do next. The hierarchy::
     ├── TokenRefused                 code token_refused       report token missing or wrong
     │   └── ScopeRefused             code scope_refused       a task's session reached past its task
     ├── RoleRefused                  code role_refused        a Lead tool called on an executor's server
+    ├── LimitReached                 code limit_reached       a per-session bound of the team server
+    │   ├── TooManySubscriptions     code too_many_subscriptions  URIs one session or stream follows
+    │   └── TooManyStreams           code too_many_streams    listen streams one bearer holds open
     ├── StorageError                 code storage_error       the OS failed; nothing was half-written
     ├── ConfigError                  code config_error        a flag or HANDOFF_* variable is wrong
     └── GitError                     code git_error           git failed, timed out or said too much
@@ -50,10 +54,12 @@ __all__ = [
     "CoordinationInvalid",
     "GitError",
     "HandoffError",
+    "InvalidArguments",
     "InvalidContent",
     "InvalidIdentifier",
     "InvalidInput",
     "InvalidLocator",
+    "LimitReached",
     "LocatorConflict",
     "NotFound",
     "OwnershipConflict",
@@ -66,6 +72,8 @@ __all__ = [
     "TaskNotFound",
     "TokenRefused",
     "TooLarge",
+    "TooManyStreams",
+    "TooManySubscriptions",
     "UnsafePath",
     "WorkspaceRefused",
     "WriteConflict",
@@ -172,6 +180,18 @@ class ScopeRefused(TokenRefused):
 
 class RoleRefused(HandoffError):
     code = "role_refused"
+
+
+class LimitReached(HandoffError):
+    code = "limit_reached"
+
+
+class TooManySubscriptions(LimitReached):
+    code = "too_many_subscriptions"
+
+
+class TooManyStreams(LimitReached):
+    code = "too_many_streams"
 
 
 class StorageError(HandoffError):

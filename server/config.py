@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, get_args
 
+from handoff_core.contract.ids import Ref
 from handoff_core.errors import ConfigError
 from handoff_core.layout import DEFAULT_STATE_ROOT, DEFAULT_WRITER_CAP
 from handoff_core.services.capabilities.tokens import default_secret_path
@@ -65,18 +66,11 @@ class Settings:
     writer_cap: int = DEFAULT_WRITER_CAP
     note: str | None = None  # how the project was found, when it is not simply the one named
     cache_dir: Path | None = None  # where judged verdicts outlive the process; None: nowhere
+    task: Ref | None = None  # an executor's one task (serve --ref): its session reaches nothing else
 
-    def serve_args(self, role: Role) -> list[str]:
-        """Arguments that start a server like this one, in ``role``."""
-        return [
-            "serve",
-            "--role",
-            role,
-            "--project-root",
-            str(self.project_root),
-            "--state-root",
-            str(self.state_root),
-        ]
+    def as_role(self, role: Role) -> Settings:
+        """These settings, every one kept, for a server of ``role`` (the team server runs both)."""
+        return replace(self, role=role)
 
     @property
     def private_files(self) -> tuple[Path, ...]:

@@ -8,8 +8,10 @@ from hypothesis import settings
 
 from bench.requests import DEMO, implementation, report_of, review
 from handoff_core.services.writing.store import Store
+from tests import leftovers
 
 CHANGE = DEMO
+_ADOPTING = pytest.StashKey[bool]()  # whether this run adopts orphans, to find what tests leave behind
 __all__ = ["CHANGE", "implementation", "make_change", "report_of", "review"]
 
 # Same examples on every run (no example database, derandomized), and no per-example deadline:
@@ -62,3 +64,23 @@ def state_root(project: Path) -> Path:
 @pytest.fixture
 def store(project: Path, state_root: Path) -> Store:
     return Store(state_root, project)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_ADOPTING] = leftovers.adopt_orphans()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A test run that leaves a process behind fails, naming it (and stops it)."""
+    if not session.config.stash.get(_ADOPTING, False):
+        return
+    left = leftovers.left_behind()
+    if not left:
+        return
+    leftovers.stop(left)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    lines = "\n".join(f"  {pid}: {command}" for pid, command in sorted(left.items()))
+    if reporter is not None:
+        reporter.write_sep("=", "processes left behind by the tests (now killed)", red=True)
+        reporter.write_line(lines)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED

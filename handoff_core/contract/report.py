@@ -30,7 +30,6 @@ __all__ = [
     "COMMIT_RE",
     "Report",
     "capture",
-    "captured_text",
     "count_sentences",
     "fence_for",
     "first_sentence",
@@ -224,14 +223,6 @@ def capture(session: str, task: str, status: str, locator: str, text: str, task_
         captured_by="Lead",
         original_locator=locator,
     )
-
-
-def captured_text(report: Report) -> str | None:
-    """The verbatim text of a Lead capture, as it was captured."""
-    if report.captured_by != "Lead":
-        return None
-    match = re.search(r"^(`{3,})text\n(.*)\n\1$", report.artifacts, re.DOTALL | re.MULTILINE)
-    return match.group(2) if match else None
 
 
 def summary_line(session: str, task: str, status: str, location: str, summary: str) -> str:

@@ -25,7 +25,7 @@ from typing import Final, Literal, get_args
 
 from handoff_core.contract.exclusions import secret_name_reason
 from handoff_core.errors import InvalidContent
-from handoff_core.layout import Kind
+from handoff_core.layout import MAX_FILE_BYTES, Kind
 
 __all__ = [
     "LEAD_RUN",
@@ -54,7 +54,7 @@ class ReturnPolicy:
     """The thresholds a return is judged by. A text return is small: the whole of it is scanned for
     secrets, so ``total_bytes`` also bounds that scan's time."""
 
-    archive_bytes: int = 4 * 1024 * 1024  # the download itself, bounded before it is read
+    archive_bytes: int = MAX_FILE_BYTES  # the download itself, bounded before it is read, as any file
     entries: int = 1_000
     entry_bytes: int = 1024 * 1024
     total_bytes: int = 2 * 1024 * 1024  # the secret scan reads ~0.2 MB/s: a full return costs ~10 s

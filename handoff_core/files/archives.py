@@ -28,7 +28,6 @@ __all__ = [
     "Limits",
     "check_archive",
     "deterministic_zip",
-    "extract_checked",
     "read_checked",
     "write_checked",
 ]
@@ -264,11 +263,6 @@ def write_checked(entries: list[Entry], root_fd: int) -> int:
             if fd != root_fd:
                 os.close(fd)
     return written
-
-
-def extract_checked(data: bytes, infos: list[zipfile.ZipInfo], root_fd: int) -> int:
-    """Extract checked entries below the directory ``root_fd``; no entry may yield more than it declared."""
-    return write_checked(read_checked(data, infos), root_fd)
 
 
 def deterministic_zip(files: list[tuple[str, bytes]]) -> bytes:

@@ -8,8 +8,10 @@ variables of the caller (a hook's ``GIT_DIR``/``GIT_INDEX_FILE`` aside, see ``ru
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
+import signal
 import subprocess
 import tempfile
 import time
@@ -30,7 +32,6 @@ __all__ = [
     "changes",
     "dirty_paths",
     "evidence",
-    "is_ancestor",
     "rev_parse",
     "run",
     "staged_paths",
@@ -94,8 +95,8 @@ class Running:
         try:
             self.process = subprocess.Popen(
                 ["git", *config, "--no-pager", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=self.err,
-            )  # fmt: skip
+                stdout=subprocess.PIPE, stderr=self.err, start_new_session=True,
+            )  # fmt: skip  # its own process group: a timeout stops whatever git started too (git-daemon, hooks)
         except OSError as exc:
             self.err.close()
             raise GitError(
@@ -110,7 +111,7 @@ class Running:
         finally:
             process.stdout.close() if process.stdout else None
             if process.poll() is None:
-                process.kill()
+                _kill(process)
                 process.wait()
         self.err.seek(0)
         message = self.err.read(4096).decode("utf-8", "replace").strip().splitlines()[:1]
@@ -150,7 +151,7 @@ def _bounded_read(process: subprocess.Popen[bytes]) -> bytes:
     while size <= MAX_OUTPUT:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
-            process.kill()
+            _kill(process)
             break
         chunk = os.read(fd, 1 << 20)
         if not chunk:
@@ -158,8 +159,14 @@ def _bounded_read(process: subprocess.Popen[bytes]) -> bytes:
         chunks.append(chunk)
         size += len(chunk)
     if size > MAX_OUTPUT:
-        process.kill()
+        _kill(process)
     return b"".join(chunks)
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    """Stop git and every process it started (its group, led by git: ``start_new_session``)."""
+    with contextlib.suppress(ProcessLookupError):  # the whole group is gone already
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 def _fields(out: bytes) -> list[str]:
@@ -207,11 +214,6 @@ def _ancestry(cwd: Path, ancestor: str, descendant: str) -> Running:
 
 def _descends(code: int) -> bool | None:
     return None if code == _NO_SUCH_COMMIT else code == 0
-
-
-def is_ancestor(cwd: Path, ancestor: str, descendant: str) -> bool | None:
-    """Whether ``descendant`` descends from ``ancestor``; None when either is not a commit here."""
-    return _descends(_ancestry(cwd, ancestor, descendant).result()[0])
 
 
 def worktrees(cwd: Path) -> list[Worktree]:

@@ -8,9 +8,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 from handoff_core import validator as validate_cli
-from handoff_core.errors import HandoffError
+from handoff_core.contract.ids import parse_ref
+from handoff_core.errors import ConfigError, HandoffError
 from handoff_core.services.project.coordination_setup import MODES, SKILLS_DIRS
 from server import logs
 from server.cli.exchange import exchange
@@ -67,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--json", action="store_true", help="one JSON object on stdout, for scripts and CI")
         if name == "serve":
             _http_arguments(sub)
+            sub.add_argument("--ref", help="an executor's one task: every call naming another is refused")
         if name == "token":
             sub.add_argument("ref", nargs="?", help="change/session/task")
             sub.add_argument("--lead", action="store_true", help="the Lead's bearer token for the HTTP team server")
@@ -130,6 +133,14 @@ def _settings(args: argparse.Namespace, *, role_required: bool) -> Settings:
     return settings_from(args.role, args.project_root, args.state_root, args.secret_file, role_required=role_required)
 
 
+def _serve(settings: Settings, args: argparse.Namespace) -> int:
+    if args.ref and (args.http or settings.role != "executor"):
+        raise ConfigError("--ref scopes a stdio executor to its task: give it with --role executor, without --http")
+    if args.http:
+        return serve_team(settings, _team_options(args))
+    return serve(replace(settings, task=parse_ref(args.ref)) if args.ref else settings)
+
+
 def _team_options(args: argparse.Namespace) -> TeamOptions:
     return TeamOptions(
         host=args.host,
@@ -156,10 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         logs.configure(args.log_level)
         settings = _settings(args, role_required=args.command == "serve" and not getattr(args, "http", False))
-        if args.command == "serve" and args.http:
-            return serve_team(settings, _team_options(args))
         if args.command == "serve":
-            return serve(settings)
+            return _serve(settings, args)
         if args.command == "status":
             return status(settings, args.change, args.session, args.since, args.json)
         if args.command == "doctor":

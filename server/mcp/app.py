@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -18,7 +19,7 @@ from handoff_core.layout import READABLE_FILES
 from server.config import LEAD_TOOLS, ROLE_TOOLS, Role, Settings
 from server.mcp.nesting import too_deep
 from server.mcp.registration import resource_errors, tool_errors
-from server.mcp.services import TASK_SCOPE, Services, bearer_ref
+from server.mcp.services import HANDOFF_URI, TASK_SCOPE, Services, bearer_ref, check_uri_scope
 from server.mcp.tools import coordination, exchange, history, lead, shared, writer
 
 if TYPE_CHECKING:  # only the team server builds these: stdio start-up stays light
@@ -63,12 +64,17 @@ def _token_ref(context: Context[Any, Any] | None) -> Ref:
 
 
 class HandoffServer(MCPServer):
-    """An MCPServer that answers a call to the other role's tool by naming the role and the way out, and,
-    behind the HTTP executor endpoint, scopes every call to the task its bearer token names."""
+    """An MCPServer that answers a call to the other role's tool by naming the role and the way out, and
+    scopes every call to one task: behind the HTTP executor endpoint the one its bearer token names, on
+    stdio the one given with ``--ref`` (``task``). The check itself is ``services.check_scope``, run by
+    every tool (``registration``) and every resource read, against ``TASK_SCOPE`` set here."""
 
-    def __init__(self, role: Role, task_scoped: bool = False, **kwargs: Any) -> None:
+    def __init__(self, role: Role, task_scoped: bool = False, task: Ref | None = None, **kwargs: Any) -> None:
         super().__init__("handoff-mcp", **kwargs)
-        self.role, self.task_scoped = role, task_scoped
+        self.role, self.task_scoped, self.task = role, task_scoped, task
+
+    def _scope(self, context: Context[Any, Any] | None) -> Ref | None:
+        return _token_ref(context) if self.task_scoped else self.task
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -81,18 +87,17 @@ class HandoffServer(MCPServer):
                     f"{name} is a Lead tool and this server runs as {self.role}; ask the Lead to call it, "
                     f"or use this role's tools ({', '.join(ROLE_TOOLS[self.role])})"
                 )
-            scope = TASK_SCOPE.set(_token_ref(context)) if self.task_scoped else None
+            scope = TASK_SCOPE.set(self._scope(context))
         try:
             return await super().call_tool(name, arguments, context)
         finally:
-            if scope is not None:
-                TASK_SCOPE.reset(scope)
+            TASK_SCOPE.reset(scope)
 
     async def read_resource(self, uri: Any, context: Context[Any, Any] | None = None) -> Any:
-        if not self.task_scoped:
-            return await super().read_resource(uri, context)
         with resource_errors(str(uri)):
-            scope = TASK_SCOPE.set(_token_ref(context))
+            task = self._scope(context)
+            check_uri_scope(str(uri), task)
+            scope = TASK_SCOPE.set(task)
         try:
             return await super().read_resource(uri, context)
         finally:
@@ -121,8 +126,9 @@ def build_server(settings: Settings, http: HttpOptions | None = None) -> MCPServ
     server = HandoffServer(
         settings.role,
         task_scoped=http is not None and settings.role == "executor",
+        task=settings.task if settings.role == "executor" else None,
         instructions=INSTRUCTIONS[settings.role],
-        version="0.1.0",
+        version=version("handoff-mcp"),  # the installed package's, never a second literal
         log_level="WARNING",
         tools=tools,
         **extra,
@@ -133,7 +139,7 @@ def build_server(settings: Settings, http: HttpOptions | None = None) -> MCPServ
 
 def _register_resources(server: MCPServer, services: Services) -> None:
     @server.resource(
-        "handoff://{change}/{session}/{task}/{name}",
+        HANDOFF_URI,
         name="handoff-file",
         description="A task's TASK.md, REPORT.md or session-locator.json, as stored.",
         mime_type="text/plain",
@@ -142,5 +148,5 @@ def _register_resources(server: MCPServer, services: Services) -> None:
         if name not in READABLE_FILES:
             raise ResourceNotFoundError(f"{name} is not a handoff file; use one of {', '.join(READABLE_FILES)}")
         with resource_errors(f"{name} of {change}/{session}/{task}"):
-            data = services.queries.read_file(services.in_scope(check_ref(change, session, task)), name)
+            data = services.queries.read_file(check_ref(change, session, task), name)
         return data.decode("utf-8", "replace")

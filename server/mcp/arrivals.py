@@ -29,10 +29,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from handoff_core.contract.ids import parse_ref, ref_in
+from handoff_core.contract.ids import ref_in
+from handoff_core.errors import HandoffError, InvalidArguments, TooManyStreams, TooManySubscriptions
 from handoff_core.layout import CLOSING_FILES, task_parts
 from handoff_core.services.tree.arrivals import ends_claim
-from server.mcp.services import bearer_ref
+from server.mcp.services import bearer_ref, check_uri_scope, handoff_uri, uri_ref
 
 __all__ = ["MAX_FOLLOWED", "MAX_STREAMS", "Arrivals", "uri_of"]
 
@@ -53,23 +54,21 @@ def uri_of(state_root: Path, path: Path) -> str | None:
     ref = ref_in(parts)
     if ref is None or parts != (*task_parts(*ref), parts[-1]) or parts[-1] not in CLOSING_FILES:
         return None
-    return f"handoff://{ref}/{parts[-1]}"
+    return handoff_uri(ref, parts[-1])
 
 
-def _refused(message: str) -> MCPError:
-    return MCPError(types.INVALID_PARAMS, message)
+def _refused(error: HandoffError) -> MCPError:
+    return MCPError(types.INVALID_PARAMS, f"{error.code}: {error.message}")
 
 
 def _check_scope(ctx: ServerRequestContext[Any, Any], uris: Iterable[str]) -> None:
     """A task's session follows its own task's files, nothing else."""
     ref = bearer_ref(ctx.request)
-    if ref is None:
-        return
     for uri in uris:
-        if not uri.startswith(f"handoff://{ref}/"):
-            raise _refused(
-                f"scope_refused: this session's token is for {ref}; follow its own files (handoff://{ref}/REPORT.md)"
-            )
+        try:
+            check_uri_scope(uri, ref)
+        except HandoffError as exc:
+            raise _refused(exc) from exc
 
 
 class Arrivals:
@@ -100,7 +99,7 @@ class Arrivals:
         try:
             uri = str(types.SubscribeRequestParams.model_validate(ctx.params or {}, by_name=False).uri)
         except ValidationError as exc:
-            raise _refused(f"invalid_arguments: {exc.errors(include_url=False)[0]['msg']}") from exc
+            raise _refused(InvalidArguments(exc.errors(include_url=False)[0]["msg"])) from exc
         key = _session_key(ctx)
         followed = self._followed.setdefault(key, set())
         if ctx.method == "resources/unsubscribe":
@@ -109,7 +108,7 @@ class Arrivals:
             return types.EmptyResult()
         _check_scope(ctx, [uri])
         if uri not in followed and len(followed) >= MAX_FOLLOWED:
-            raise _refused(f"too_many_subscriptions: a session follows at most {MAX_FOLLOWED} URIs; unsubscribe one")
+            raise _refused(TooManySubscriptions(f"a session follows at most {MAX_FOLLOWED} URIs; unsubscribe one"))
         followed.add(uri)
         self._legacy.setdefault(uri, {})[key] = ctx.session
         if len(self._followed) > _SESSIONS:  # sessions that left without a word are not kept forever
@@ -125,11 +124,11 @@ class Arrivals:
         uris = [str(uri) for uri in (notifications.get("resourceSubscriptions") or [])]
         _check_scope(ctx, uris)
         if len(uris) > MAX_FOLLOWED:
-            raise _refused(f"too_many_subscriptions: a stream follows at most {MAX_FOLLOWED} URIs")
+            raise _refused(TooManySubscriptions(f"a stream follows at most {MAX_FOLLOWED} URIs"))
         user = ctx.request.scope.get("user") if ctx.request is not None else None
         bearer = str(getattr(getattr(user, "access_token", None), "token", ""))
         if self._streams[bearer] >= MAX_STREAMS:
-            raise _refused(f"too_many_streams: at most {MAX_STREAMS} listen streams per token; close one")
+            raise _refused(TooManyStreams(f"at most {MAX_STREAMS} listen streams per token; close one"))
         self._streams[bearer] += 1
         try:
             return await call_next(ctx)
@@ -158,8 +157,8 @@ class Arrivals:
 
     def _ends(self, uri: str) -> bool:
         """Whether the closing file ``uri`` names ends its task's claim (``uri_of`` made it from a valid ref)."""
-        ref, _, name = uri.removeprefix("handoff://").rpartition("/")
-        return ends_claim(self.state_root, parse_ref(ref), name)
+        ref = uri_ref(uri)
+        return ref is not None and ends_claim(self.state_root, ref, uri.rpartition("/")[2])
 
 
 def _session_key(ctx: ServerRequestContext[Any, Any]) -> str:

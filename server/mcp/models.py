@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
+
+from handoff_core.services.evidence.audit import Verdict
+from handoff_core.services.project.coordination_setup import SaveOutcome, SkillState
 
 __all__ = [
     "Claimed",
@@ -105,7 +108,7 @@ class Status(Wire):
 
 
 class Audited(Wire):
-    verdict: Literal["passed", "failed", "unknown"]
+    verdict: Verdict
     reason: str
     base: str = ""
     checkpoint: str = ""
@@ -156,9 +159,9 @@ class Coordination(Wire):
 
 
 class CoordinationSaved(Wire):
-    outcome: Literal["saved", "reused"]
+    outcome: SaveOutcome
     defaults: dict[str, Any]
-    skill: Literal["present", "missing", "not needed"]
+    skill: SkillState
     next_step: str = ""
 
 

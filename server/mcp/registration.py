@@ -1,5 +1,8 @@
 """The one registration point for tools: every tool is a ``HandoffTool`` built by ``tool()``.
 
+Every tool call passes ``services.check_scope`` here, before its body runs: a task's session is held
+to its task by the parameters the tool declares, one check for every tool.
+
 This module is where core refusals become MCP errors, for every tool and resource alike:
 ``tool_errors`` for tools (``HandoffTool.run``, and the server's own role and scope checks), and
 ``resource_errors`` for resource reads. The SDK wraps an unexpected exception as
@@ -26,6 +29,7 @@ from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
 from handoff_core.errors import HandoffError, InvalidArguments, NotFound
+from server.mcp.services import check_scope
 
 __all__ = [
     "CREATE",
@@ -92,6 +96,7 @@ def resource_errors(what: str) -> Iterator[None]:
 class HandoffTool(Tool):
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
         with tool_errors(self.name):
+            check_scope(self.name, self.parameters.get("properties", {}), arguments)  # before any tool body
             return await super().run(arguments, context, convert_result)
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Final
 
 from handoff_core.contract.ids import Ref, parse_ref
 from handoff_core.contract.proof import signing_key
-from handoff_core.errors import NotFound, ScopeRefused, TokenRefused
+from handoff_core.errors import HandoffError, NotFound, ScopeRefused, TokenRefused
+from handoff_core.layout import REPORT_FILE
 from handoff_core.services.capabilities.tokens import (
     check_token,
     check_token_hash,
@@ -20,11 +21,82 @@ from handoff_core.services.tree.queries import Queries
 from handoff_core.services.writing.store import Store
 from server.config import Settings
 
-__all__ = ["TASK_SCOPE", "Services", "bearer_ref", "open_store"]
+__all__ = [
+    "HANDOFF_URI",
+    "SCOPE_PARAMETERS",
+    "TASK_SCOPE",
+    "Services",
+    "bearer_ref",
+    "check_scope",
+    "check_uri_scope",
+    "handoff_uri",
+    "open_store",
+    "uri_ref",
+]
 
 
-# The task an HTTP executor session's bearer token names; None everywhere else (stdio, the Lead).
+# The task this call's session is scoped to: an HTTP executor's bearer token names it, a stdio executor
+# started with --ref is fixed to it; None for the Lead and an unscoped executor.
 TASK_SCOPE: ContextVar[Ref | None] = ContextVar("handoff_task_scope", default=None)
+
+HANDOFF_URI: Final = "handoff://{change}/{session}/{task}/{name}"  # a task's file as a resource
+# The parameters that name a task: a tool with none of them has no business in a task's session.
+SCOPE_PARAMETERS: Final = ("ref", "change", "session")
+
+
+def handoff_uri(ref: Ref, name: str) -> str:
+    return HANDOFF_URI.format(change=ref.change, session=ref.session, task=ref.task, name=name)
+
+
+def uri_ref(uri: str) -> Ref | None:
+    """The task a ``handoff://`` URI names, or None for anything that is not one."""
+    rest = uri.removeprefix("handoff://")
+    if rest == uri:
+        return None
+    ref, _, _name = rest.rpartition("/")
+    try:
+        return parse_ref(ref)
+    except HandoffError:
+        return None
+
+
+def _outside(scope: Ref) -> ScopeRefused:
+    return ScopeRefused(
+        f"this session's token is for {scope}; it can read that task and write its REPORT, nothing else"
+    )
+
+
+def check_scope(tool: str, parameters: Collection[str], arguments: Mapping[str, Any]) -> None:
+    """The one scope check, before any tool runs: a task's session names its own task or is refused.
+
+    Read from the tool's declared parameters, so that a new tool cannot forget it: one that names no
+    task (no ``ref``, ``change`` or ``session``) is refused to a task's session outright.
+    """
+    if (scope := TASK_SCOPE.get()) is None:
+        return
+    if not any(name in parameters for name in SCOPE_PARAMETERS):
+        raise ScopeRefused(f"{tool} is not open to the session of task {scope}; ask the Lead")
+    if "ref" in parameters and _named_ref(arguments.get("ref")) != scope:
+        raise _outside(scope)
+    for part in ("change", "session"):
+        if part in parameters and arguments.get(part) not in (None, "", getattr(scope, part)):
+            raise _outside(scope)
+
+
+def check_uri_scope(uri: str, scope: Ref | None) -> None:
+    """A task's session reads and follows its own task's files only."""
+    if scope is not None and uri_ref(uri) != scope:
+        raise ScopeRefused(
+            f"this session's token is for {scope}; follow and read its own files ({handoff_uri(scope, REPORT_FILE)})"
+        )
+
+
+def _named_ref(value: Any) -> Ref | None:
+    """The task an argument names; None (refused in a scoped session) when it names none."""
+    try:
+        return parse_ref(value) if isinstance(value, str) else None
+    except HandoffError:
+        return None
 
 
 def bearer_ref(request: Any) -> Ref | None:
@@ -56,20 +128,6 @@ class Services:
         self.store = open_store(settings)
         self.queries: Queries = self.store.queries
         self._secret: bytes | None = None
-
-    def in_scope(self, ref: Ref) -> Ref:
-        """``ref``, unless this session is scoped to another task."""
-        scope = TASK_SCOPE.get()
-        if scope is not None and scope != ref:
-            raise ScopeRefused(
-                f"this session's token is for {scope}; it can read that task and write its REPORT, nothing else"
-            )
-        return ref
-
-    def outside_any_task(self, what: str) -> None:
-        """Refuse what a task's session may not do (it has no business outside its task)."""
-        if (scope := TASK_SCOPE.get()) is not None:
-            raise ScopeRefused(f"{what} is not open to the session of task {scope}; ask the Lead")
 
     def dispatched(self, ref: Ref) -> None:
         """A TASK was just published: whoever must know before any watcher tells them is told."""

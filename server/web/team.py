@@ -99,16 +99,7 @@ def team_app(
             events=watcher.events,
             middleware=(arrivals.middleware(bus),),
         )
-        server = build_server(
-            Settings(
-                role=role,
-                project_root=settings.project_root,
-                state_root=settings.state_root,
-                secret_file=settings.secret_file,
-                writer_cap=settings.writer_cap,
-            ),
-            http,
-        )
+        server = build_server(settings.as_role(role), http)
         app = server.streamable_http_app(
             streamable_http_path="/mcp", transport_security=endpoint.security(), max_request_body_size=MAX_BODY
         )

@@ -37,3 +37,31 @@ def test_the_command_line_says_what_to_fix_and_exits_two(
 def test_an_unknown_role_is_a_config_error(project: Path) -> None:
     with pytest.raises(ConfigError):
         settings_from("boss", str(project), None)
+
+
+def test_a_role_variant_keeps_every_other_setting(tmp_path: Path) -> None:
+    from dataclasses import fields
+
+    from handoff_core.contract.ids import Ref
+    from server.config import Settings
+
+    every = Settings(
+        role="lead",
+        project_root=tmp_path / "project",
+        state_root=tmp_path / "state",
+        secret_file=tmp_path / "secret",
+        writer_cap=7,
+        note="found above",
+        cache_dir=tmp_path / "cache",
+        task=Ref("2026-11-30-demo", "20261130T044500Z", "001-review-a"),
+    )
+    defaults = Settings(role="lead", project_root=tmp_path, state_root=tmp_path, secret_file=tmp_path)
+    unset = [
+        f.name for f in fields(Settings) if getattr(every, f.name) == getattr(defaults, f.name) and f.name != "role"
+    ]
+    assert unset == [], "give every field a value other than its default, so that a dropped one shows"
+    variant = every.as_role("executor")
+    assert variant.role == "executor"
+    assert {f.name: getattr(variant, f.name) for f in fields(Settings) if f.name != "role"} == {
+        f.name: getattr(every, f.name) for f in fields(Settings) if f.name != "role"
+    }

@@ -30,7 +30,9 @@ from server.web.auth import Endpoint
 from server.web.team import team_app
 from tests.conftest import CHANGE
 from tests.server.content import text_of
+from tests.server.test_exchange import cache_file, inbound, sealed_review
 from tests.server.test_interop import CLIENTS
+from tests.server.test_scope import REVIEW, all_refused, every_tool_is_refused
 from tests.server.test_tools import FOCUS, call, refused, task_args
 
 pytestmark = pytest.mark.anyio
@@ -355,3 +357,27 @@ async def test_a_planted_task_quoting_a_check_line_in_its_goal_is_not_opened_by_
         assert [t["ref"] for t in status["tasks"]] == [mine["ref"]]
         assert (await call(executor, "read_task", ref=mine["ref"]))["task_sha256"] == mine["task_sha256"]
         assert await refused(executor, "read_task", ref=f"{CHANGE}/{session}/001-planted") == "scope_refused"
+
+
+async def test_every_executor_tool_refuses_another_tasks_ref_over_http(team: Team) -> None:
+    mine = await dispatch(team, topic="review-a", **REVIEW)
+    other = await dispatch(team, topic="review-b", **REVIEW)
+    async with team.client("executor", mine["report_token"]) as executor:
+        outcomes = await every_tool_is_refused(executor, other, mine)
+    assert all_refused(outcomes), outcomes
+
+
+async def test_the_team_servers_lead_keeps_the_disk_cache_and_refuses_a_return_from_it(
+    project: Path, state_root: Path, secret_file: Path, tmp_path: Path
+) -> None:
+    settings = Settings(
+        role="lead", project_root=project, state_root=state_root, secret_file=secret_file, cache_dir=tmp_path / "cache"
+    )
+    listener = loopback_listener()
+    endpoint = Endpoint("127.0.0.1", listener.getsockname()[1])
+    async with served(team_app(settings, endpoint), listener):
+        team = Team(endpoint, lead_token(load_secret(secret_file), state_root), state_root)
+        async with team.lead() as lead:
+            ids = await sealed_review(lead, project)
+            assert await refused(lead, "receive_return", **ids, raw_file=cache_file(tmp_path)) == "unsafe_path"
+    assert inbound(project, ids) == []

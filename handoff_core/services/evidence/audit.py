@@ -26,7 +26,16 @@ from handoff_core.services.rules.scope_rule import ScopeRule
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.status import TaskStatus
 
-__all__ = ["MAX_AUDITS", "MAX_LISTED", "Audit", "Violation", "audit_task", "audit_verdicts", "worktree_verdict"]
+__all__ = [
+    "MAX_AUDITS",
+    "MAX_LISTED",
+    "Audit",
+    "Verdict",
+    "Violation",
+    "audit_task",
+    "audit_verdicts",
+    "worktree_verdict",
+]
 
 Verdict = Literal["passed", "failed", "unknown"]
 MAX_LISTED = 200  # paths listed per answer; the counts say how many there were

@@ -26,14 +26,26 @@ from handoff_core.files.task_dir import translated
 from handoff_core.layout import COORDINATION_FILE
 from handoff_core.services.project import coordination
 
-__all__ = ["MODES", "SKILLS_DIRS", "Mode", "Plan", "Saved", "plan_choice", "save_choice"]
+__all__ = [
+    "MODES",
+    "SKILLS_DIRS",
+    "Mode",
+    "Plan",
+    "SaveOutcome",
+    "Saved",
+    "SkillState",
+    "SkillsDir",
+    "plan_choice",
+    "save_choice",
+]
 
 Mode = Literal["herdr", "orca", "cli", "lead"]
 MODES: tuple[Mode, ...] = get_args(Mode)
 SkillsDir = Literal[".agents/skills", ".claude/skills"]
 SKILLS_DIRS: tuple[SkillsDir, ...] = get_args(SkillsDir)
+SaveOutcome = Literal["saved", "reused"]  # saved: written; reused: the file already said this
+SkillState = Literal["present", "missing", "not needed"]
 SKILLED: Final = ("herdr", "orca")  # the modes whose guide is a Skill in the project
-TOOL_FACTS: Final = ("tool", "model", "guide")  # what belongs to one tool and never moves to another
 MAX_CONFIG_BYTES: Final = 1 << 20
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -56,9 +68,9 @@ class Plan:
 @dataclass(frozen=True)
 class Saved:
     path: Path
-    outcome: Literal["saved", "reused"]
+    outcome: SaveOutcome
     defaults: dict[str, Any]
-    skill: Literal["present", "missing", "not needed"]
+    skill: SkillState
     next_step: str  # the installer step when the Skill is missing, else ""
 
 
@@ -166,7 +178,7 @@ def _replace(dir_fd: int, name: str, data: bytes) -> None:
     os.fsync(dir_fd)
 
 
-def _skill(project_root: Path, defaults: dict[str, Any]) -> tuple[Literal["present", "missing", "not needed"], str]:
+def _skill(project_root: Path, defaults: dict[str, Any]) -> tuple[SkillState, str]:
     if defaults["mode"] not in SKILLED:
         return "not needed", ""
     if project_root.joinpath(defaults["guide"]).is_file():
@@ -185,7 +197,7 @@ def save_choice(state_root: Path, project_root: Path, plan: Plan) -> Saved:
             raise WriteConflict(
                 f"{plan.path} changed since it was read; it was kept as it is. Read it again and save again"
             )
-        outcome: Literal["saved", "reused"] = "saved" if plan.changed else "reused"
+        outcome: SaveOutcome = "saved" if plan.changed else "reused"
         if plan.changed:
             with walked(state_root, folder, create=True) as fd:
                 if plan.original is None:

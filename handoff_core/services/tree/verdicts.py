@@ -32,7 +32,6 @@ SETTLE_SECONDS = 2.0  # above any file system's timestamp granularity (FAT: 2 s;
 
 _Place = tuple[str, str, str]
 _Key = tuple[ChangeFacts, int, Probe]
-Reread = Callable[[Ref], TaskSnapshot]
 
 
 def key_digest(key: _Key) -> str:

@@ -6,7 +6,7 @@ from typing import Literal
 
 from mcp.server.mcpserver.tools import Tool
 
-from handoff_core.services.project.coordination_setup import plan_choice, save_choice
+from handoff_core.services.project.coordination_setup import Mode, SkillsDir, plan_choice, save_choice
 from server.mcp.models import CoordinationSaved
 from server.mcp.registration import REPLACE, tool
 from server.mcp.services import Services
@@ -18,11 +18,10 @@ def tools(services: Services) -> list[Tool]:
     settings = services.settings
 
     def save_coordination(
-        mode: Literal["herdr", "orca", "cli", "lead"],
-        skills_dir: Literal["", ".agents/skills", ".claude/skills"] = "",
+        mode: Mode,
+        skills_dir: Literal["", SkillsDir] = "",  # "": none given (cli and lead need none)
     ) -> CoordinationSaved:
         """Save the project's coordination choice; herdr/orca need skills_dir."""
-        services.outside_any_task("save_coordination")
         plan = plan_choice(settings.state_root, mode, skills_dir or None)
         saved = save_choice(settings.state_root, settings.project_root, plan)
         return CoordinationSaved(

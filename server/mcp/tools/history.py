@@ -32,7 +32,7 @@ def shared(services: Services) -> list[Tool]:
 
     def read_handoff(ref: RefArg) -> Handoff:
         """A REPORT (untrusted), focused first."""
-        view = report_view.read_handoff(queries, services.in_scope(parse_ref(ref)))
+        view = report_view.read_handoff(queries, parse_ref(ref))
         rest = "\n\n".join(f"## {name}\n{text}" for name, text in view.sections.items())
         return Handoff(
             header=view.header,
@@ -54,9 +54,7 @@ def shared(services: Services) -> list[Tool]:
         context_chars: Annotated[int, Field(ge=0, le=log_search.MAX_CONTEXT_CHARS)] = 200,
     ) -> History:
         """Keyword hits in the task's log."""
-        result = log_search.search(
-            report_view.log_path(queries, services.in_scope(parse_ref(ref))), query, max_hits, context_chars
-        )
+        result = log_search.search(report_view.log_path(queries, parse_ref(ref)), query, max_hits, context_chars)
         hits = [f"{h.line} | {h.record} | {h.timestamp} | {h.role}: {h.snippet}" for h in result.hits]
         return History(log_path=result.path, hits=hits, stopped_early=result.stopped_early)
 
@@ -71,7 +69,6 @@ def shared(services: Services) -> list[Tool]:
         redact: Annotated[bool, Field(description="redact, not refuse")] = False,
     ) -> Document:
         """Write a handoff doc (commands/handoff/)."""
-        services.outside_any_task("write_handoff")
         doc = session_handoff.HandoffDoc(
             scope=scope,
             topic=topic,
@@ -88,7 +85,6 @@ def shared(services: Services) -> list[Tool]:
         work_id: Annotated[str, Field(description="e.g. specdev/implement")], stage: str = ""
     ) -> Coordination:
         """Coordination choice for a Work and stage."""
-        services.outside_any_task("resolve_coordination")
         data = queries.read_state_file(*COORDINATION_FILE)
         text = None if data is None else data.decode("utf-8", "replace")
         found = coordination.resolve(text, work_id, stage or None)

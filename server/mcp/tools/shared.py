@@ -43,7 +43,7 @@ def tools(services: Services) -> list[Tool]:
         source_checkpoint: str = "",
     ) -> ReportWritten:
         """Publish the task's REPORT.md once."""
-        parsed = services.in_scope(parse_ref(ref))
+        parsed = parse_ref(ref)
         services.check_report_token(parsed, token)
         # "无" (none) when left out; a schema default in Chinese costs every agent six bytes a character.
         report = Report(
@@ -72,7 +72,7 @@ def tools(services: Services) -> list[Tool]:
 
     def read_task(ref: RefArg) -> TaskView:
         """A task's TASK.md and its sha256."""
-        task, stored = queries.read_task(services.in_scope(parse_ref(ref)))
+        task, stored = queries.read_task(parse_ref(ref))
         return TaskView(
             kind=task.kind,
             task_sha256=stored.sha256,
@@ -82,7 +82,7 @@ def tools(services: Services) -> list[Tool]:
 
     def validate_handoff(ref: RefArg, stage: Stage) -> Validation:
         """Validate a task's files."""
-        verdict = queries.validate(services.in_scope(parse_ref(ref)), stage)
+        verdict = queries.validate(parse_ref(ref), stage)
         return Validation(
             ok=verdict.ok,
             errors=list(verdict.errors),

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -9,7 +10,6 @@ from hypothesis import strategies as st
 from handoff_core.contract.report import (
     Report,
     capture,
-    captured_text,
     count_sentences,
     header_fields,
     header_status,
@@ -22,6 +22,14 @@ from handoff_core.errors import InvalidContent
 from tests.core.strategies import long_markdown, markdown
 
 SHA = "9f2c" + "0" * 60
+
+
+def captured_text(report: Report) -> str | None:
+    """The verbatim text of a Lead capture, as it was captured (fenced as ``text`` in its artifacts)."""
+    if report.captured_by != "Lead":
+        return None
+    match = re.search(r"^(`{3,})text\n(.*)\n\1$", report.artifacts, re.DOTALL | re.MULTILINE)
+    return match.group(2) if match else None
 
 
 def make_report(**overrides: object) -> Report:

@@ -16,7 +16,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from handoff_core.errors import InvalidContent
-from handoff_core.files.archives import MAX_SEGMENT_BYTES, Limits, check_archive, deterministic_zip, extract_checked
+from handoff_core.files.archives import (
+    MAX_SEGMENT_BYTES,
+    Limits,
+    check_archive,
+    deterministic_zip,
+    read_checked,
+    write_checked,
+)
+
+
+def extract_checked(data: bytes, infos: list[zipfile.ZipInfo], root_fd: int) -> int:
+    """Checked entries read, then written below ``root_fd``: how a return is extracted."""
+    return write_checked(read_checked(data, infos), root_fd)
 
 
 def zip_of(*entries: tuple[str, bytes], mode: int = 0o644, method: int = zipfile.ZIP_DEFLATED) -> bytes:

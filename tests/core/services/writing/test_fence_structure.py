@@ -20,12 +20,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from handoff_core.contract.markdown import body_lines, split_lines
-from handoff_core.contract.report import captured_text, parse_report
+from handoff_core.contract.report import parse_report
 from handoff_core.contract.scope import Scope
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import REPORT_NEXT
 from handoff_core.services.writing.store import Store
 from tests.conftest import CHANGE, make_change, report_of, review
+from tests.core.contract.test_report import captured_text
 
 FOCUS = "Read it. Found two issues. Stopped. Next: fix."
 TASK_FIELDS = ("goal", "inputs", "acceptance", "return_notes", "scope notes")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from handoff_core.contract.ids import Ref, check_change, check_round, check_task, check_topic, parse_ref
-from handoff_core.contract.report import Report, captured_text, parse_report
+from handoff_core.contract.report import Report, parse_report
 from handoff_core.contract.snapshot import MISSING
 from handoff_core.errors import (
     AlreadyReported,
@@ -32,6 +32,7 @@ from handoff_core.files.task_dir import TaskDir
 from handoff_core.layout import MAX_FILE_BYTES
 from handoff_core.services.writing.store import Store
 from tests.conftest import CHANGE, implementation, make_change, report_of, review
+from tests.core.contract.test_report import captured_text
 
 FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
 
