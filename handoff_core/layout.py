@@ -52,6 +52,7 @@ __all__ = [
     "TASK_SECTIONS",
     "TASK_STATES",
     "TASK_TITLE",
+    "TEMP_TOKEN_BYTES",
     "UNFINISHED_STATUSES",
     "WORKSPACES",
     "EntryKind",
@@ -69,7 +70,9 @@ __all__ = [
     "focused_length_ok",
     "is_temp",
     "task_parts",
+    "temp_name",
     "temp_name_pattern",
+    "temp_target",
 ]
 
 # -- the files of one task ------------------------------------------------------------------------
@@ -82,12 +85,26 @@ HANDOFF_FILES: Final = (TASK_FILE, REPORT_FILE, LOCATOR_FILE, RELEASE_FILE)
 READABLE_FILES: Final = (TASK_FILE, REPORT_FILE, LOCATOR_FILE)  # what the resource template serves
 CLOSING_FILES: Final = (REPORT_FILE, RELEASE_FILE)  # either one ends a writer claim
 
-# A publish temp file: never a handoff file, never a completion signal.
-temp_name_pattern: Final = re.compile(r"^\..+\.[0-9a-f]{16}\.tmp\Z")
+# A publish temp file, ``.NAME.<token>.tmp`` beside NAME: never a handoff file, never a completion
+# signal. Publishing makes it (``temp_name``) and every walk recognises it (``is_temp``,
+# ``temp_target``) from this one definition; DOTALL because a name may hold any character but ``/``.
+TEMP_TOKEN_BYTES: Final = 8  # random bytes of the token, written as twice as many hex digits
+temp_name_pattern: Final = re.compile(rf"^\.(?P<target>.+)\.[0-9a-f]{{{2 * TEMP_TOKEN_BYTES}}}\.tmp\Z", re.DOTALL)
+
+
+def temp_name(name: str, token: str) -> str:
+    """The temp name that publishes ``name``; ``token`` is ``TEMP_TOKEN_BYTES`` random bytes in hex."""
+    return f".{name}.{token}.tmp"
+
+
+def temp_target(name: str) -> str | None:
+    """The name the temp file ``name`` was publishing; None when ``name`` is no temp name."""
+    found = temp_name_pattern.match(name)
+    return found["target"] if found else None
 
 
 def is_temp(name: str) -> bool:
-    return temp_name_pattern.match(name) is not None
+    return temp_target(name) is not None
 
 
 # -- where they live, below the state root -----------------------------------------------------------

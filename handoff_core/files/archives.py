@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from handoff_core.errors import InvalidContent, UnsafePath
 from handoff_core.files.paths import check_name, open_dir
-from handoff_core.files.publishing import publish, temp_name
+from handoff_core.files.publishing import new_temp_name, publish
 
 __all__ = [
     "LIMITS",
@@ -49,9 +49,9 @@ _ZIP64 = 0x0001
 _EOCD = struct.Struct("<4s4H2LH")
 _ZIP64_COUNT, _ZIP64_SIZE = 0xFFFF, 0xFFFFFFFF  # a count or size that says "see the ZIP64 record"
 _LOCAL = struct.Struct("<4s5H3L2H")  # signature .. compressed, uncompressed size, name and extra lengths
-# Every name is published through a temp name beside it (``publishing.temp_name``), so a segment
+# Every name is published through a temp name beside it (``layout.temp_name``), so a segment
 # must leave room for that within the 255 bytes a file system allows a name.
-MAX_SEGMENT_BYTES = 255 - len(temp_name(""))
+MAX_SEGMENT_BYTES = 255 - len(new_temp_name(""))
 MAX_DEPTH = 32  # segments in one entry's name
 MAX_NAME_BYTES = 1024
 

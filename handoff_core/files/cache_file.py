@@ -1,10 +1,10 @@
 """A cache file outside the project: read bounded, written whole, trusted only when this user wrote it.
 
-Unlike a handoff file, a cache is meant to be replaced: it is written under a temp name (mode
-0600, ``O_EXCL|O_NOFOLLOW``) and renamed over the old one, so a reader sees the old cache or the
-new one, never a mix. It is not fsynced: losing it costs a slower walk, nothing else. Every OS
-error is swallowed here, at the one place a cache touches the disk, because no answer may depend
-on it.
+Unlike a handoff file, a cache is meant to be replaced: it is written whole under a temp name
+(mode 0600) and renamed over the old one (``publishing.replace_whole``), so a reader sees the old
+cache or the new one, never a mix. It is not fsynced: losing it costs a slower walk, nothing else.
+Every OS error is swallowed here, at the one place a cache touches the disk, because no answer may
+depend on it.
 
 A cache can still spare a read that would have found a claim, so it is used only when no one but
 this user can have written it: the cache directory and the file must be this user's and writable
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from handoff_core.errors import HandoffError
 from handoff_core.files.paths import read_open
-from handoff_core.files.publishing import publish, temp_name
+from handoff_core.files.publishing import publish, replace_whole
 
 __all__ = ["KEY_FILE", "load_cache", "save_cache"]
 
@@ -38,7 +38,6 @@ _MAC_LABEL = b"hmac-sha256:"
 _MAC_LINE = len(_MAC_LABEL) + 64 + 1  # the label, 64 hex digits, a newline
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 log = logging.getLogger("handoff_core.cache")
 
@@ -135,25 +134,14 @@ def save_cache(path: Path, data: bytes) -> bool:
     dir_fd = _open_dir(path.parent, create=True)
     if dir_fd is None:
         return False
-    temp = temp_name(path.name)
     try:
         key = _key(dir_fd, path.parent, create=True)
         if key is None:
             return False
-        fd = os.open(temp, _WRITE_FLAGS, 0o600, dir_fd=dir_fd)
-    except OSError:
-        os.close(dir_fd)
-        return False
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(_MAC_LABEL + _mac(key, path.name, data) + b"\n")
-            handle.write(data)
-        # a cache, unlike a handoff file, is meant to be replaced whole
-        os.replace(temp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # noqa: TID251
+        head = _MAC_LABEL + _mac(key, path.name, data) + b"\n"
+        replace_whole(dir_fd, path.name, head, data, mode=0o600, durable=False)
         return True
     except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temp, dir_fd=dir_fd)
         return False
     finally:
         os.close(dir_fd)

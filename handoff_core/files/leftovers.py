@@ -18,7 +18,7 @@ from typing import Literal
 from handoff_core.errors import HandoffError
 from handoff_core.files.paths import walked
 from handoff_core.files.publishing import repair_links
-from handoff_core.layout import CHANGES, HANDOFF_DOCS, SESSIONS, is_temp
+from handoff_core.layout import CHANGES, HANDOFF_DOCS, SESSIONS, is_temp, temp_target
 
 __all__ = ["Leftover", "find_leftovers", "remove_leftover"]
 
@@ -92,9 +92,9 @@ def remove_leftover(root: Path, leftover: Leftover) -> bool:
             except OSError:
                 return False
             return True
-        final = leftover.name[1:].rsplit(".", 2)[0]  # .NAME.<hex>.tmp
+        final = temp_target(leftover.name)
         with suppress(FileNotFoundError):
-            if repair_links(fd, final):  # a temp still linked to its published file
+            if final is not None and repair_links(fd, final):  # a temp still linked to its published file
                 return True
         try:
             os.unlink(leftover.name, dir_fd=fd)

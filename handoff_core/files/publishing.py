@@ -1,9 +1,12 @@
-"""Write-once publishing (SPEC §10).
+"""Write-once publishing (SPEC §10), and the one replace-whole write for the files meant to change.
 
 A temp file in the same directory (``O_EXCL|O_NOFOLLOW``), written and fsynced, is linked to the
 final name with ``os.link`` — which refuses to replace — then removed; the directory is fsynced
 and the final file read back. A crash at any step leaves either no final file or a complete one;
-a leftover temp file is never a handoff file (its name starts with a dot and ends in ``.tmp``).
+a leftover temp file is never a handoff file (its name is ``layout.temp_name``'s).
+
+A file meant to change (a cache, the coordination choice) goes through the same temp file and is
+renamed over the old one (``replace_whole``): a reader sees the old file or the new one, never a mix.
 """
 
 from __future__ import annotations
@@ -12,13 +15,14 @@ import contextlib
 import os
 import secrets
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from handoff_core.errors import StorageError, UnsafePath, WriteConflict
 from handoff_core.files.paths import check_name, read_regular
-from handoff_core.layout import is_temp
+from handoff_core.layout import TEMP_TOKEN_BYTES, temp_name, temp_target
 
-__all__ = ["Published", "publish", "repair_links", "temp_name"]
+__all__ = ["Published", "new_temp_name", "publish", "repair_links", "replace_whole"]
 
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -29,18 +33,21 @@ class Published:
     created: bool  # False: identical bytes were already there (an idempotent retry)
 
 
-def temp_name(name: str) -> str:
-    return f".{name}.{secrets.token_hex(8)}.tmp"
+def new_temp_name(name: str) -> str:
+    """A fresh temp name for publishing ``name``, never one another writer holds."""
+    return temp_name(name, secrets.token_hex(TEMP_TOKEN_BYTES))
 
 
-def _write_temp(dir_fd: int, temp: str, data: bytes, mode: int) -> None:
+def _write_temp(dir_fd: int, temp: str, parts: Iterable[bytes], mode: int, *, sync: bool = True) -> None:
     fd = os.open(temp, _TEMP_FLAGS, 0o600, dir_fd=dir_fd)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        for data in parts:  # in parts: a cache of many megabytes is never copied to be joined
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
         os.fchmod(fd, mode)
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
 
@@ -56,7 +63,7 @@ def repair_links(dir_fd: int, name: str) -> bool:
         return False
     repaired = False
     for other in os.listdir(dir_fd):
-        if other.startswith(f".{name}.") and is_temp(other):
+        if temp_target(other) == name:
             try:
                 info = os.stat(other, dir_fd=dir_fd, follow_symlinks=False)
                 if (info.st_ino, info.st_dev) == (final.st_ino, final.st_dev):
@@ -92,10 +99,10 @@ def publish(dir_fd: int, name: str, data: bytes, *, mode: int = 0o444, first_win
     made first): ``created`` is False and nothing is compared or read back.
     """
     check_name(name)
-    temp = temp_name(name)
+    temp = new_temp_name(name)
     created = True
     try:
-        _write_temp(dir_fd, temp, data, mode)
+        _write_temp(dir_fd, temp, (data,), mode)
         try:
             os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
         except FileExistsError:
@@ -109,3 +116,23 @@ def publish(dir_fd: int, name: str, data: bytes, *, mode: int = 0o444, first_win
     if (created or not first_wins) and read_regular(dir_fd, name, limit=len(data) + 1) != data:
         raise StorageError(f"{name} did not read back as written; check the disk and the directory")
     return Published(name, created)
+
+
+def replace_whole(dir_fd: int, name: str, *parts: bytes, mode: int = 0o644, durable: bool = True) -> None:
+    """Replace ``name`` in ``dir_fd`` whole with the bytes of ``parts``, for a file meant to change.
+
+    Written under a temp name and renamed over the old file; with ``durable`` the file and the
+    directory are fsynced (a cache skips it: losing one costs a slower walk). OS errors are the
+    caller's to translate or swallow; no temp file is left behind either way.
+    """
+    check_name(name)
+    temp = new_temp_name(name)
+    try:
+        _write_temp(dir_fd, temp, parts, mode, sync=durable)
+        # The one rename over a file: only for files meant to change, never a write-once handoff file.
+        os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # noqa: TID251
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp, dir_fd=dir_fd)
+    if durable:
+        os.fsync(dir_fd)

@@ -8,17 +8,37 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from handoff_core import layout
-from handoff_core.files.publishing import temp_name
+from handoff_core.errors import UnsafePath
+from handoff_core.files.paths import check_name
+from handoff_core.files.publishing import new_temp_name
 
 
 @given(st.sampled_from(layout.HANDOFF_FILES))
 def test_every_publish_temp_name_is_recognised_as_temp_and_no_handoff_file_is(name: str) -> None:
-    assert layout.is_temp(temp_name(name))
+    assert layout.is_temp(new_temp_name(name))
     assert not layout.is_temp(name)
 
 
 def test_a_temp_name_with_a_trailing_newline_is_not_a_temp_name() -> None:
-    assert not layout.is_temp(temp_name("REPORT.md") + "\n")
+    assert not layout.is_temp(new_temp_name("REPORT.md") + "\n")
+
+
+def _plain(name: str) -> bool:
+    try:
+        check_name(name)
+    except UnsafePath:
+        return False
+    return True
+
+
+_NAMES = st.text(min_size=1, max_size=60).filter(_plain)  # any name the walker takes
+
+
+@given(_NAMES)
+def test_every_temp_name_publishing_makes_is_recognised_as_the_temp_of_its_name(name: str) -> None:
+    temp = new_temp_name(name)
+    assert layout.is_temp(temp)
+    assert layout.temp_target(temp) == name
 
 
 def test_a_task_lives_under_its_change_and_round() -> None:

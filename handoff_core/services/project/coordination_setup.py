@@ -10,18 +10,15 @@ Skill is there, and how the seed's installer provides it when it is not.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
-import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, get_args
 
 from handoff_core.errors import CoordinationInvalid, InvalidInput, StorageError, WriteConflict
+from handoff_core.files.locking import lock_state_root
 from handoff_core.files.paths import read_regular, walked
-from handoff_core.files.publishing import publish, temp_name
+from handoff_core.files.publishing import publish, replace_whole
 from handoff_core.files.task_dir import translated
 from handoff_core.layout import COORDINATION_FILE
 from handoff_core.services.project import coordination
@@ -47,7 +44,6 @@ SaveOutcome = Literal["saved", "reused"]  # saved: written; reused: the file alr
 SkillState = Literal["present", "missing", "not needed"]
 SKILLED: Final = ("herdr", "orca")  # the modes whose guide is a Skill in the project
 MAX_CONFIG_BYTES: Final = 1 << 20
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def installer_step(mode: str) -> str:
@@ -151,33 +147,6 @@ def plan_choice(state_root: Path, mode: str, skills_dir: str | None = None) -> P
     )
 
 
-@contextlib.contextmanager
-def _locked(state_root: Path) -> Iterator[None]:
-    """The state-root lock create_task takes: no dispatch reads the file half-way through a change."""
-    fd = os.open(state_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
-def _replace(dir_fd: int, name: str, data: bytes) -> None:
-    temp = temp_name(name)
-    fd = os.open(temp, _WRITE_FLAGS, 0o644, dir_fd=dir_fd)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        # A config is replaced whole, unlike a write-once handoff file; drift was checked under the lock.
-        os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # noqa: TID251
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp, dir_fd=dir_fd)
-    os.fsync(dir_fd)
-
-
 def _skill(project_root: Path, defaults: dict[str, Any]) -> tuple[SkillState, str]:
     if defaults["mode"] not in SKILLED:
         return "not needed", ""
@@ -190,9 +159,7 @@ def _skill(project_root: Path, defaults: dict[str, Any]) -> tuple[SkillState, st
 def save_choice(state_root: Path, project_root: Path, plan: Plan) -> Saved:
     """Write ``plan`` unless the file drifted since it was read; the answer says saved or reused."""
     folder, name = COORDINATION_FILE[:-1], COORDINATION_FILE[-1]
-    if not state_root.is_dir():
-        raise StorageError(f"the state root {state_root} does not exist: pass the right --state-root")
-    with _locked(state_root):
+    with lock_state_root(state_root):
         if _read(state_root) != plan.original:
             raise WriteConflict(
                 f"{plan.path} changed since it was read; it was kept as it is. Read it again and save again"
@@ -203,7 +170,7 @@ def save_choice(state_root: Path, project_root: Path, plan: Plan) -> Saved:
                 if plan.original is None:
                     publish(fd, name, plan.candidate, mode=0o644)  # a file that appeared meanwhile stops this
                 else:
-                    _replace(fd, name, plan.candidate)
+                    replace_whole(fd, name, plan.candidate)  # drift was checked under the lock
         if _read(state_root) != plan.candidate:
             raise StorageError(f"{plan.path} did not read back as written; check the disk")
     skill, step = _skill(project_root, plan.defaults)

@@ -7,11 +7,9 @@ the store keeps one for the claims a dispatch is checked against.
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,7 +22,6 @@ from handoff_core.contract.report import Report, capture, normalise_report, rend
 from handoff_core.contract.validate import closes_claim, report_problems
 from handoff_core.errors import (
     AlreadyReported,
-    ChangeNotFound,
     InvalidContent,
     LocatorConflict,
     TaskChanged,
@@ -33,6 +30,7 @@ from handoff_core.errors import (
 )
 from handoff_core.files.change_dir import locate_change
 from handoff_core.files.leftovers import Leftover, remove_leftover
+from handoff_core.files.locking import lock_state_root
 from handoff_core.files.paths import open_dir, walked
 from handoff_core.files.publishing import publish
 from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256, translated
@@ -107,7 +105,10 @@ class Store:
     @translated
     def create_task(self, request: TaskRequest) -> StoredFile:
         body = checked_body(self, request)
-        with self._locked(), locate_change(self.roots.state_root, request.change) as (facts, change_fd):
+        with (
+            lock_state_root(self.roots.state_root),
+            locate_change(self.roots.state_root, request.change) as (facts, change_fd),
+        ):
             require_active(facts, change_fd)
             # Read from git under the lock: the base is the branch tip at the moment of dispatch.
             body = body._replace(
@@ -118,22 +119,6 @@ class Store:
                 return create_in(self, sessions_fd, request, body)
             finally:
                 os.close(sessions_fd)
-
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        """One state-root lock serialises allocation (and the ownership check built on it)."""
-        try:
-            fd = os.open(self.roots.state_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        except FileNotFoundError:
-            raise ChangeNotFound(
-                f"the state root {self.roots.state_root} does not exist: the server never creates it or a change; "
-                "create the change (specdev/changes/<id>/README.md) or pass the right --state-root"
-            ) from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
 
     # -- REPORT, locator, RELEASE --------------------------------------------------------------
 
@@ -225,7 +210,7 @@ class Store:
     @translated
     def remove_leftovers(self, min_age_seconds: float = LEFTOVER_MIN_AGE) -> list[Leftover]:
         """Remove the leftovers at least ``min_age_seconds`` old (younger ones may be a publish in flight)."""
-        with self._locked():
+        with lock_state_root(self.roots.state_root):
             old = [item for item in self.queries.leftovers() if item.age_seconds >= min_age_seconds]
             return [item for item in old if remove_leftover(self.roots.state_root, item)]
 
@@ -234,7 +219,7 @@ class Store:
     @translated
     def publish_new(self, folder: tuple[str, ...], choose: Callable[[set[str]], str], data: bytes) -> StoredDocument:
         """Publish ``data`` write-once under a name ``choose`` picks from the names already taken."""
-        with self._locked(), walked(self.roots.state_root, folder, create=True) as fd:
+        with lock_state_root(self.roots.state_root), walked(self.roots.state_root, folder, create=True) as fd:
             name = choose(set(os.listdir(fd)))
             publish(fd, name, data)
         return StoredDocument(self.roots.state_root.joinpath(*folder, name), sha256(data))

@@ -24,7 +24,7 @@ from handoff_core.contract.ids import Ref
 from handoff_core.contract.proof import signing_key
 from handoff_core.contract.validate import check_handoff
 from handoff_core.errors import InvalidContent
-from handoff_core.files.publishing import temp_name
+from handoff_core.files.publishing import new_temp_name
 from handoff_core.services.writing.store import Store
 from handoff_core.validator import arguments
 from tests.conftest import CHANGE, implementation, make_change, report_of
@@ -624,7 +624,7 @@ def test_a_hard_linked_task_is_an_error(store: Store) -> None:
 
 def test_a_leftover_temp_file_is_a_warning_and_never_a_report(store: Store) -> None:
     ref = store.create_task(implementation()).ref
-    (store.roots.task_dir(ref) / temp_name("REPORT.md")).write_text("Session: x\n")
+    (store.roots.task_dir(ref) / new_temp_name("REPORT.md")).write_text("Session: x\n")
     dispatch = store.queries.validate(ref, "dispatch")
     assert dispatch.ok
     assert any("leftover temp file" in w for w in dispatch.warnings)

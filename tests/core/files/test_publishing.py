@@ -15,7 +15,7 @@ from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import Report
 from handoff_core.errors import StorageError, WriteConflict
 from handoff_core.files import publishing as publish_module
-from handoff_core.files.publishing import publish
+from handoff_core.files.publishing import new_temp_name, publish, repair_links, replace_whole
 from handoff_core.layout import is_temp
 from handoff_core.services.writing.store import Store
 from tests.conftest import implementation, report_of
@@ -224,3 +224,40 @@ def test_an_io_error_at_any_system_call_is_a_storage_error_with_nothing_half_wri
     report = store.roots.task_dir(ref) / "REPORT.md"
     clean = store.write_report(report_for(ref), ref.change)
     assert report.read_text() == clean.text
+
+
+def test_a_temp_left_linked_to_a_name_with_a_line_break_is_repaired(tmp_path: Path) -> None:
+    name = "notes\nsecond line.md"  # a name may hold any character but "/" and NUL
+    (tmp_path / name).write_bytes(b"published\n")
+    temp = new_temp_name(name)
+    os.link(tmp_path / name, tmp_path / temp)  # a crash struck between link and unlink
+    fd = _dir_fd(tmp_path)
+    try:
+        assert repair_links(fd, name)
+    finally:
+        os.close(fd)
+    assert os.listdir(tmp_path) == [name]
+
+
+def test_a_replace_whole_write_replaces_the_file_and_leaves_no_temp(tmp_path: Path) -> None:
+    (tmp_path / "project.json").write_bytes(b"old\n")
+    fd = _dir_fd(tmp_path)
+    try:
+        replace_whole(fd, "project.json", b"new ", b"in parts\n", mode=0o640)
+    finally:
+        os.close(fd)
+    assert (tmp_path / "project.json").read_bytes() == b"new in parts\n"
+    assert stat.S_IMODE((tmp_path / "project.json").stat().st_mode) == 0o640
+    assert os.listdir(tmp_path) == ["project.json"]
+
+
+def test_a_replace_whole_write_that_fails_keeps_what_was_there_and_leaves_no_temp(tmp_path: Path) -> None:
+    (tmp_path / "project.json").mkdir()  # nothing may rename a file over a directory
+    fd = _dir_fd(tmp_path)
+    try:
+        with pytest.raises(IsADirectoryError):
+            replace_whole(fd, "project.json", b"new\n")
+    finally:
+        os.close(fd)
+    assert os.listdir(tmp_path) == ["project.json"]
+    assert (tmp_path / "project.json").is_dir()
