@@ -9,10 +9,11 @@ project: its handoff tree is a stale checkout, so the Lead's tree, found through
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from handoff_core.errors import GitError
+from handoff_core.files import git
 from handoff_core.layout import DEFAULT_STATE_ROOT
 
 __all__ = ["Found", "find_project", "lead_tree_of"]
@@ -25,18 +26,15 @@ class Found:
 
 
 def _git(cwd: Path, *args: str) -> str | None:
+    """An absolute path ``git rev-parse`` names, as the user's own git would find it; None outside git.
+
+    A location query, so the user's configuration stands (``safe.directory`` among it)."""
     try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--path-format=absolute", *args],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+        code, out = git.run(cwd, "rev-parse", "--path-format=absolute", *args, ok=(0, 128), user_config=True)
+    except GitError:
         return None
-    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+    text = out.decode("utf-8", "surrogateescape").strip()
+    return text if code == 0 and text else None
 
 
 def _holds_state(directory: Path, state_root: Path) -> bool:

@@ -1,5 +1,6 @@
-"""Git as a subprocess, for the evidence of a task's change: a fixed environment, bounded in time
-and output, ``-z`` output parsed (never a path quoted or split on spaces).
+"""Git as a subprocess, the one way git runs here (a task's evidence, discovery, outbound manifests):
+a fixed environment, its own process group, bounded in time and output, ``-z`` output parsed (never
+a path quoted or split on spaces).
 
 The environment is the repository's own facts only: no system or global configuration, no hooks,
 no pager, no prompt, no external diff or text conversion, ``core.quotePath=false``; ``GIT_*``

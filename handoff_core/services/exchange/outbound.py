@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -28,7 +27,8 @@ from handoff_core.contract.exclusions import excluded_reason
 from handoff_core.contract.return_policy import policy_for
 from handoff_core.contract.task import Task
 from handoff_core.contract.values import relative_parts
-from handoff_core.errors import InvalidContent, WriteConflict
+from handoff_core.errors import GitError, InvalidContent, WriteConflict
+from handoff_core.files import git
 from handoff_core.files.archives import deterministic_zip
 from handoff_core.files.paths import read_regular, walked
 from handoff_core.files.publishing import publish
@@ -51,11 +51,12 @@ class Outbound:
 
 
 def _git(project: Path, *args: str) -> str:
+    """What git says, for the manifest; "unknown" when it cannot say (no repository, no commit, a timeout)."""
     try:
-        done = subprocess.run(["git", *args], cwd=project, capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
+        _, out = git.run(project, *args)
+    except GitError:
         return "unknown"
-    return done.stdout.strip() or "unknown"
+    return out.decode("utf-8", "replace").strip() or "unknown"
 
 
 def _walk(project: Path, parts: tuple[str, ...], skipped: list[dict[str, str]]) -> list[tuple[str, ...]]:

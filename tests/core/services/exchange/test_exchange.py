@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from handoff_core.services.exchange.returns import receive_return
 from handoff_core.services.writing.store import Store
 from tests.conftest import review
 from tests.core.files.test_archives import HOSTILE, zip_of
+from tests.hung_git import alive, hang_git
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 GHP = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -176,3 +178,17 @@ def test_a_package_sealed_before_policies_were_recorded_is_judged_by_its_kind(pr
     assert "entry limit" in caught.value.message
     got = receive_return(project, "scope-1", task.task, "d1", "a1", zip_of(("RETURN.md", b"# R\n")), is_text=False)
     assert got.extracted_files == 1
+
+
+def test_a_git_that_hangs_while_packaging_is_stopped_with_all_it_started(
+    project: Path, task: Task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = hang_git(tmp_path, monkeypatch, "status")
+    (project / "docs").mkdir(exist_ok=True)
+    (project / "docs" / "note.md").write_text("a note\n")
+    began = time.monotonic()
+    package_dispatch(project, task, "scope-1", "d1", ["docs"], Channel(), NOW)
+    assert time.monotonic() - began < 8  # the runner's bound (1 s here), not a fixed ten seconds
+    manifest = project / "temp" / "task-delivery" / "scope-1" / task.task / "d1" / "outbound" / "staging"
+    assert json.loads((manifest / "MANIFEST.json").read_text())["base_checkpoint"] == "unknown"
+    assert alive(started) == []
