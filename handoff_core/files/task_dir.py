@@ -69,6 +69,17 @@ class Roots:
         except ValueError:
             return path.as_posix()
 
+    def stored(self, ref: Ref, name: str, data: bytes, created: bool, warnings: tuple[str, ...] = ()) -> StoredFile:
+        """The answer for the task file ``name`` of ``ref`` holding ``data``, as published (or found)."""
+        return StoredFile(
+            ref=ref,
+            path=self.task_dir(ref) / name,
+            sha256=sha256(data),
+            created=created,
+            text=data.decode(),
+            warnings=warnings,
+        )
+
 
 @dataclass(kw_only=True, frozen=True)
 class StoredFile:

@@ -121,14 +121,7 @@ def create_in(store: Store, sessions_fd: int, request: TaskRequest, body: TaskBo
         finally:
             os.close(task_fd)
         logger.info("published %s of %s (%s, sha256 %s)", TASK_FILE, ref, body.kind, sha256(data))
-        return StoredFile(
-            ref=ref,
-            path=store.roots.task_dir(ref) / TASK_FILE,
-            sha256=sha256(data),
-            created=True,
-            text=data.decode(),
-            warnings=warnings,
-        )
+        return store.roots.stored(ref, TASK_FILE, data, True, warnings)
     except BaseException:
         undo(sessions_fd, round_fd, session if new_round else None, task_id)
         raise
@@ -173,14 +166,7 @@ def _find_retry(store: Store, sessions_fd: int, request: TaskRequest, body: Task
 
     if (found := find_retry(sessions_fd, rounds, request.topic, expected)) is None:
         return None
-    ref = Ref(request.change, found[0], found[1])
-    return StoredFile(
-        ref=ref,
-        path=store.roots.task_dir(ref) / TASK_FILE,
-        sha256=sha256(found[2]),
-        created=False,
-        text=found[2].decode(),
-    )
+    return store.roots.stored(Ref(request.change, found[0], found[1]), TASK_FILE, found[2], False)
 
 
 def _task_of(store: Store, request: TaskRequest, body: TaskBody, ref: Ref) -> Task:

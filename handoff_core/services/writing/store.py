@@ -150,13 +150,7 @@ class Store:
             data = bounded(text.encode(), REPORT_FILE)
             published = task_dir.publish(REPORT_FILE, data)
         logger.info("%s %s of %s (status %s)", _verb(published.created), REPORT_FILE, ref, report.status)
-        return StoredFile(
-            ref=ref,
-            path=self.roots.task_dir(ref) / REPORT_FILE,
-            sha256=sha256(data),
-            created=published.created,
-            text=data.decode(),
-        )
+        return self.roots.stored(ref, REPORT_FILE, data, published.created)
 
     def capture_report(
         self, ref: Ref, status: ReportStatus, locator: str, text: str, token: str | None = None
@@ -199,13 +193,7 @@ class Store:
                 raise TaskNotFound(f"task {ref} has no {TASK_FILE}; there is no claim to release")
             published = task_dir.publish(RELEASE_FILE, bounded(data, RELEASE_FILE))
         logger.info("%s %s of %s (writers %s)", _verb(published.created), RELEASE_FILE, ref, kind)
-        return StoredFile(
-            ref=ref,
-            path=self.roots.task_dir(ref) / RELEASE_FILE,
-            sha256=sha256(data),
-            created=published.created,
-            text=data.decode(),
-        )
+        return self.roots.stored(ref, RELEASE_FILE, data, published.created)
 
     @translated
     def remove_leftovers(self, min_age_seconds: float = LEFTOVER_MIN_AGE) -> list[Leftover]:
