@@ -15,12 +15,13 @@ __all__ = ["dispatch_message", "executor_config"]
 
 
 def executor_config(
-    settings: Settings, url: str | None = None, token: str | None = None, ref: str | None = None
+    settings: Settings, url: str | None = None, token: str | None = None, ref: str | None = None, sha: str = ""
 ) -> ExecutorConfig:
     """What ``handoff-mcp config --role executor [--ref REF]`` prints for each client: this server's
     project over stdio with the task's guard hook, or, from the HTTP team server, its executor endpoint
-    with the task's token as bearer (a remote executor's guard needs the tree: run it there)."""
-    launch = http_launch("executor", url, token or "") if url else launch_for(settings, "executor", ref=ref)
+    with the task's token as bearer and a guard that reads the TASK pinned by ``sha`` from there."""
+    remote = http_launch("executor", url, token or "", ref, sha) if url else None
+    launch = remote or launch_for(settings, "executor", ref=ref)
     return ExecutorConfig(
         claude_code_mcp_json=render(launch, "claude-code"),
         claude_code_cli=render(launch, "claude-code-cli").strip(),

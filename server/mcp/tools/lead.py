@@ -105,7 +105,9 @@ def tools(services: Services) -> list[Tool]:
             task_sha256=stored.sha256,
             report_token=token,
             dispatch_message=dispatch_message(stored, token, task_rel, report_rel),
-            executor_config=executor_config(services.settings, services.executor_url, token, str(stored.ref)),
+            executor_config=executor_config(
+                services.settings, services.executor_url, token, str(stored.ref), stored.sha256
+            ),
             warnings=list(stored.warnings),
         )
 
