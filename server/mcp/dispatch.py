@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from handoff_core.contract.scope import read_scope
 from handoff_core.layout import FOCUSED_LENGTH
 from handoff_core.services.writing.store import StoredFile
+from handoff_core.services.writing.workspaces import push_target
 from server.client_config import codex_args, http_launch, launch_for, render
 from server.config import Settings
 from server.mcp.models import ExecutorConfig
@@ -31,15 +33,24 @@ def executor_config(
     )
 
 
-def dispatch_message(stored: StoredFile, token: str, task_rel: str, report_rel: str) -> str:
+def dispatch_message(
+    stored: StoredFile, token: str, task_rel: str, report_rel: str, project: Path | None = None
+) -> str:
+    """What the Lead hands the executor; a branch task's message names where to push (``push_target``)."""
     ref = stored.ref
     call = json.dumps({"ref": str(ref), "token": token, "task_sha256": stored.sha256})
     scope = read_scope(stored.text)
+    push_to = push_target(project, scope) if project is not None and scope is not None else ""
     commit = (
         [f"   In {scope.worktree}, commit your work and pass source_checkpoint: the commit id (git rev-parse HEAD)."]
         if scope is not None and scope.worktree
         else []
     )
+    if scope is not None and push_to:
+        commit = [
+            f"   In your clone, commit on {push_to} (from {scope.base}), push it there, and pass "
+            "source_checkpoint: the pushed commit id (git rev-parse HEAD)."
+        ]
     return "\n".join(
         [
             f"You are the executor of handoff task {ref}.",
