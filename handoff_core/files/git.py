@@ -324,7 +324,7 @@ def fetch_branch(cwd: Path, remote: str, branch: str, into: str) -> str | None:
     """Fetch ``branch`` of ``remote`` into the private ref ``into`` (that one ref, no tags, no submodules,
     no FETCH_HEAD); its tip, or None when the remote has no such branch."""
     code, _ = run(
-        cwd, "fetch", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head", "--quiet", "--", remote,
-        f"+refs/heads/{branch}:{into}", ok=(0, 128),
+        cwd, "fetch", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head", "--refmap=", "--quiet",
+        "--", remote, f"+refs/heads/{branch}:{into}", ok=(0, 128),
     )  # fmt: skip
     return rev_parse(cwd, into) if code == 0 else None
