@@ -145,7 +145,11 @@ def _install(roots: Roots, ref: str | None, uninstall: bool) -> int:
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     modes = [bool(args.ref) and not (args.install_git_hook or args.pre_commit), args.install_git_hook, args.pre_commit]
-    if sum(modes) != 1 or (args.uninstall and not args.install_git_hook):
+    if (
+        sum(modes) != 1
+        or (args.uninstall and not args.install_git_hook)
+        or (args.pre_commit and args.ref and not args.url)
+    ):
         _parser().error("give exactly one of --ref REF, --install-git-hook [--ref REF] [--uninstall], --pre-commit")
     try:
         if args.url and args.install_git_hook and not args.uninstall:
