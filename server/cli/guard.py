@@ -19,13 +19,15 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import ConfigError, HandoffError, WorkspaceRefused
 from handoff_core.files.task_dir import Roots
 from handoff_core.services.evidence import guard
-from handoff_core.services.evidence.remote_task import RemoteTask
+
+if TYPE_CHECKING:
+    from handoff_core.services.evidence.remote_task import RemoteTask
 
 __all__ = ["USAGE_EXIT", "main"]
 
@@ -59,6 +61,8 @@ def _remote(args: argparse.Namespace) -> RemoteTask | None:
         return None
     if not args.ref or not args.task_sha256:
         _parser().error("--url needs --ref REF and --task-sha256 HEX (as the launch line prints them)")
+    from handoff_core.services.evidence.remote_task import RemoteTask  # here: a local hook never loads HTTP
+
     token = os.environ.get(args.token_env, "")
     if not token:
         raise ConfigError(f"${args.token_env} is empty: export the task's report token there before the agent starts")

@@ -12,14 +12,13 @@ guard turns into a deny.
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import os
 import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING
 
 from handoff_core.contract.task_file import parse_task
 from handoff_core.errors import ConfigError, TaskChanged, TeamServerError, WorkspaceRefused
@@ -27,6 +26,9 @@ from handoff_core.files.cache_file import load_cache, save_cache
 from handoff_core.files.git import work_tree_of
 from handoff_core.layout import DEFAULT_STATE_ROOT, MAX_FILE_BYTES
 from handoff_core.services.rules.scope_rule import ScopeRule
+
+if TYPE_CHECKING:
+    import http.client
 
 __all__ = ["PROTOCOL", "TIMEOUT", "RemoteTask", "fetch_task", "remote_task", "task_cache"]
 
@@ -51,6 +53,9 @@ def _cache_path(cache: Path, ref: str, sha: str) -> Path:
 
 
 def _connection(url: str, timeout: float) -> tuple[http.client.HTTPConnection, str]:
+    import http.client  # here: an event answered from the cache never loads HTTP
+    from urllib.parse import urlsplit
+
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"--url {url!r} is not an http(s) URL of the team server's executor endpoint")
@@ -92,6 +97,8 @@ def fetch_task(url: str, token: str, ref: str, timeout: float = TIMEOUT) -> byte
     """The TASK of ``ref`` as the team server at ``url`` holds it, read with ``token``, within ``timeout``."""
     deadline = time.monotonic() + timeout
     connection, path = _connection(url, timeout)
+    import http.client
+
     request = {
         "jsonrpc": "2.0",
         "id": 1,
