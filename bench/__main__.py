@@ -1,7 +1,8 @@
 """`python -m bench [--quick] [--json PATH] [--only SECTIONS]`: every figure in one run, printed and saved.
 
 Sections: startup, latency, validator, status, scaling, contention, history, exchange, board,
-evidence, http, tokens (schema size comes with startup). Each section's rows are printed, and the JSON saved whole, as
+evidence, remote,
+http, tokens (schema size comes with startup). Each section's rows are printed, and the JSON saved whole, as
 soon as it finishes. Runs from a plain install: nothing here needs the dev extras (the board is
 skipped without playwright). Temporary directories only; fixed inputs; no network.
 """
@@ -28,6 +29,7 @@ from bench import (
     history,
     http,
     latency,
+    remote,
     scaling,
     startup,
     status,
@@ -84,6 +86,7 @@ SECTIONS = (
     "exchange",
     "board",
     "evidence",
+    "remote",
     "http",
     "tokens",
 )
@@ -154,6 +157,7 @@ def _runners(sizes: dict[str, Any], work: Path) -> dict[str, Callable[[], object
         "exchange": lambda: exchange.run(work, files, entries, max(2, sizes["repeats"])),
         "board": lambda: board.run(work, sizes["board_sizes"], max(3, sizes["repeats"])),
         "evidence": lambda: evidence.run(work, sizes["evidence_runs"]),
+        "remote": lambda: remote.run(work, [sys.executable, "-m", "server"], sizes["evidence_runs"]),
         "http": lambda: http.run(work, [sys.executable, "-m", "server"], sizes["http_calls"]),
         "tokens": lambda: tokens.run(
             work, [sys.executable, "-m", "server"], sizes["token_sizes"], sizes["token_calls"], sizes["trickling"]

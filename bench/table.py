@@ -263,6 +263,27 @@ def _evidence(s: dict[str, Any]) -> list[str]:
     ]
 
 
+def _remote(s: dict[str, Any]) -> list[str]:
+    floor = s["python_-c_pass"]["p50_ms"]
+    return [
+        _row(
+            "guard elsewhere, asking the team server (p50 ms)",
+            f"{s['guard_asks_server']['p50_ms']} (floor, python -c pass: {floor}; x{s['asks_ratio']}) "
+            f"{s['guard_decision']}",
+            "once per session: the TASK is cached",
+        ),
+        _row(
+            "guard elsewhere, from its cache (p50 ms)",
+            f"{s['guard_cached']['p50_ms']} (floor {floor}; x{s['cached_ratio']})",
+        ),
+        _row(
+            "audit_task through the git remote (p50 ms)",
+            f"{s['audit_task_fetching']['p50_ms']} (floor, git fetch + diff: "
+            f"{s['git_fetch_and_diff_floor']['p50_ms']}; x{s['audit_ratio']}) {s['audit_verdict']}",
+        ),
+    ]
+
+
 def _tokens(s: dict[str, Any]) -> list[str]:
     rows = []
     for size, t in s.items():
@@ -295,6 +316,7 @@ def render(results: dict[str, Any]) -> str:
         ("board", _board),
         ("exchange", _exchange),
         ("evidence", _evidence),
+        ("remote", _remote),
         ("tokens", _tokens),
     ):
         if key in results:

@@ -33,7 +33,8 @@ can match on; the message says what to do next. The hierarchy::
     │   └── TooManyStreams           code too_many_streams    listen streams one bearer holds open
     ├── StorageError                 code storage_error       the OS failed; nothing was half-written
     ├── ConfigError                  code config_error        a flag or HANDOFF_* variable is wrong
-    └── GitError                     code git_error           git failed, timed out or said too much
+    ├── GitError                     code git_error           git failed, timed out or said too much
+    └── TeamServerError              code team_server_error   the team server was not reached or said no
 
 OS errors are translated once, where the files layer meets the services
 (``files.task_dir.translated``: ``raise StorageError(...) from exc``); YAML errors where the
@@ -70,6 +71,7 @@ __all__ = [
     "StorageError",
     "TaskChanged",
     "TaskNotFound",
+    "TeamServerError",
     "TokenRefused",
     "TooLarge",
     "TooManyStreams",
@@ -208,3 +210,7 @@ class WorkspaceRefused(InvalidInput):
 
 class GitError(HandoffError):
     code = "git_error"
+
+
+class TeamServerError(HandoffError):
+    code = "team_server_error"

@@ -11,6 +11,11 @@ An executor's forms for a task (``--ref``) also wire in ``handoff-mcp guard`` as
 Claude Code's launch line carries it in ``--settings``, Codex's forms in ``hooks.PreToolUse`` for
 ``apply_patch``. Codex runs a hook it does not manage only once trusted: reviewed in ``/hooks``, or,
 for automation that vets its hooks, ``codex exec --dangerously-bypass-hook-trust``.
+
+From the team server (``--url``), an executor's forms carry the same guard, run where the executor
+works: ``handoff-mcp guard --url URL --ref REF --task-sha256 HEX`` reads the task from the team
+server with the token the launch exports as ``HANDOFF_TOKEN`` and judges paths in the executor's
+clone; the launch lines first install the clone's pre-commit hook, which asks the same way.
 """
 
 from __future__ import annotations
@@ -95,8 +100,21 @@ def launch_for(settings: Settings, role: Role, command: str | None = None, ref: 
     return Launch(command=found, args=tuple(args), role=role, note=note, guard=guard)
 
 
-def http_launch(role: Role, url: str, token: str) -> Launch:
-    return Launch(command="", args=(), role=role, url=url, token=token)
+def http_launch(role: Role, url: str, token: str, ref: str | None = None, task_sha256: str | None = None) -> Launch:
+    """A team-server launch; an executor's task (its ref and pinned TASK sha256) adds the guard, which
+    runs where the executor works and reads the task from ``url``, not from a tree."""
+    remote = ("--ref", ref, "--url", url, "--task-sha256", task_sha256) if ref and task_sha256 else ()
+    guard = ("handoff-mcp", "guard", *remote) if remote and role == "executor" else ()
+    return Launch(command="", args=(), role=role, url=url, token=token, guard=guard)
+
+
+def _remote_setup(launch: Launch) -> list[str]:
+    """Shell lines a launch from the team server runs first: the token where the hooks find it, and the
+    clone's pre-commit hook (the guard asking the team server at commit time)."""
+    if launch.url is None or not launch.guard:
+        return []
+    install = [*launch.guard[:2], "--install-git-hook", *launch.guard[2:]]
+    return [f"export {TOKEN_VARIABLE}={shlex.quote(launch.token or '')}", shlex.join(install)]
 
 
 def _entry(launch: Launch) -> dict[str, object]:
@@ -172,10 +190,12 @@ def render(launch: Launch, client: Client) -> str:
     if client == "claude-code":
         return _mcp_json(launch) + "\n"
     token = f"export {TOKEN_VARIABLE}={shlex.quote(launch.token)}\n" if launch.token else ""
+    setup = "".join(f"{line}\n" for line in _remote_setup(launch)) or token
     if client == "codex":
-        return _codex_toml(launch) + (f"# and in the executor's environment:\n# {token}" if token else "")
+        where = "".join(f"# {line}\n" for line in setup.splitlines())
+        return _codex_toml(launch) + (f"# and in the executor's environment:\n{where}" if setup else "")
     if client == "codex-args":
         run = ["exec", *([CODEX_TRUST_FLAG] if launch.guard else [])] if launch.role == "executor" else []
-        return token + _as_role(launch, ["codex", *codex_args(launch), *run]) + "\n"
+        return setup + _as_role(launch, ["codex", *codex_args(launch), *run]) + "\n"
     # claude-code-cli, and the workers Herdr and Orca start: a Claude Code launch line.
-    return _claude_line(launch) + "\n"
+    return "".join(f"{line}\n" for line in _remote_setup(launch)) + _claude_line(launch) + "\n"

@@ -51,6 +51,7 @@ class Scope(NamedTuple):
     branch: str = ""
     base: str = ""
     dirty: tuple[str, ...] = ()
+    remote: str = ""  # a branch with no local worktree lives on this git remote: the executor pushes there
 
 
 def _check_glob(glob: str, where: str) -> str:
@@ -105,6 +106,7 @@ def check_scope(kind: Kind, scope: Scope) -> Scope:
     return scope
 
 
+_REMOTE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _COMMIT = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 MAX_DIRTY = 500  # paths recorded as dirty at dispatch; a tree dirtier than that is shared beyond attribution
 
@@ -114,8 +116,14 @@ def _check_workspace(kind: Kind, scope: Scope) -> None:
         raise InvalidContent("a worktree is for a 'required' implementation task (or a read-only one); drop it")
     if scope.worktree and not (scope.worktree.startswith("/") and scope.worktree.isprintable()):
         raise InvalidContent(f"worktree {scope.worktree!r} must be the absolute path of a linked worktree")
-    if bool(scope.branch) != bool(scope.worktree):
+    if scope.worktree and not scope.branch:
         raise InvalidContent("worktree and branch go together: give the linked worktree and its checked-out branch")
+    if scope.branch and not scope.worktree and (kind != "implementation" or scope.workspace != "required"):
+        raise InvalidContent(
+            "a branch without a worktree is pushed to the git remote: only a 'required' implementation task has one"
+        )
+    if scope.remote and (scope.worktree or not scope.branch or not _REMOTE.fullmatch(scope.remote)):
+        raise InvalidContent(f"remote {scope.remote!r} goes with a branch and no worktree, and is a remote's name")
     if scope.branch and not (scope.branch.isprintable() and " " not in scope.branch):
         raise InvalidContent(f"branch {scope.branch!r} is not a branch name")
     if scope.base and not _COMMIT.match(scope.base):
@@ -140,7 +148,9 @@ def scope_lines(scope: Scope) -> list[str]:
         f"shared: {quote([{'path': s.path, 'owner': s.owner} for s in scope.shared])}",
         f"artifacts: {quote(list(scope.artifacts))}",
         *([f"resources: {quote(list(scope.resources))}"] if scope.resources else []),
-        *([f"worktree: {quote(scope.worktree)}", f"branch: {quote(scope.branch)}"] if scope.worktree else []),
+        *([f"worktree: {quote(scope.worktree)}"] if scope.worktree else []),
+        *([f"branch: {quote(scope.branch)}"] if scope.branch else []),
+        *([f"remote: {quote(scope.remote)}"] if scope.remote else []),
         *([f"base: {quote(scope.base)}"] if scope.base else []),
         *([f"dirty_at_dispatch: {quote(list(scope.dirty))}"] if scope.dirty else []),
         "```",
@@ -153,6 +163,7 @@ def scope_lines(scope: Scope) -> list[str]:
         f"- Artifacts: {_globs(scope.artifacts)}",
         *([f"- Resources: {_globs(scope.resources)}"] if scope.resources else []),
         *([f"- Worktree: `{scope.worktree}` on branch `{scope.branch}`"] if scope.worktree else []),
+        *([f"- Branch: `{scope.branch}` of the git remote `{scope.remote}`: push it there"] if scope.remote else []),
         *([f"- Base commit: `{scope.base}`"] if scope.base else []),
         *([f"- Dirty at dispatch (not this task's): {_globs(scope.dirty)}"] if scope.dirty else []),
         "",
@@ -162,7 +173,7 @@ def scope_lines(scope: Scope) -> list[str]:
 
 _SCOPE_KEYS = frozenset(
     {"workspace", "writable", "read_only", "shared", "artifacts", "resources", "worktree", "branch", "base"}
-    | {"dirty_at_dispatch"}
+    | {"dirty_at_dispatch", "remote"}
 )
 RESOURCE_RE = re.compile(r"^[a-z][a-z0-9-]*(?::[A-Za-z0-9._/@-]+)?\Z")
 
@@ -212,6 +223,7 @@ def scope_from(data: object, notes: str) -> Scope:
         branch=_string(data, "branch"),
         base=_string(data, "base"),
         dirty=_strings(data, "dirty_at_dispatch"),
+        remote=_string(data, "remote"),
     )
 
 

@@ -33,6 +33,11 @@ __all__ = [
     "changes",
     "dirty_paths",
     "evidence",
+    "fetch_branch",
+    "is_ancestor",
+    "on_remote",
+    "remote_tip",
+    "remotes",
     "rev_parse",
     "run",
     "staged_paths",
@@ -217,6 +222,11 @@ def _descends(code: int) -> bool | None:
     return None if code == _NO_SUCH_COMMIT else code == 0
 
 
+def is_ancestor(cwd: Path, ancestor: str, descendant: str) -> bool | None:
+    """Whether ``descendant`` descends from ``ancestor``; None when either is not a commit here."""
+    return _descends(_ancestry(cwd, ancestor, descendant).result()[0])
+
+
 def worktrees(cwd: Path) -> list[Worktree]:
     """Every work tree of the repository ``cwd`` belongs to, the main one first."""
     _, out = run(cwd, "worktree", "list", "--porcelain", "-z")
@@ -289,3 +299,33 @@ def staged_paths(cwd: Path, keep: Mapping[str, str] | None = None) -> list[Chang
     yet (an unborn branch), ``git diff --cached`` shows every staged path."""
     _, out = run(cwd, "diff", "--cached", "--name-status", "-z", "-M", "--no-ext-diff", "--", keep=keep)
     return _name_status(out)
+
+
+def remotes(cwd: Path) -> list[str]:
+    """The names of the repository's git remotes."""
+    return [name for name in run(cwd, "remote")[1].decode("utf-8", "replace").splitlines() if name]
+
+
+def remote_tip(cwd: Path, remote: str, branch: str) -> str | None:
+    """The commit ``branch`` points at on ``remote`` now (one ``ls-remote``), or None when it has no such branch."""
+    _, out = run(cwd, "ls-remote", "--heads", "--", remote, f"refs/heads/{branch}")
+    tips = [line.split("\t", 1) for line in out.decode("utf-8", "replace").splitlines()]
+    return next((sha for sha, name in tips if name == f"refs/heads/{branch}"), None)
+
+
+def on_remote(cwd: Path, remote: str, commit: str) -> bool:
+    """Whether a remote-tracking branch of ``remote`` (as last fetched) holds ``commit``."""
+    _, out = run(
+        cwd, "for-each-ref", "--count=1", f"--contains={commit}", "--format=%(refname)", f"refs/remotes/{remote}/"
+    )
+    return bool(out.strip())
+
+
+def fetch_branch(cwd: Path, remote: str, branch: str, into: str) -> str | None:
+    """Fetch ``branch`` of ``remote`` into the private ref ``into`` (that one ref, no tags, no submodules,
+    no FETCH_HEAD); its tip, or None when the remote has no such branch."""
+    code, _ = run(
+        cwd, "fetch", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head", "--refmap=", "--quiet",
+        "--", remote, f"+refs/heads/{branch}:{into}", ok=(0, 128),
+    )  # fmt: skip
+    return rev_parse(cwd, into) if code == 0 else None

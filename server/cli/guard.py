@@ -5,6 +5,11 @@ form Claude Code and Codex document, exit 0. ``guard --install-git-hook`` instal
 hook (``--ref`` records, in a linked worktree, which task it works for; ``--uninstall`` removes it);
 the hook runs ``guard --pre-commit``, which refuses a commit staging a path outside that task's
 scope. An argument error exits 64 with the usage on stderr: never 0 (an allow) nor 2 (a deny).
+
+On a machine without the Lead's tree, ``--url URL`` (the team server's executor endpoint) with
+``--task-sha256 HEX`` reads the task from the team server (``remote_task``) with the report token
+found in the variable ``--token-env`` names (never in argv), and judges paths in the clone the
+hook runs in; the pre-commit hook installed with ``--url`` does the same at commit time.
 """
 
 from __future__ import annotations
@@ -14,12 +19,15 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from handoff_core.contract.ids import parse_ref
-from handoff_core.errors import HandoffError, WorkspaceRefused
+from handoff_core.errors import ConfigError, HandoffError, WorkspaceRefused
 from handoff_core.files.task_dir import Roots
 from handoff_core.services.evidence import guard
+
+if TYPE_CHECKING:
+    from handoff_core.services.evidence.remote_task import RemoteTask
 
 __all__ = ["USAGE_EXIT", "main"]
 
@@ -41,7 +49,25 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--install-git-hook", action="store_true", help="install the pre-commit hook here")
     parser.add_argument("--uninstall", action="store_true", help="with --install-git-hook: remove it")
     parser.add_argument("--pre-commit", action="store_true", help="run as the pre-commit hook (git calls this)")
+    parser.add_argument("--url", help="the team server's executor endpoint: read the task there, not from a tree")
+    parser.add_argument("--task-sha256", help="the sha256 of the TASK the hook was printed for")
+    parser.add_argument("--token-env", default="HANDOFF_TOKEN", help="with --url: the variable holding the token")
     return parser
+
+
+def _remote(args: argparse.Namespace) -> RemoteTask | None:
+    """The task on the team server, when ``--url`` names one: the hook needs its ref and pinned sha256."""
+    if not args.url:
+        return None
+    if not args.ref or not args.task_sha256:
+        _parser().error("--url needs --ref REF and --task-sha256 HEX (as the launch line prints them)")
+    from handoff_core.services.evidence.remote_task import RemoteTask  # here: a local hook never loads HTTP
+
+    token = os.environ.get(args.token_env, "")
+    if not token:
+        raise ConfigError(f"${args.token_env} is empty: export the task's report token there before the agent starts")
+    root = Path(args.project_root).absolute() if args.project_root else None
+    return RemoteTask(url=args.url, token=token, ref=args.ref, sha=args.task_sha256, project_root=root)
 
 
 def _roots(args: argparse.Namespace) -> Roots:
@@ -54,22 +80,25 @@ def _roots(args: argparse.Namespace) -> Roots:
     return Roots(settings.state_root, settings.project_root)
 
 
-def _hook(roots: Roots, ref: str) -> int:
+def _hook(roots: Roots, ref: str, remote: RemoteTask | None = None) -> int:
     data = sys.stdin.buffer.read(guard.MAX_EVENT_BYTES + 1)
     if len(data) > guard.MAX_EVENT_BYTES:
         decision = guard.Decision(False, f"handoff guard for {ref}: the hook event is too large to judge; denied")
     else:
-        decision = guard.decide(data, ref, roots)
+        decision = guard.decide(data, ref, roots, remote.rule if remote else None)
     print(guard.hook_answer(decision), end="")
     return 0
 
 
-def _pre_commit(roots: Roots) -> int:
+def _pre_commit(roots: Roots, remote: RemoteTask | None = None) -> int:
     from handoff_core.files import git
 
     tree = Path(os.path.realpath(os.getcwd()))  # git runs a pre-commit hook at the top of the work tree
     keep = {name: os.environ[name] for name in git.KEPT if name in os.environ}
-    ref, violations = guard.check_commit(tree, roots, keep)
+    if remote is not None:
+        ref, violations = guard.check_commit(tree, roots, keep, remote.rule, remote.ref)
+    else:
+        ref, violations = guard.check_commit(tree, roots, keep)
     if not violations:
         return 0
     print(f"handoff-mcp guard: this commit stages paths outside task {ref}'s scope:", file=sys.stderr)
@@ -77,6 +106,20 @@ def _pre_commit(roots: Roots) -> int:
         print(f"  {line}", file=sys.stderr)
     print("Unstage them (git restore --staged PATH), or ask the Lead to widen the task.", file=sys.stderr)
     return 1
+
+
+def _install_remote(args: argparse.Namespace) -> int:
+    """In an executor's clone: the pre-commit hook asking the team server, as the PreToolUse hook does."""
+    from handoff_core.files import git, git_hooks
+    from server.client_config import server_command
+
+    tree = git.toplevel(Path.cwd())
+    if tree is None:
+        raise WorkspaceRefused("not inside a git repository: run --install-git-hook in the executor's clone")
+    remote = ["--url", args.url, "--ref", args.ref, "--task-sha256", args.task_sha256, "--token-env", args.token_env]
+    path = git_hooks.install(tree, [server_command()[0], "guard", "--pre-commit", *remote])
+    print(f"handoff-mcp guard: pre-commit hook at {path} (task {args.ref}, read from {args.url})")
+    return 0
 
 
 def _install(roots: Roots, ref: str | None, uninstall: bool) -> int:
@@ -105,10 +148,21 @@ def _install(roots: Roots, ref: str | None, uninstall: bool) -> int:
 
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
-    modes = [bool(args.ref) and not args.install_git_hook, args.install_git_hook, args.pre_commit]
-    if sum(modes) != 1 or (args.uninstall and not args.install_git_hook):
+    modes = [bool(args.ref) and not (args.install_git_hook or args.pre_commit), args.install_git_hook, args.pre_commit]
+    if (
+        sum(modes) != 1
+        or (args.uninstall and not args.install_git_hook)
+        or (args.pre_commit and args.ref and not args.url)
+    ):
         _parser().error("give exactly one of --ref REF, --install-git-hook [--ref REF] [--uninstall], --pre-commit")
     try:
+        if args.url and args.install_git_hook and not args.uninstall:
+            if not args.ref or not args.task_sha256:
+                _parser().error("--install-git-hook --url needs --ref REF and --task-sha256 HEX")
+            return _install_remote(args)
+        if (remote := _remote(args)) is not None:  # no tree here: the roots are never read
+            roots = Roots(Path(os.devnull), Path(os.devnull))
+            return _pre_commit(roots, remote) if args.pre_commit else _hook(roots, args.ref, remote)
         roots = _roots(args)
         if args.pre_commit:
             return _pre_commit(roots)
@@ -116,7 +170,9 @@ def main(argv: Sequence[str]) -> int:
             return _install(roots, args.ref, args.uninstall)
         return _hook(roots, args.ref)
     except HandoffError as exc:
-        if args.ref and not args.install_git_hook:  # a hook that cannot judge denies, in the hook's own form
+        if args.ref and not (
+            args.install_git_hook or args.pre_commit
+        ):  # a hook that cannot judge denies, in the hook's own form
             print(guard.hook_answer(guard.Decision(False, f"handoff guard for {args.ref}: {exc.message}; denied")))
             return 0
         print(f"handoff-mcp guard: {exc}", file=sys.stderr)

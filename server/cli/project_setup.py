@@ -51,7 +51,10 @@ def config(
         raise ConfigError("--url needs --token: the task's report token for an executor, the Lead token for the Lead")
     if ref is not None:
         parse_ref(ref)
-    launch = http_launch(settings.role, url, token or "") if url else launch_for(settings, settings.role, command, ref)
+    if url:
+        launch = http_launch(settings.role, url, token or "", ref, _served_sha(settings, url, token or "", ref))
+    else:
+        launch = launch_for(settings, settings.role, command, ref)
     print(render(launch, client), end="")
     trust = (
         "Codex runs the guard hook only once trusted (/hooks), or headless with exec --dangerously-bypass-hook-trust"
@@ -62,6 +65,18 @@ def config(
     if client in ("claude-code", "claude-code-cli") and settings.role == "lead" and url is None:
         print(f"handoff-mcp: {PROJECT_APPROVAL}", file=sys.stderr)
     return 0
+
+
+def _served_sha(settings: Settings, url: str, token: str, ref: str | None) -> str | None:
+    """The sha256 of the TASK the team server serves, for an executor's guard to pin: where the executor
+    works there is no tree to read it from."""
+    if ref is None or settings.role != "executor":
+        return None
+    import hashlib
+
+    from handoff_core.services.evidence.remote_task import fetch_task
+
+    return hashlib.sha256(fetch_task(url, token, ref)).hexdigest()
 
 
 def coordination(settings: Settings, mode: str, skills_dir: str | None, dry_run: bool = False) -> int:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from handoff_core.contract.scope import read_scope
 from handoff_core.layout import FOCUSED_LENGTH
 from handoff_core.services.writing.store import StoredFile
+from handoff_core.services.writing.workspaces import push_target
 from server.client_config import codex_args, http_launch, launch_for, render
 from server.config import Settings
 from server.mcp.models import ExecutorConfig
@@ -15,12 +17,13 @@ __all__ = ["dispatch_message", "executor_config"]
 
 
 def executor_config(
-    settings: Settings, url: str | None = None, token: str | None = None, ref: str | None = None
+    settings: Settings, url: str | None = None, token: str | None = None, ref: str | None = None, sha: str = ""
 ) -> ExecutorConfig:
     """What ``handoff-mcp config --role executor [--ref REF]`` prints for each client: this server's
     project over stdio with the task's guard hook, or, from the HTTP team server, its executor endpoint
-    with the task's token as bearer (a remote executor's guard needs the tree: run it there)."""
-    launch = http_launch("executor", url, token or "") if url else launch_for(settings, "executor", ref=ref)
+    with the task's token as bearer and a guard that reads the TASK pinned by ``sha`` from there."""
+    remote = http_launch("executor", url, token or "", ref, sha) if url else None
+    launch = remote or launch_for(settings, "executor", ref=ref)
     return ExecutorConfig(
         claude_code_mcp_json=render(launch, "claude-code"),
         claude_code_cli=render(launch, "claude-code-cli").strip(),
@@ -30,15 +33,24 @@ def executor_config(
     )
 
 
-def dispatch_message(stored: StoredFile, token: str, task_rel: str, report_rel: str) -> str:
+def dispatch_message(
+    stored: StoredFile, token: str, task_rel: str, report_rel: str, project: Path | None = None
+) -> str:
+    """What the Lead hands the executor; a branch task's message names where to push (``push_target``)."""
     ref = stored.ref
     call = json.dumps({"ref": str(ref), "token": token, "task_sha256": stored.sha256})
     scope = read_scope(stored.text)
+    push_to = push_target(project, scope) if project is not None and scope is not None else ""
     commit = (
         [f"   In {scope.worktree}, commit your work and pass source_checkpoint: the commit id (git rev-parse HEAD)."]
         if scope is not None and scope.worktree
         else []
     )
+    if scope is not None and push_to:
+        commit = [
+            f"   In your clone, commit on {push_to} (from {scope.base}), push it there, and pass "
+            "source_checkpoint: the pushed commit id (git rev-parse HEAD)."
+        ]
     return "\n".join(
         [
             f"You are the executor of handoff task {ref}.",

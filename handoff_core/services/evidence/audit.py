@@ -22,6 +22,7 @@ from handoff_core.contract.report import COMMIT_RE, header_fields
 from handoff_core.errors import GitError, HandoffError
 from handoff_core.files import git
 from handoff_core.layout import REPORT_FILE
+from handoff_core.services.evidence import pushed
 from handoff_core.services.rules.scope_rule import ScopeRule
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.status import TaskStatus
@@ -116,14 +117,28 @@ def audit_task(queries: Queries, ref: Ref) -> Audit:
     if not top.is_dir():
         return Audit(verdict="unknown", reason=f"the worktree {top} is gone", base=scope.base, checkpoint=checkpoint)
     try:
+        if scope.remote:  # pushed from another machine: the checkpoint comes from the git remote
+            found = pushed.fetched(git.work_tree_of(top) or top, str(ref), scope, checkpoint)
+            if isinstance(found, str):
+                return Audit(verdict="unknown", reason=found, base=scope.base, checkpoint=checkpoint)
+            return _audit(rule, top, scope.base, checkpoint, shared=False, dirty_then=set(), found=found)
         return _audit(rule, top, scope.base, checkpoint, shared=not scope.worktree, dirty_then=set(scope.dirty))
     except GitError as exc:
         return Audit(verdict="unknown", reason=exc.message, base=scope.base, checkpoint=checkpoint)
 
 
-def _audit(rule: ScopeRule, top: Path, base: str, checkpoint: str, *, shared: bool, dirty_then: set[str]) -> Audit:
+def _audit(
+    rule: ScopeRule,
+    top: Path,
+    base: str,
+    checkpoint: str,
+    *,
+    shared: bool,
+    dirty_then: set[str],
+    found: git.Evidence | None = None,
+) -> Audit:
     made = partial(Audit, base=base, checkpoint=checkpoint, worktree=str(top) if not shared else "")
-    found = git.evidence(top, base, checkpoint)
+    found = found or git.evidence(top, base, checkpoint)
     descends = found.descends
     if descends is None:
         return made(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,8 +89,12 @@ def _rule(roots: Roots, ref: str) -> ScopeRule:
     return ScopeRule(task, ref, resolved.project_root, resolved.state_root)
 
 
-def decide(data: bytes, ref: str, roots: Roots) -> Decision:
-    """Whether the write the event describes may go ahead, for the task ``ref``."""
+RuleOf = Callable[[str], ScopeRule]  # the task's scope rule, given the event's working directory
+
+
+def decide(data: bytes, ref: str, roots: Roots, rule_of: RuleOf | None = None) -> Decision:
+    """Whether the write the event describes may go ahead, for the task ``ref``; ``rule_of`` reads the
+    task elsewhere than the local tree (``remote_task``: from the team server)."""
     event = _event(data)
     cwd = event.get("cwd") if event is not None else None
     paths = _paths(event) if event is not None else None
@@ -98,7 +103,7 @@ def decide(data: bytes, ref: str, roots: Roots) -> Decision:
     if not paths:
         return Decision(True)
     try:
-        rule = _rule(roots, ref)
+        rule = rule_of(cwd) if rule_of is not None else _rule(roots, ref)
     except HandoffError as exc:
         return Decision(False, f"handoff guard for {ref}: cannot read the task ({exc.message}); denied")
     for path in paths:
@@ -133,16 +138,19 @@ def worktree_task(roots: Roots, tree: Path) -> str | None:
     return str(max(chosen, key=lambda task: (task.dispatched_at, str(task.ref))).ref) if chosen else None
 
 
-def check_commit(tree: Path, roots: Roots, keep: dict[str, str]) -> tuple[str | None, list[str]]:
+def check_commit(
+    tree: Path, roots: Roots, keep: dict[str, str], rule_of: RuleOf | None = None, ref: str | None = None
+) -> tuple[str | None, list[str]]:
     """For a pre-commit hook in ``tree``: the task the worktree works for (None: no task names it) and
-    each staged path outside its scope, as ``path: why``; both sides of a staged rename are judged."""
+    each staged path outside its scope, as ``path: why``; both sides of a staged rename are judged.
+    ``rule_of`` and ``ref`` name the task read elsewhere (a clone on another machine)."""
     from handoff_core.files import git, git_hooks  # here: the PreToolUse hook never starts git
 
-    ref = git_hooks.recorded_task(tree, keep) or worktree_task(roots, tree)
+    ref = ref or git_hooks.recorded_task(tree, keep) or worktree_task(roots, tree)
     if ref is None:
         return None, []
     try:
-        rule = _rule(roots, ref)
+        rule = rule_of(str(tree)) if rule_of is not None else _rule(roots, ref)
     except HandoffError as exc:
         return ref, [f"(the task cannot be read: {exc.message})"]
     found = []

@@ -31,7 +31,7 @@ from handoff_core.services.tree.status import TaskStatus
 
 __all__ = ["CACHE_FORMAT", "MAX_CACHE_BYTES", "DiskCache", "default_cache_dir"]
 
-CACHE_FORMAT = 2  # 2: a verdict row carries the REPORT's proof
+CACHE_FORMAT = 3  # 2: a verdict row carries the REPORT's proof; 3: a scope its git remote
 MAX_CACHE_BYTES = 512 * 1024 * 1024  # a verdict row is ~150 bytes, a claim row ~120: millions of tasks
 T = TypeVar("T")
 _MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError)
@@ -100,7 +100,7 @@ def _encode_scope(scope: Scope | None) -> list[Any] | None:
         return None
     shared = [[s.path, s.owner] for s in scope.shared]
     head = [scope.workspace, scope.writable, scope.read_only, shared, scope.artifacts, scope.notes, scope.resources]
-    return [*head, scope.worktree, scope.branch, scope.base, scope.dirty]
+    return [*head, scope.worktree, scope.branch, scope.base, scope.dirty, scope.remote]
 
 
 def _decode_scope(row: list[Any] | None) -> Scope | None:
@@ -119,6 +119,7 @@ def _decode_scope(row: list[Any] | None) -> Scope | None:
         branch=str(row[8]),
         base=str(row[9]),
         dirty=tuple(str(path) for path in row[10]),
+        remote=str(row[11]),
     )
 
 

@@ -2,7 +2,10 @@
 
 A ``required`` implementation task (or a read-only one) given a worktree must name a linked
 worktree of this repository with that branch checked out; the TASK then records the branch tip
-as the base its audit starts from. A ``current`` task in a repository records ``HEAD`` and the
+as the base its audit starts from. A ``required`` task given a branch and no worktree works on
+another machine and pushes that branch to the project's git remote: the base is the branch's tip
+there, or, for a new branch, the Lead's ``HEAD``, which the remote must already hold.
+A ``current`` task in a repository records ``HEAD`` and the
 paths already dirty, so that they are never blamed on its executor.
 """
 
@@ -12,11 +15,11 @@ import os
 from pathlib import Path
 
 from handoff_core.contract.scope import MAX_DIRTY, Scope
-from handoff_core.errors import WorkspaceRefused
+from handoff_core.errors import GitError, WorkspaceRefused
 from handoff_core.files import git
 from handoff_core.layout import Kind
 
-__all__ = ["pin_workspace"]
+__all__ = ["pin_workspace", "push_target"]
 
 _HEADS = "refs/heads/"
 
@@ -46,9 +49,40 @@ def _inside(path: Path, top: Path) -> str | None:
     return path.relative_to(top).as_posix() if path.is_relative_to(top) else None
 
 
+def _remote(top: Path, named: str) -> str:
+    found = git.remotes(top)
+    if named or "origin" in found or len(found) != 1:
+        if (named or "origin") not in found:
+            raise WorkspaceRefused(
+                f"the repository has no git remote {named or 'origin'} (remotes: {', '.join(found) or 'none'}); "
+                "add the remote the executor pushes to (git remote add origin URL) and dispatch again"
+            )
+        return named or "origin"
+    return found[0]
+
+
+def _pushed(project: Path, scope: Scope) -> Scope:
+    """A branch that lives on the git remote: its tip there, else the Lead's HEAD, which the remote holds."""
+    top = git.work_tree_of(Path(os.path.realpath(project)))
+    if top is None:
+        raise WorkspaceRefused(f"the project {project} is not a git repository: a branch task needs one")
+    remote = _remote(top, scope.remote)
+    base = git.remote_tip(top, remote, scope.branch)
+    if base is None:
+        base = git.rev_parse(top, "HEAD")
+        if base is None or not git.on_remote(top, remote, base):
+            raise WorkspaceRefused(
+                f"branch {scope.branch} is not on {remote}, and {remote} does not hold HEAD ({base or 'no commit'}) "
+                f"to start it from: push first (git push {remote} HEAD), or push the branch, and dispatch again"
+            )
+    return scope._replace(remote=remote, base=base)
+
+
 def pin_workspace(project: Path, state_root: Path, kind: Kind, scope: Scope) -> Scope:
     """``scope`` with its base (and a current task's dirty paths) read from git now; the handoff tree's
     own files are the server's, never counted dirty."""
+    if scope.branch and not scope.worktree:
+        return _pushed(project, scope)
     if scope.worktree:
         return scope._replace(
             worktree=os.path.realpath(scope.worktree), base=_linked(project, scope.worktree, scope.branch)
@@ -61,3 +95,19 @@ def pin_workspace(project: Path, state_root: Path, kind: Kind, scope: Scope) -> 
     sides = {side for change in git.dirty_paths(project) for side in (change.path, change.old_path) if side}
     dirty = sorted(side for side in sides if handoff is None or not f"{side}/".startswith(f"{handoff}/"))
     return scope._replace(base=head or "", dirty=tuple(dirty[:MAX_DIRTY]))
+
+
+def push_target(project: Path, scope: Scope) -> str:
+    """Where the executor of a branch task pushes: the branch and the remote's URL (any credentials in
+    it left out); empty for a task that has no branch on a remote."""
+    if not scope.remote:
+        return ""
+    try:
+        _, out = git.run(Path(os.path.realpath(project)), "remote", "get-url", "--", scope.remote)
+    except GitError:
+        return f"branch {scope.branch} of the git remote {scope.remote}"
+    url = out.decode("utf-8", "replace").strip()
+    if "://" in url and "@" in url.split("://", 1)[1].split("/", 1)[0]:
+        scheme, rest = url.split("://", 1)
+        url = f"{scheme}://{rest.split('@', 1)[1]}"
+    return f"branch {scope.branch} of the git remote {scope.remote} ({url})"

@@ -55,7 +55,7 @@ def tools(services: Services) -> list[Tool]:
         resources: Annotated[list[str], Field(description="exclusive names: port:5432, db:test")] = [],  # noqa: B006
         retry_of: Annotated[str, Field(description="ref this task fixes or retries")] = "",
         worktree: Annotated[str, Field(description="linked worktree, with branch")] = "",
-        branch: str = "",
+        branch: Annotated[str, Field(description="alone: pushed to the git remote")] = "",
     ) -> CreatedTask:
         """Publish a frozen TASK.md; returns the executor's dispatch message and report token."""
         scope = Scope(
@@ -104,8 +104,10 @@ def tools(services: Services) -> list[Tool]:
             report_path_in_project=report_rel,
             task_sha256=stored.sha256,
             report_token=token,
-            dispatch_message=dispatch_message(stored, token, task_rel, report_rel),
-            executor_config=executor_config(services.settings, services.executor_url, token, str(stored.ref)),
+            dispatch_message=dispatch_message(stored, token, task_rel, report_rel, store.roots.project_root),
+            executor_config=executor_config(
+                services.settings, services.executor_url, token, str(stored.ref), stored.sha256
+            ),
             warnings=list(stored.warnings),
         )
 

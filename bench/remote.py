@@ -1,0 +1,170 @@
+"""An executor on another machine: the guard asking the team server, and the audit fetching through the remote.
+
+A team server (``handoff-mcp serve --http``) on loopback, a bare repository as the shared remote, and
+a clone with its own cache directory. Alternated in each round: the guard's hook when it must ask
+the team server (its cache emptied first), the same hook answered from its cache, and the floor of
+an interpreter that does nothing; then ``audit_task`` of the pushed branch (one ``git fetch`` of the
+branch, then the judgement) beside the floor of that fetch plus a ``git diff`` of the same range.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from bench.evidence import GIT_ENV, _git
+from bench.http import _free_port, _session
+from bench.stats import summary
+from bench.trees import make_change
+from handoff_core.contract.ids import parse_ref
+from handoff_core.services.capabilities.tokens import lead_token, load_secret
+from handoff_core.services.evidence.audit import audit_task
+from handoff_core.services.writing.store import Store
+
+__all__ = ["run"]
+
+CHANGE = "2026-11-30-remote"
+
+
+def _repositories(work: Path) -> tuple[Path, Path, Path]:
+    project, bare, clone = work / "remote-lead", work / "remote.git", work / "remote-elsewhere" / "clone"
+    make_change(project / "speculo" / ".speculo", CHANGE)
+    _git(project, "init", "-q", "-b", "main")
+    (project / ".gitignore").write_text("speculo/\n")
+    for index in range(200):
+        path = project / "src" / "a1" / f"f{index}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"x = {index}\n")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-q", "-m", "initial")
+    _git(work, "init", "-q", "--bare", "-b", "main", str(bare))
+    _git(project, "remote", "add", "origin", str(bare))
+    _git(project, "push", "-q", "-u", "origin", "main")
+    _git(work, "clone", "-q", str(bare), str(clone))
+    _git(clone, "checkout", "-q", "-b", "task-remote")
+    return project, bare, clone
+
+
+async def _dispatch(base: str, secret: Path, project: Path) -> dict[str, Any]:
+    args: dict[str, Any] = {
+        "change": CHANGE,
+        "topic": "remote",
+        "kind": "implementation",
+        "goal": "Change A1.",
+        "inputs": "x",
+    }
+    args |= {"acceptance": "tests pass", "workspace": "required", "writable": ["src/a1/**"], "branch": "task-remote"}
+    token = lead_token(load_secret(secret), project / "speculo" / ".speculo")
+    async with _session(f"{base}/lead/mcp", token) as lead:
+        result = await lead.call_tool("create_task", args)
+    assert isinstance(result.structured_content, dict), result.content
+    return result.structured_content
+
+
+async def _served(command: list[str], project: Path, secret: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    serve = [*command, "serve", "--http", "--port", str(port), "--project-root", str(project)]
+    team = subprocess.Popen([*serve, "--secret-file", str(secret)], stderr=subprocess.DEVNULL)
+    with anyio.fail_after(30):
+        while True:
+            try:
+                await anyio.connect_tcp("127.0.0.1", port)
+                return team, f"http://127.0.0.1:{port}"
+            except OSError:
+                await anyio.sleep(0.02)
+
+
+def _once(command: list[str], stdin: bytes, env: dict[str, str], cwd: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, input=stdin, capture_output=True, check=False, cwd=cwd, env=env, timeout=60)
+    return time.perf_counter() - start
+
+
+def _guard_times(created: dict[str, Any], clone: Path, runs: int) -> tuple[dict[str, list[float]], str]:
+    line = shlex.split(created["executor_config"]["claude_code_cli"].splitlines()[-1])
+    settings = json.loads(line[line.index("--settings") + 1])
+    hook = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    cache = clone.parent / ".cache"
+    path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
+    env = GIT_ENV | {"HANDOFF_TOKEN": created["report_token"], "XDG_CACHE_HOME": str(cache), "PATH": path}
+    tool = {"file_path": str(clone / "src" / "b" / "x.py"), "content": "x"}
+    event = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": tool, "cwd": str(clone)})
+    times: dict[str, list[float]] = {"guard_asks_server": [], "guard_cached": [], "python_-c_pass": []}
+    answer = subprocess.run(
+        ["sh", "-c", hook], input=event.encode(), capture_output=True, env=env, cwd=clone, check=False, timeout=60
+    )
+    for _ in range(runs):  # alternated, so drift on a shared machine touches all alike
+        shutil.rmtree(cache, ignore_errors=True)
+        times["guard_asks_server"].append(_once(["sh", "-c", hook], event.encode(), env, clone))
+        times["guard_cached"].append(_once(["sh", "-c", hook], event.encode(), env, clone))
+        times["python_-c_pass"].append(_once(["sh", "-c", f"{sys.executable} -c pass"], b"", env, clone))
+    return times, json.loads(answer.stdout)["hookSpecificOutput"]["permissionDecision"]
+
+
+def _audit_times(project: Path, clone: Path, created: dict[str, Any], base: str, runs: int) -> dict[str, Any]:
+    for index in range(20):
+        (clone / "src" / "a1" / f"f{index}.py").write_text("changed\n")
+    _git(clone, "commit", "-q", "-am", "work")
+    _git(clone, "push", "-q", "origin", "task-remote")
+    checkpoint = _git(clone, "rev-parse", "HEAD").strip()
+    store = Store(project / "speculo" / ".speculo", project)
+    from handoff_core.contract.report import Report
+
+    ref = parse_ref(created["ref"])
+    report = Report(
+        session=ref.session, task=ref.task, status="completed", focused="Changed A1. Stopped. Next: review.",
+        artifacts="src/a1", verification="none", source_checkpoint=checkpoint,
+    )  # fmt: skip
+    store.write_report(report, CHANGE, token=created["report_token"])
+    fetch = ["git", "fetch", "-q", "--no-tags", "origin", "+refs/heads/task-remote:refs/bench/floor"]
+    diff = ["git", "diff", "--name-status", "-z", "-M", base, checkpoint]
+    times: dict[str, list[float]] = {"audit_task_fetching": [], "git_fetch_and_diff_floor": []}
+    verdict = ""
+    for _ in range(runs):
+        start = time.perf_counter()
+        verdict = audit_task(store.queries, ref).verdict
+        times["audit_task_fetching"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        subprocess.run(fetch, cwd=project, env=GIT_ENV, capture_output=True, check=True)
+        subprocess.run(diff, cwd=project, env=GIT_ENV, capture_output=True, check=True)
+        times["git_fetch_and_diff_floor"].append(time.perf_counter() - start)
+    return {"times": times, "verdict": verdict}
+
+
+async def _run(work: Path, command: list[str], runs: int) -> dict[str, Any]:
+    project, _, clone = _repositories(work)
+    secret = work / "remote-secret"
+    team, base = await _served(command, project, secret)
+    try:
+        created = await _dispatch(base, secret, project)
+        times, decision = await anyio.to_thread.run_sync(_guard_times, created, clone, runs)
+    finally:
+        team.terminate()
+        team.wait(timeout=30)
+    head = _git(project, "rev-parse", "HEAD").strip()
+    audited = _audit_times(project, clone, created, head, runs)
+    figures = {name: summary(values) for name, values in {**times, **audited["times"]}.items()}
+    floor = figures["python_-c_pass"]["p50_ms"]
+    return {
+        **figures,
+        "guard_decision": decision,
+        "audit_verdict": audited["verdict"],
+        "asks_ratio": round(figures["guard_asks_server"]["p50_ms"] / floor, 2),
+        "cached_ratio": round(figures["guard_cached"]["p50_ms"] / floor, 2),
+        "audit_ratio": round(
+            figures["audit_task_fetching"]["p50_ms"] / figures["git_fetch_and_diff_floor"]["p50_ms"], 2
+        ),
+    }
+
+
+def run(work: Path, command: list[str], runs: int) -> dict[str, Any]:
+    return anyio.run(_run, work, command, runs)

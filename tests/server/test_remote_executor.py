@@ -1,0 +1,185 @@
+"""An executor on a second machine: its own HOME and clone (no handoff tree), a bare repository as the
+shared remote, the team server on 127.0.0.1. It runs what the dispatch printed, is guarded by the
+team server's TASK, pushes, reports; the Lead audits through the remote."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.core.evidence.gitrepo import ENV, git, make_repo, write
+from tests.server.test_team import REPORT, Team, team
+from tests.server.test_tools import call, refused, task_args
+
+__all__ = ["team"]
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # git, the guard and its hooks run as processes
+BIN = str(Path(sys.executable).parent)
+
+
+@dataclass
+class Elsewhere:
+    """The executor's machine: a HOME of its own, a clone of the shared remote, no handoff tree."""
+
+    home: Path
+    clone: Path
+    bare: Path
+
+    def env(self, token: str = "") -> dict[str, str]:
+        path = f"{BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+        env = {**ENV, "HOME": str(self.home), "XDG_CACHE_HOME": str(self.home / ".cache"), "PATH": path}
+        env.pop("HANDOFF_PROJECT_ROOT", None)
+        env.pop("HANDOFF_STATE_ROOT", None)
+        return env | ({"HANDOFF_TOKEN": token} if token else {})
+
+    async def sh(self, line: str, token: str = "", stdin: str = "") -> subprocess.CompletedProcess[str]:
+        def run() -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                ["sh", "-c", line], cwd=self.clone, env=self.env(token), input=stdin,
+                capture_output=True, text=True, timeout=60, check=False,
+            )  # fmt: skip
+
+        return await anyio.to_thread.run_sync(run)
+
+
+@pytest.fixture
+def elsewhere(tmp_path: Path, project: Path) -> Elsewhere:
+    make_repo(project)  # the Lead's repository; its handoff tree is ignored, so no clone holds it
+    bare = tmp_path / "shared.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    git(project, "remote", "add", "origin", str(bare))
+    git(project, "push", "-q", "-u", "origin", "main")
+    home = tmp_path / "elsewhere"
+    home.mkdir()
+    git(home, "clone", "-q", str(bare), "clone")
+    return Elsewhere(home, home / "clone", bare)
+
+
+class Launch:
+    """What the dispatch printed for Claude Code over HTTP: set-up lines, then the claude command line."""
+
+    def __init__(self, created: dict[str, Any]) -> None:
+        *self.setup, self.claude = created["executor_config"]["claude_code_cli"].splitlines()
+        self.token: str = created["report_token"]
+        settings = json.loads(shlex.split(self.claude)[shlex.split(self.claude).index("--settings") + 1])
+        self.hook: str = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+
+
+def write_event(path: Path, cwd: Path) -> str:
+    tool = {"file_path": str(path), "content": "x\n"}
+    return json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": tool, "cwd": str(cwd)})
+
+
+async def dispatch_branch(team: Team, topic: str, branch: str) -> dict[str, Any]:
+    args = task_args(topic=topic, workspace="required", branch=branch, shared=[])
+    async with team.lead() as lead:
+        return await call(lead, "create_task", **args)
+
+
+async def report_and_audit(team: Team, created: dict[str, Any], checkpoint: str) -> dict[str, Any]:
+    report = {"ref": created["ref"], "token": created["report_token"], "task_sha256": created["task_sha256"]}
+    async with team.client("executor", created["report_token"]) as executor:
+        await call(executor, "write_report", **report, **REPORT, source_checkpoint=checkpoint)
+    async with team.lead() as lead:
+        return await call(lead, "audit_task", ref=created["ref"])
+
+
+async def test_an_executor_elsewhere_is_guarded_by_the_team_server_and_audited_through_the_remote(
+    team: Team, elsewhere: Elsewhere, project: Path
+) -> None:
+    created = await dispatch_branch(team, "stray-write", "task-a1")
+    assert f"branch task-a1 of the git remote origin ({elsewhere.bare})" in created["dispatch_message"]
+    launch = Launch(created)
+    await elsewhere.sh("git checkout -q -b task-a1")
+    setup = await elsewhere.sh(" && ".join(launch.setup))
+    assert setup.returncode == 0, setup.stderr
+    inside, stray = elsewhere.clone / "src/a1/new.py", elsewhere.clone / "src/b/other.py"
+    allowed = await elsewhere.sh(launch.hook, launch.token, stdin=write_event(inside, elsewhere.clone))
+    assert (allowed.returncode, allowed.stdout) == (0, ""), allowed.stderr
+    denied = await elsewhere.sh(launch.hook, launch.token, stdin=write_event(stray, elsewhere.clone))
+    answer = json.loads(denied.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny"
+    assert "src/b/other.py" in answer["permissionDecisionReason"]
+    # The stray write lands anyway (say through a shell): the clone's pre-commit hook refuses it.
+    write(elsewhere.clone, "src/a1/new.py")
+    write(elsewhere.clone, "src/b/other.py", "changed\n")
+    committed = await elsewhere.sh("git add -A && git commit -q -m work", launch.token)
+    assert committed.returncode != 0
+    assert "src/b/other.py" in committed.stderr
+    # An executor that skips the hook and pushes is caught by the Lead's audit, through the remote.
+    await elsewhere.sh("git commit -q --no-verify -m work && git push -q origin task-a1", launch.token)
+    checkpoint = (await elsewhere.sh("git rev-parse HEAD")).stdout.strip()
+    audited = await report_and_audit(team, created, checkpoint)
+    assert audited["verdict"] == "failed"
+    assert [v["path"] for v in audited["violations"]] == ["src/b/other.py"]
+    assert git(project, "for-each-ref", "refs/heads", "refs/remotes").stdout.count("task-a1") == 0
+
+
+async def test_a_clean_run_elsewhere_passes_the_audit(team: Team, elsewhere: Elsewhere) -> None:
+    created = await dispatch_branch(team, "clean", "task-a2")
+    launch = Launch(created)
+    await elsewhere.sh("git checkout -q -b task-a2")
+    assert (await elsewhere.sh(" && ".join(launch.setup))).returncode == 0
+    write(elsewhere.clone, "src/a1/done.py")
+    pushed = await elsewhere.sh("git add -A && git commit -q -m done && git push -q origin task-a2", launch.token)
+    assert pushed.returncode == 0, pushed.stderr
+    checkpoint = (await elsewhere.sh("git rev-parse HEAD")).stdout.strip()
+    audited = await report_and_audit(team, created, checkpoint)
+    assert (audited["verdict"], audited["changed"]) == ("passed", ["A src/a1/done.py"])
+
+
+async def test_a_checkpoint_the_remote_does_not_hold_is_unknown(team: Team, elsewhere: Elsewhere) -> None:
+    created = await dispatch_branch(team, "unpushed", "task-a3")
+    await elsewhere.sh("git checkout -q -b task-a3")
+    write(elsewhere.clone, "src/a1/late.py")
+    await elsewhere.sh("git add -A && git commit -q --no-verify -m late")
+    checkpoint = (await elsewhere.sh("git rev-parse HEAD")).stdout.strip()
+    audited = await report_and_audit(team, created, checkpoint)
+    assert audited["verdict"] == "unknown"
+    assert "cannot be fetched" in audited["reason"]
+
+
+async def test_the_guard_denies_when_it_cannot_ask_and_nothing_is_cached(team: Team, elsewhere: Elsewhere) -> None:
+    created = await dispatch_branch(team, "unreachable", "task-a4")
+    launch = Launch(created)
+    port = team.endpoint.url("executor").split(":")[2].split("/")[0]
+    cut = launch.hook.replace(f":{port}/", ":9/")  # the discard port: nothing answers there
+    answer = await elsewhere.sh(cut, launch.token, stdin=write_event(elsewhere.clone / "src/a1/x.py", elsewhere.clone))
+    assert json.loads(answer.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "cannot reach the team server" in answer.stdout
+
+
+async def test_a_cached_task_serves_when_the_server_is_gone_and_a_wrong_pin_is_denied(
+    team: Team, elsewhere: Elsewhere
+) -> None:
+    created = await dispatch_branch(team, "cached", "task-a5")
+    launch = Launch(created)
+    event = write_event(elsewhere.clone / "src/a1/x.py", elsewhere.clone)
+    assert (await elsewhere.sh(launch.hook, launch.token, stdin=event)).stdout == ""  # asked, then cached
+    port = team.endpoint.url("executor").split(":")[2].split("/")[0]
+    cut = launch.hook.replace(f":{port}/", ":9/")
+    assert (await elsewhere.sh(cut, launch.token, stdin=event)).stdout == ""  # the cache answers
+    wrong = launch.hook.replace(created["task_sha256"], "0" * 64)
+    denied = await elsewhere.sh(wrong, launch.token, stdin=event)
+    assert json.loads(denied.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "does not hash to the sha256" in denied.stdout
+    assert (await elsewhere.sh(launch.hook, "wrong-token", stdin=event)).stdout == ""  # cached: no ask
+    assert len(list((elsewhere.home / ".cache/handoff-mcp/tasks").glob("*.md"))) == 1
+
+
+async def test_a_branch_task_needs_a_remote_that_holds_its_start(team: Team, project: Path) -> None:
+    make_repo(project)  # no remote at all
+    async with team.lead() as lead:
+        code = await refused(
+            lead, "create_task", **task_args(topic="no-remote", workspace="required", branch="b", shared=[])
+        )
+    assert code == "workspace_refused"
