@@ -73,10 +73,12 @@ class BoardModel:
     writer_cap: int
     version: int = 0
     tasks: dict[str, tuple[TaskStatus, float]] = field(default_factory=dict)  # ref -> (status, judged at)
-    # ref -> the last audit verdict of a returned worktree task: a folded change shows what its pages found,
-    # and each summary audits at most MAX_AUDITS more; a file event drops its task's verdict.
-    audits: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        # ref -> the last audit verdict of a returned worktree task: a folded change shows what its pages
+        # found, and each summary audits at most MAX_AUDITS more; a file event drops its task's verdict.
+        self.audits: dict[str, str] = {}
 
     def load(self) -> None:
         """Judge every task of every active change (once, at start)."""
