@@ -27,6 +27,7 @@ from server.web.board_model import BoardModel
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
 FLAGS += ["--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SCREENSHOT_TOKEN = "s" * 24
 
 
 @asynccontextmanager
@@ -92,19 +93,23 @@ def run(work: Path, sizes: list[int], repeats: int) -> dict[str, Any]:
 
 def _mixed_tree(project: Path) -> Store:
     """A dozen tasks in every state the board tells apart."""
+    from dataclasses import replace
+
     from bench.requests import DEMO, implementation, review
+    from handoff_core.contract.proof import signing_key
     from handoff_core.contract.report import Report
     from handoff_core.contract.scope import Scope
 
     state_root = project / "speculo" / ".speculo"
     make_change(state_root, DEMO)
     store = Store(state_root, project)
-    store.create_task(implementation())
-    store.create_task(implementation("docs-pass", scope=Scope(workspace="required", writable=("docs/**",))))
+    for topic, globs in (("implement-a1", ("src/a1/**",)), ("docs-pass", ("docs/**",))):  # two writers side by side
+        store.create_task(implementation(topic, scope=Scope(workspace="required", writable=globs), writer_limit=2))
     focus = "Read the diff. Found two issues. Stopped after the review. Next: fix them."
     session = store.create_task(review("audit-1")).ref.session  # one review round, several outcomes
     for index, status in enumerate(["completed", "completed", "blocked", "failed", "cancelled"]):
-        ref = store.create_task(review(f"review-{index + 1}", session=session)).ref
+        request = review(f"review-{index + 1}", session=session)  # its REPORT proven, as a server's is
+        ref = store.create_task(replace(request, signing_key=lambda _: signing_key(SCREENSHOT_TOKEN))).ref
         store.write_report(
             Report(
                 session=ref.session,
@@ -115,6 +120,7 @@ def _mixed_tree(project: Path) -> Store:
                 verification="read only",
             ),
             ref.change,
+            token=SCREENSHOT_TOKEN,
         )
     for index in range(2):
         store.create_task(review(f"audit-{index + 2}", session=session))
@@ -135,7 +141,7 @@ async def _screenshot(project: Path, target: Path) -> None:
         await page.wait_for_selector("body[data-ready='1']")
         await page.click("details.change > summary")
         await page.wait_for_selector("tr.task")
-        await page.click("tr.task >> nth=2")
+        await page.click("tr.task:has(.state.completed) >> nth=0")  # a REPORT, its Chinese headings drawn
         await page.wait_for_selector("#detail:not([hidden]) pre")
         await page.screenshot(path=str(target), full_page=False)
         await browser.close()

@@ -3,21 +3,31 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 from handoff_core.contract.validate import Verdict, check_handoff
-from handoff_core.files.reader import read_snapshot
-from handoff_core.layout import DEFAULT_STATE_ROOT, STAGES
+from handoff_core.errors import HandoffError
+from handoff_core.files.change_dir import locate_change
+from handoff_core.files.entries import exists_dir, shown_name, try_open
+from handoff_core.files.reader import read_snapshot, round_names
+from handoff_core.layout import CHANGES, DEFAULT_STATE_ROOT, REPORT_FILE, SESSIONS, STAGES
 
-__all__ = ["arguments", "main"]
+__all__ = ["arguments", "main", "validate_all"]
 
 USAGE = (
     "Usage: handoff-validate --repo <project> [--method-root <methods> --state-root <data-parent>] "
     "--change <id> --session <round> --task <id> --stage dispatch|return\n"
     "Without --state-root the state root is <project>/speculo/.speculo. Read-only; no log discovery or "
     "external transcript access. Exit 0: structure ok; 1: validation failed; 2: bad arguments."
+)
+ALL_USAGE = (
+    "       handoff-validate --all --repo <project> [--state-root <data-parent>] [--change <id>]\n"
+    "Every task of the change (or of every active change), each at its stage (return once it has a REPORT.md): "
+    "one JSON line per task. Exit 0: all ok; 1: any failed; 2: bad arguments."
 )
 _FLAGS = {
     "--repo": "repo",
@@ -69,11 +79,87 @@ def validate(values: dict[str, str]) -> Verdict:
     return check_handoff(lambda: read_snapshot(root, change, session, task), values["stage"], change, session, task)
 
 
+def parse_all(argv: Sequence[str]) -> dict[str, str]:
+    """The flags of ``--all``: the repo, and optionally a state root and one change."""
+    values: dict[str, str] = {}
+    items = list(argv)
+    for index in range(0, len(items), 2):
+        key = _FLAGS.get(items[index])
+        value = items[index + 1] if index + 1 < len(items) else ""
+        if key not in ("repo", "method_root", "state_root", "change") or key in values or not value:
+            raise UsageError("--all takes --repo, --state-root and --change only, each once with a value")
+        values[key] = value
+    if not values.get("repo"):
+        raise UsageError("missing required arguments")
+    return values
+
+
+def _active_changes(root: Path) -> list[str]:
+    try:  # names from the tree: each one is validated as its tasks are (a bad id is a failure, not a skip)
+        return sorted(os.listdir(root.joinpath(*CHANGES)))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _tasks_of(root: Path, change: str) -> list[tuple[str, str]]:
+    """``(round, task)`` of every task directory of the change, walked by handle."""
+    with locate_change(root, change) as (_, change_fd), ExitStack() as stack:
+        sessions_fd = try_open(stack, change_fd, (SESSIONS,))
+        if sessions_fd is None:
+            return []
+        found = []
+        for session in round_names(sessions_fd, None):
+            round_fd = try_open(stack, sessions_fd, (session,))
+            tasks = sorted(os.listdir(round_fd)) if round_fd is not None else []
+            found += [(session, task) for task in tasks if round_fd is not None and exists_dir(round_fd, task)]
+        return found
+
+
+def _line(change: str, session: str, task: str, verdict: Verdict, stage: str) -> str:
+    ids = {"change": change, "session": shown_name(session), "task": shown_name(task), "stage": stage}
+    found = {"ok": not verdict.errors, "errors": list(verdict.errors), "warnings": list(verdict.warnings)}
+    return json.dumps(ids | found | {"caveat": verdict.caveat}, ensure_ascii=False)
+
+
+def _judged(root: Path, change: str, session: str, task: str) -> tuple[str, Verdict]:
+    """The task at its stage: ``return`` once it has a REPORT.md, as status judges it; read once."""
+    snapshot = read_snapshot(root, change, session, task)
+    stage = "return" if snapshot.file(REPORT_FILE).kind != "missing" else "dispatch"
+    return stage, check_handoff(lambda: snapshot, stage, change, session, task)
+
+
+def validate_all(values: dict[str, str]) -> int:
+    """One JSON line per task of the change, or of every active change; 1 when any fails."""
+    root = state_root(values)
+    failed = False
+    for change in [values["change"]] if values.get("change") else _active_changes(root):
+        try:
+            tasks = _tasks_of(root, change)
+        except (HandoffError, OSError) as exc:  # a change that cannot be walked fails whole
+            print(json.dumps({"change": shown_name(change), "ok": False, "errors": [str(exc)]}, ensure_ascii=False))
+            failed = True
+            continue
+        for session, task in tasks:
+            stage, verdict = _judged(root, change, session, task)
+            failed |= bool(verdict.errors)
+            print(_line(change, session, task, verdict, stage))
+    return 1 if failed else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args in (["--help"], ["-h"]):
-        print(USAGE)
+        print(USAGE)  # the seed's: the extension's usage is asked for with --all --help
         return 0
+    if args in (["--all", "--help"], ["--all", "-h"]):
+        print(ALL_USAGE.lstrip())
+        return 0
+    if "--all" in args:
+        try:
+            return validate_all(parse_all([a for a in args if a != "--all"]))
+        except UsageError as exc:
+            print(f"{exc}\n{USAGE}\n{ALL_USAGE}", file=sys.stderr)
+            return 2
     try:
         values = parse_args(args)
     except UsageError as exc:

@@ -37,6 +37,7 @@ LAYERS = (
     ("handoff_core.services.tree",),
     ("handoff_core.services.capabilities",),
     ("handoff_core.services.evidence",),
+    ("handoff_core.services.views",),
     ("handoff_core.services.writing",),
     ("handoff_core.services.exchange",),
     ("handoff_core.services.handoffs",),

@@ -44,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="handoff-mcp", description="Handoff tools for coding agents over MCP (stdio, or HTTP for a team)."
     )
+    parser.add_argument("--version", action="version", version=f"handoff-mcp {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     for name, text in (
         ("serve", "run the MCP server on stdio (the default command)"),
@@ -93,6 +94,8 @@ def _parser() -> argparse.ArgumentParser:
         if name == "doctor":
             sub.add_argument("--fix", action="store_true", help="remove them (under the state-root lock)")
     commands.add_parser("validate", help="validate one handoff (same as handoff-validate)", add_help=False)
+    guard_help = "judge an agent CLI's tool call or a commit against the task's scope (its hooks run it)"
+    commands.add_parser("guard", help=guard_help, add_help=False)
     return parser
 
 
@@ -153,9 +156,19 @@ def _team_options(args: argparse.Namespace) -> TeamOptions:
     )
 
 
+def _version() -> str:
+    """The installed distribution's version (package metadata): one home, pyproject.toml."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("handoff-mcp")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if not args_list or args_list[0] not in (*COMMANDS, "-h", "--help"):
+    if not args_list or args_list[0] not in (*COMMANDS, "-h", "--help", "--version"):
         args_list.insert(0, "serve")
     if args_list[0] == "validate":
         return validate_cli.main(args_list[1:])

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from handoff_core.contract.values import visible
 from handoff_core.layout import CHANGES
 from handoff_core.services.rules.ownership import writer_slots
+from handoff_core.services.views.status_view import AuditBudget, TaskFacts, task_facts
 from server.config import Settings
 from server.mcp.services import open_store
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["doctor", "status"]
 
 _HOUR, _DAY = 60, 24 * 60  # in minutes
+ATTENTION_MARK = "⚠"
 
 
 def _age(seconds: float) -> str:
@@ -25,57 +27,72 @@ def _age(seconds: float) -> str:
     return f"{minutes // _DAY}d" if minutes >= _DAY else f"{minutes // _HOUR}h" if minutes >= _HOUR else f"{minutes}m"
 
 
-def _status_json(settings: Settings, every: list[TaskStatus], tasks: list[TaskStatus]) -> str:
-    now = time.time()
+def _status_json(settings: Settings, every: list[TaskStatus], rows: list[TaskFacts]) -> str:
     claims = sum(1 for task in every if task.claims_writer)  # a filter never frees a slot
     slots = writer_slots(claims, settings.writer_cap)
-    rows = [
+    tasks = [
         {
-            "ref": str(t.ref),
-            "kind": t.kind or "",
-            "state": t.label,
-            "age_seconds": round(t.age(now), 1),
-            "claim": t.claim,
-            "has_locator": t.has_locator,
-            "proof": t.proof or "",
-            "problems": [*t.problems, *(f"temp {n}" for n in t.temp_files)],
+            "ref": str(f.ref),
+            "kind": f.kind,
+            "state": f.state,
+            "age_seconds": round(f.age_seconds, 1),
+            "claim": f.claim,
+            "has_locator": f.has_locator,
+            "proof": f.proof,
+            "audit": f.audit,
+            "problems": list(f.problems),
+            "attention": f.attention,
         }
-        for t in tasks
+        for f in rows
     ]
-    body = {"state_root": str(settings.state_root), "tasks": rows, "writer_claims": claims}
-    return json.dumps({**body, "free_writer_slots": slots.free, "writers": slots.describe()}, ensure_ascii=True)
+    body = {"state_root": str(settings.state_root), "tasks": tasks, "writer_claims": claims}
+    needing = sum(1 for f in rows if f.attention)
+    body |= {"needs_attention": needing, "free_writer_slots": slots.free, "writers": slots.describe()}
+    return json.dumps(body, ensure_ascii=True)
 
 
 def status(
     settings: Settings, change: str | None, session: str | None, since: str | None = None, as_json: bool = False
 ) -> int:
+    from handoff_core.services.tree.status_page import changed_since
+
+    queries = open_store(settings).queries
+    every = queries.status(change, session)
+    tasks = changed_since(every, since) if since else every
+    now, audits = time.time(), AuditBudget(queries)  # git only for returned worktree tasks, a bounded few
+    rows = [task_facts(task, now, audits.verdict(task)) for task in tasks]
+    if as_json:
+        print(_status_json(settings, every, rows))
+        return 0
+    _print_table(settings, every, rows, since)
+    return 0
+
+
+def _print_table(settings: Settings, every: list[TaskStatus], rows: list[TaskFacts], since: str | None) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    from handoff_core.services.tree.status_page import changed_since
-
-    every = open_store(settings).queries.status(change, session)
-    tasks = changed_since(every, since) if since else every
-    if as_json:
-        print(_status_json(settings, every, tasks))
-        return 0
-    now = time.time()
-    table = Table("ref", "kind", "state", "age", "claim", "locator", "proof", "problems", title="handoff status")
-    for task in tasks:
-        problems = "; ".join(task.problems + tuple(f"temp {n}" for n in task.temp_files))
-        cells = [str(task.ref), task.kind or "?", task.label, _age(task.age(now)), task.claim]
+    table = Table(
+        "ref", "kind", "state", "age", "claim", "locator", "proof", "audit", "problems", title="handoff status"
+    )
+    for f in rows:
+        state = f"{f.state} {ATTENTION_MARK}" if f.attention else f.state
+        cells = [str(f.ref), f.kind or "?", state, _age(f.age_seconds), f.claim, "yes" if f.has_locator else ""]
         # Names come from the tree: shown as plain text (no rich markup), control characters spelled out.
-        extra = ["yes" if task.has_locator else "", task.proof or "", problems]
-        table.add_row(*(Text(visible(cell)) for cell in [*cells, *extra]))
+        table.add_row(*(Text(visible(cell)) for cell in [*cells, f.proof, f.audit, "; ".join(f.problems)]))
     console = Console(width=200)
     if not every:
         console.print(Text(f"no tasks under {visible(str(settings.state_root.joinpath(*CHANGES)))}"))
-        return 0
-    console.print(table if tasks else Text(f"no task changed since {visible(since or '')}"))
+        return
+    console.print(table if rows else Text(f"no task changed since {visible(since or '')}"))
+    needing = [f for f in rows if f.attention]
+    if needing:  # one line each, below the table: a reason is a sentence, too long for a cell
+        console.print(f"needs attention: {len(needing)} task(s)")
+        for f in needing:
+            console.print(Text(visible(f"{ATTENTION_MARK} {f.ref}: {f.attention}")), soft_wrap=True)
     claims = sum(1 for task in every if task.claims_writer)  # a filter never frees a slot
     console.print(f"writer claims: {claims}; {writer_slots(claims, settings.writer_cap).describe()}")
-    return 0
 
 
 def doctor(settings: Settings, fix: bool) -> int:

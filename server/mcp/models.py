@@ -93,6 +93,7 @@ class TaskState(Wire):
     problems: list[str] = []
     proof: str = ""
     audit: str = ""
+    attention: str = ""  # why the Lead has to look at it now (a failed audit, an invalid proof, ...)
 
 
 class Status(Wire):

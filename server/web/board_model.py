@@ -20,11 +20,19 @@ from handoff_core.contract.ids import Ref, ref_in
 from handoff_core.contract.values import visible
 from handoff_core.errors import HandoffError
 from handoff_core.layout import HEADING_MEANINGS
-from handoff_core.services.evidence.audit import audit_verdicts, worktree_verdict
+from handoff_core.services.evidence.audit import worktree_verdict
 from handoff_core.services.rules.ownership import writer_slots
 from handoff_core.services.tree import report_view
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.status import TaskStatus, task_status
+from handoff_core.services.views.status_view import (
+    NOT_AUDITED,
+    AuditBudget,
+    TaskFacts,
+    attention_of,
+    auditable,
+    task_facts,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -41,22 +49,21 @@ def ref_of_path(state_root: Path, path: Path) -> Ref | None:
         return None
 
 
-def _row(judged: tuple[TaskStatus, float], now: float, audit: str = "") -> dict[str, Any]:
-    status = judged[0]
-    scope = status.scope
+def _row(facts: TaskFacts) -> dict[str, Any]:
     return {
-        "ref": str(status.ref),
-        "kind": status.kind or "?",
-        "state": status.label,
-        "age_seconds": status.age(now),
-        "returned_seconds": status.closed_age(now),
-        "workspace": (scope.workspace or "") if scope else "",
-        "writable": list(scope.writable) if scope else [],
-        "claim": status.claim,
-        "problems": [visible(problem) for problem in status.problems],
-        "evidence": [f"REPORT proof: {status.proof}"] * (status.proof not in (None, "valid"))
-        + [f"audit: {audit}"] * (audit not in ("", "passed")),
-        "audit": audit,
+        "ref": str(facts.ref),
+        "kind": facts.kind or "?",
+        "state": facts.state,
+        "age_seconds": facts.age_seconds,
+        "returned_seconds": facts.closed_seconds,
+        "workspace": facts.workspace,
+        "writable": list(facts.writable),
+        "claim": facts.claim,
+        "has_locator": facts.has_locator,
+        "proof": facts.proof,
+        "audit": facts.audit,
+        "problems": [visible(problem) for problem in facts.problems],
+        "attention": visible(facts.attention),
     }
 
 
@@ -67,6 +74,11 @@ class BoardModel:
     version: int = 0
     tasks: dict[str, tuple[TaskStatus, float]] = field(default_factory=dict)  # ref -> (status, judged at)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        # ref -> the last audit verdict of a returned worktree task: a folded change shows what its pages
+        # found, and each summary audits at most MAX_AUDITS more; a file event drops its task's verdict.
+        self.audits: dict[str, str] = {}
 
     def load(self) -> None:
         """Judge every task of every active change (once, at start)."""
@@ -81,6 +93,7 @@ class BoardModel:
         for ref in refs:
             snapshot = self.queries.snapshot(ref)
             with self._lock:
+                self.audits.pop(str(ref), None)
                 if snapshot.task_found:
                     self.tasks[str(ref)] = (task_status(ref, snapshot), time.time())
                 else:
@@ -93,18 +106,22 @@ class BoardModel:
             tasks = [status for status, _ in self.tasks.values()]
             version = self.version
         claims = [t for t in tasks if t.claims_writer]
+        ordered = sorted(tasks, key=lambda t: (t.ref.change, t.ref.session, t.ref.task))
+        audits = self._audits(ordered, AuditBudget(self.queries), fresh=False)
         changes: dict[str, dict[str, Any]] = {}
-        for status in sorted(tasks, key=lambda t: (t.ref.change, t.ref.session, t.ref.task)):
+        for status in ordered:
             change = changes.setdefault(
-                status.ref.change, {"change": status.ref.change, "counts": Counter(), "rounds": {}}
+                status.ref.change, {"change": status.ref.change, "counts": Counter(), "rounds": {}, "attention": 0}
             )
             change["counts"][_bucket(status)] += 1
             rounds = change["rounds"].setdefault(status.ref.session, {"round": status.ref.session, "counts": Counter()})
             rounds["counts"][_bucket(status)] += 1
+            change["attention"] += bool(attention_of(status, audits.get(status.ref, "")))
         return {
             "version": version,
             "state_root": str(self.queries.roots.state_root),
             "total": len(tasks),
+            "attention": sum(c["attention"] for c in changes.values()),
             "claims": [{"ref": str(t.ref), "claim": t.claim} for t in claims],
             "free_writer_slots": (slots := writer_slots(len(claims), self.writer_cap)).free,
             "writers": slots.describe(),
@@ -122,14 +139,29 @@ class BoardModel:
         with self._lock:
             rows = sorted((j for j in self.tasks.values() if j[0].ref.change == change), key=lambda j: str(j[0].ref))
         now = time.time()
-        shown = rows[offset : offset + limit]
-        audits = audit_verdicts(self.queries, [status for status, _ in shown])
+        shown = [status for status, _ in rows[offset : offset + limit]]
+        audits = self._audits(shown, AuditBudget(self.queries), fresh=True)
         return {
             "change": change,
             "offset": offset,
             "total": len(rows),
-            "tasks": [_row(t, now, audits.get(t[0].ref, "")) for t in shown],
+            "tasks": [_row(task_facts(status, now, audits.get(status.ref, ""))) for status in shown],
         }
+
+    def _audits(self, statuses: list[TaskStatus], budget: AuditBudget, *, fresh: bool) -> dict[Ref, str]:
+        """The audit verdicts of the returned worktree tasks among ``statuses``: those held, unless
+        ``fresh``; the others audited within ``budget``, and held."""
+        with self._lock:
+            held = dict(self.audits)
+        found: dict[Ref, str] = {}
+        for status in filter(auditable, statuses):
+            known = None if fresh else held.get(str(status.ref))
+            found[status.ref] = known if known is not None else budget.verdict(status)
+        made_for = {id(s) for s in statuses}
+        with self._lock:  # a verdict is held only for the status it was made for: a file event may have come since
+            current = {ref for ref in map(str, found) if ref in self.tasks and id(self.tasks[ref][0]) in made_for}
+            self.audits.update({str(ref): v for ref, v in found.items() if v != NOT_AUDITED and str(ref) in current})
+        return found
 
     def detail(self, ref: Ref) -> dict[str, Any]:
         """The task's TASK text and its REPORT, focused handoff first: all of it plain text."""

@@ -5,13 +5,14 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from handoff_core.contract.proof import PROOF_INVALID, signing_key
 from handoff_core.services.writing.store import Store
 from handoff_core.validator import arguments
-from tests.conftest import implementation, report_of
+from tests.conftest import implementation, make_change, report_of, review
 
 SIGNING_TOKEN = "validator-token-aaaaaaaaaaaaaaaaa"
 SCRIPT = Path(sys.executable).parent / "handoff-validate"
@@ -166,3 +167,55 @@ def test_a_report_edited_after_publishing_fails_validation_naming_the_signature(
     result = run(*args)
     assert result.returncode == 1
     assert json.loads(result.stdout)["errors"] == [PROOF_INVALID]
+
+
+def lines_of(result: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def test_all_checks_every_task_of_every_active_change_one_line_each(project: Path, store: Store) -> None:
+    good = store.create_task(implementation()).ref
+    other = "2026-12-01-other"
+    make_change(store.roots.state_root, other)
+    broken = store.create_task(review("review-b", change=other)).ref
+    (store.roots.task_dir(broken) / "REPORT.md").write_text("half a report\n")  # by hand: return stage, invalid
+    result = run("--all", "--repo", str(project))
+    assert result.returncode == 1
+    found = {(line["change"], line["session"], line["task"]): line for line in lines_of(result)}
+    assert set(found) == {(good.change, good.session, good.task), (other, broken.session, broken.task)}
+    assert found[(good.change, good.session, good.task)]["ok"] is True
+    assert found[(good.change, good.session, good.task)]["stage"] == "dispatch"
+    failing = found[(other, broken.session, broken.task)]
+    assert (failing["ok"], failing["stage"]) == (False, "return")
+    assert failing["errors"]
+
+
+def test_all_of_one_change_checks_only_its_tasks_and_exits_zero_when_they_pass(project: Path, store: Store) -> None:
+    good = store.create_task(implementation()).ref
+    other = "2026-12-01-other"
+    make_change(store.roots.state_root, other)
+    broken = store.create_task(review("review-b", change=other)).ref
+    (store.roots.task_dir(broken) / "REPORT.md").write_text("half a report\n")
+    result = run("--all", "--change", good.change, "--repo", str(project))
+    assert (result.returncode, [line["task"] for line in lines_of(result)]) == (0, [good.task])
+    assert run("--all", "--change", other, "--repo", str(project)).returncode == 1
+
+
+@pytest.mark.parametrize("extra", [["--task", "001-x"], ["--stage", "dispatch"], ["--change"], []])
+def test_all_refuses_a_flag_it_does_not_take_with_exit_two(project: Path, extra: list[str]) -> None:
+    repo = ["--repo", str(project)] if extra else []
+    result = run("--all", *repo, *extra)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "--all" in result.stderr
+
+
+def test_all_loads_neither_mcp_nor_pydantic(project: Path, store: Store) -> None:
+    store.create_task(implementation())
+    code = (
+        "import sys; from handoff_core.validator import main; "
+        f"code = main(['--all', '--repo', {str(project)!r}]); "
+        "print(code, sorted(m for m in ('mcp', 'pydantic', 'server') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert result.stdout.splitlines()[-1] == "0 []"

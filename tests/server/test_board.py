@@ -25,6 +25,7 @@ from server.web.board_model import BoardModel
 from server.web.watcher import Changes, watch_board
 from tests.conftest import CHANGE, implementation, report_of, review
 from tests.core.evidence.gitrepo import FOCUS, add_worktree, commit_all, make_repo, write
+from tests.server.test_status_surfaces import audited_and_failed
 from tests.server.test_tools import call, task_args
 
 pytestmark = pytest.mark.anyio
@@ -271,8 +272,19 @@ def test_a_report_that_is_not_proven_and_a_failed_audit_are_flagged_on_the_board
     model = BoardModel(store.queries, 3)
     model.load()
     (row,) = model.page(ref.change, 0)["tasks"]
-    assert row["evidence"] == ["REPORT proof: absent", "audit: failed"]
+    assert row["problems"][-2:] == ["REPORT proof: absent", "audit: failed"]
+    assert row["attention"].startswith("audit failed")
     assert (row["audit"], model.detail(ref)["report"]["proof"]) == ("failed", "absent")
+
+
+def test_a_folded_change_counts_a_failed_audit_as_needing_attention(store: Store) -> None:
+    ref = audited_and_failed(store)  # proven: only the audit fails it
+    model = BoardModel(store.queries, 3)
+    model.load()
+    summary = model.summary()  # no page asked for: the change is folded
+    (change,) = summary["changes"]
+    assert (summary["attention"], change["attention"]) == (1, 1)
+    assert model.audits == {str(ref): "failed"}
 
 
 def test_the_board_shows_the_writer_slots_create_task_admits(store: Store) -> None:
@@ -309,9 +321,10 @@ async def test_with_the_panel_open_at_1400_by_900_the_columns_fit_and_the_timeli
     await page.click(f"tr[data-ref='{review_task['ref']}']")
     await page.wait_for_selector("#detail:not([hidden]) pre", timeout=5000)
     overflow = await page.evaluate(
-        "[...document.querySelectorAll('.round, .round .scroll')].map((s) => s.scrollWidth - s.clientWidth)"
+        "[...document.querySelectorAll('details.change > .body, .body .scroll')]"
+        ".map((s) => s.scrollWidth - s.clientWidth)"
     )
-    assert overflow  # each round and its table's box
+    assert overflow  # the change's body and its table's box
     assert max(overflow) <= 0  # every column beside the open panel, none hidden under it
     broken = await page.evaluate(
         """[...document.querySelectorAll('td.scope span, tr.task td:nth-child(-n+4)')].filter((e) => {
@@ -344,3 +357,90 @@ async def test_a_bad_query_is_answered_with_its_code_never_a_server_error(board:
         (400, "invalid_id"),
         (404, "task_not_found"),
     ]
+
+
+async def opened(browser: Any, board: Board, width: int = 1400) -> Any:
+    page = await browser.new_page(viewport={"width": width, "height": 900})
+    await page.goto(board.login_url())
+    await page.wait_for_selector("body[data-ready='1']", timeout=5000)
+    return page
+
+
+@pytest.mark.slow
+async def test_a_completed_return_whose_audit_failed_is_never_the_green_of_a_good_one(
+    board: Board, browser: Any, store: Store, settings_for: Any
+) -> None:
+    failed = audited_and_failed(store)
+    async with Client(build_server(settings_for("lead"))) as lead:
+        good = await call(lead, "create_task", **task_args_review())
+    async with Client(build_server(settings_for("executor"))) as executor:
+        await call(executor, "write_report", **report_for(good))
+    page = await opened(browser, board)
+    await page.wait_for_selector("details.change .chip.attention", timeout=5000)  # folded: the summary says it
+    assert "needs attention 1" in await page.inner_text("details.change > summary")
+    await page.click("details.change > summary")
+    colour = "(ref) => getComputedStyle(document.querySelector(`tr[data-ref='${ref}'] .state`)).color"
+    await page.wait_for_selector(f"tr[data-ref='{good['ref']}'] .state", timeout=5000)
+    green = await page.evaluate(colour, good["ref"])
+    flagged = await page.evaluate(colour, str(failed))
+    assert await page.inner_text(f"tr[data-ref='{failed}'] .state") == "returned:completed"
+    assert green == "rgb(26, 127, 55)"
+    assert flagged != green
+    assert "audit: failed" in await page.inner_text(f"tr[data-ref='{failed}']")
+
+
+@pytest.mark.slow
+async def test_the_rounds_of_a_change_share_one_column_grid(
+    board: Board, browser: Any, store: Store, settings_for: Any
+) -> None:
+    async with Client(build_server(settings_for("lead"))) as lead:
+        await call(lead, "create_task", **task_args(topic="a-much-longer-topic-name-for-the-first-round"))
+        await call(lead, "create_task", **{**task_args_review(), "topic": "x"})  # a round of its own
+    page = await opened(browser, board)
+    await page.click("details.change > summary")
+    await page.wait_for_selector("tr.task >> nth=1", timeout=5000)
+    lefts = await page.evaluate(
+        "[...document.querySelectorAll('tr.task')]"
+        ".map((tr) => [...tr.cells].map((c) => Math.round(c.getBoundingClientRect().left)))"
+    )
+    rounds = await page.evaluate(
+        "new Set([...document.querySelectorAll('tr.task')].map((tr) => tr.dataset.ref.split('/')[1])).size"
+    )
+    assert rounds == 2
+    assert lefts[0] == lefts[1]  # every column starts at the same place in both rounds
+
+
+# Draws a string with the font an element uses and returns its pixels' digest: a string the fonts lack is drawn
+# as one missing-glyph box per character, the same box whatever the character.
+DRAWN = """([selector, text]) => {
+  const canvas = document.createElement('canvas'); canvas.width = 400; canvas.height = 60;
+  const context = canvas.getContext('2d');
+  context.font = getComputedStyle(document.querySelector(selector)).font;
+  context.fillText(text, 4, 40);
+  let hash = 0;
+  for (const value of context.getImageData(0, 0, 400, 60).data) hash = (hash * 31 + value) | 0;
+  return hash;
+}"""
+
+
+@pytest.mark.slow
+async def test_the_seeds_chinese_headings_are_drawn_as_glyphs_not_boxes(
+    board: Board, browser: Any, settings_for: Any
+) -> None:
+    async with Client(build_server(settings_for("lead"))) as lead:
+        created = await call(lead, "create_task", **task_args_review())
+    async with Client(build_server(settings_for("executor"))) as executor:
+        await call(executor, "write_report", **report_for(created))
+    page = await opened(browser, board)
+    await page.click("details.change > summary")
+    await page.click(f"tr[data-ref='{created['ref']}']")
+    await page.wait_for_selector("#detail:not([hidden]) h4", timeout=5000)
+    heading = (await page.inner_text("#detail-body h4 >> nth=0"))[:4]
+    assert heading == "聚焦交接"
+    missing = "\u0378" * 4  # unassigned in Unicode: no font has it, every browser draws its missing-glyph box
+    for selector in ("#detail-body h4", "#detail-body pre"):
+        drawn = [await page.evaluate(DRAWN, [selector, text]) for text in (heading, missing, *heading)]
+        assert drawn[0] != drawn[1], (
+            f"{selector}: the heading is drawn as missing-glyph boxes: no CJK font (apt-get install fonts-noto-cjk)"
+        )
+        assert len(set(drawn[2:])) == 4, f"{selector}: its four characters are drawn alike (boxes)"

@@ -317,3 +317,33 @@ def test_a_dry_run_of_coordination_save_prints_the_file_and_writes_nothing(
         "fallback": ["lead"],
     }
     assert not (state_root / "coordination").exists()
+
+
+def test_the_version_is_the_installed_packages(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"handoff-mcp {version('handoff-mcp')}\n"
+
+
+def test_the_help_lists_every_command_guard_included(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    listed = {line.split()[0] for line in out.splitlines() if line.startswith("    ") and line.split()}
+    assert listed >= {"serve", "status", "token", "doctor", "config", "board", "validate", "guard"}
+
+
+def test_a_printed_token_ends_its_line(
+    store: Store, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = tmp_path / "lead" / "secret"
+    ref, token = dispatched(store, secret)
+    code, out, _ = run(capsys, "token", str(ref), "--project-root", str(project), "--secret-file", str(secret))
+    assert (code, out) == (0, f"{token}\n")
+    code, out, _ = run(capsys, "token", "--lead", "--project-root", str(project), "--secret-file", str(secret))
+    assert code == 0
+    assert out.endswith("\n")
+    assert out.count("\n") == 1

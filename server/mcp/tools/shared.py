@@ -13,11 +13,11 @@ from pydantic import Field
 from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.report import Report, first_sentence, focused_problem, summary_line
 from handoff_core.layout import FOCUSED_LENGTH, REPORT_FILE, ReportStatus, Stage
-from handoff_core.services.evidence.audit import audit_verdicts
 from handoff_core.services.exchange.outbound import external_dispatches
 from handoff_core.services.rules.ownership import writer_slots
 from handoff_core.services.tree.status import TaskStatus
 from handoff_core.services.tree.status_page import changed_since, page_status
+from handoff_core.services.views.status_view import AuditBudget, TaskFacts, task_facts
 from server.mcp.models import ReportWritten, Status, TaskState, TaskView, Validation
 from server.mcp.params import RefArg
 from server.mcp.registration import READ_ONLY, WRITE_ONCE, tool
@@ -110,22 +110,22 @@ def tools(services: Services) -> list[Tool]:
             tasks = changed_since(tasks, since)
         now = time.time()
         rows: dict[str, TaskState] = {}  # each row built once: sized while paging, then sent
+        audits = AuditBudget(queries)  # a few git calls per returned worktree task, for the page only
 
         def sent_bytes(status: TaskStatus) -> int:
-            rows[str(status.ref)] = row = _task_state(status, now)
+            rows[str(status.ref)] = row = _task_state(task_facts(status, now, audits.verdict(status)))
             return _sent_bytes(row)
 
         def judge(status: TaskStatus) -> TaskStatus:
             return queries.judged(status, every)
 
         page = page_status(tasks, view or "needs_lead", now=now, size=sent_bytes, judge=judge)
-        audits = audit_verdicts(queries, page.tasks)
         if scope is None:
             queries.judge_later(every, change or None, session or None)
         return Status(
             counts=page.counts,
             unjudged=page.unjudged,
-            tasks=[rows[str(t.ref)].model_copy(update={"audit": audits.get(t.ref, "")}) for t in page.tasks],
+            tasks=[rows[str(t.ref)] for t in page.tasks],
             next_cursor=page.next_cursor,
             free_writer_slots=(slots := writer_slots(len(claims), services.settings.writer_cap)).free,
             writers=slots.describe(),
@@ -142,16 +142,18 @@ def tools(services: Services) -> list[Tool]:
     ]
 
 
-def _task_state(t: TaskStatus, now: float) -> TaskState:
+def _task_state(facts: TaskFacts) -> TaskState:
     return TaskState(
-        ref=str(t.ref),
-        kind=t.kind or "",
-        state=t.label,
-        age_seconds=t.age(now),
-        claim=t.claim,
-        has_locator=t.has_locator,
-        problems=[*t.problems, *t.notes, *(f"leftover temp file {n}" for n in t.temp_files)],
-        proof=t.proof or "",
+        ref=str(facts.ref),
+        kind=facts.kind,
+        state=facts.state,
+        age_seconds=facts.age_seconds,
+        claim=facts.claim,
+        has_locator=facts.has_locator,
+        problems=list(facts.problems),
+        proof=facts.proof,
+        audit=facts.audit,
+        attention=facts.attention,
     )
 
 

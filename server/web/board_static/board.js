@@ -55,7 +55,8 @@ async function renderSummary() {
   document.getElementById("root").textContent = `state root ${reveal(s.state_root)} · ${s.total} tasks`;
   const totals = {};
   for (const change of s.changes) for (const [k, v] of Object.entries(change.counts)) totals[k] = (totals[k] || 0) + v;
-  document.getElementById("totals").replaceChildren(...chips(totals),
+  const flagged = s.attention ? [el("span", { class: "chip attention", text: `⚠ needs attention ${s.attention}` })] : [];
+  document.getElementById("totals").replaceChildren(...chips(totals), ...flagged,
     el("span", { class: "chip", text: s.writers, title: "what create_task admits now" }));
   document.getElementById("claims").replaceChildren(...s.claims.map((c) =>
     el("span", { class: "chip mono", text: `claim ${c.ref} · ${c.claim}` })));
@@ -63,8 +64,10 @@ async function renderSummary() {
   const kept = new Map([...list.querySelectorAll("details.change")].map((d) => [d.dataset.change, d]));
   const nodes = s.changes.map((change) => {
     const node = kept.get(change.change) || el("details", { class: "change", "data-change": change.change });
+    const flagged = change.attention ? el("span", { class: "chip attention",
+      text: `⚠ needs attention ${change.attention}`, title: "a failed audit, a proof that is not valid, an unreadable task..." }) : null;
     const summary = el("summary", {}, el("span", { class: "name mono", text: change.change }),
-      el("span", { class: "muted", text: `${change.rounds.length} round(s)` }), ...chips(change.counts));
+      el("span", { class: "muted", text: `${change.rounds.length} round(s)` }), ...chips(change.counts), flagged);
     const body = node.querySelector(".body") || el("div", { class: "body" });
     node.replaceChildren(summary, body);
     if (!node.dataset.wired) {
@@ -89,14 +92,37 @@ function timeline(rows) {
     const part = el("span");
     part.style.left = `${start}%`;
     part.style.width = `${Math.max(1.5, end - start)}%`;
-    part.style.background = `var(--${row.returned_seconds === null ? "dispatched" : "returned"})`;
+    const colour = row.attention ? "failed" : row.returned_seconds === null ? "dispatched" : "returned";
+    part.style.background = `var(--${colour})`;
     bar.append(part);
     return bar;
   };
-  // The scale over the column: the oldest dispatch of the round on the left, now on the right.
+  // The scale over the column: the oldest dispatch of the change on the left, now on the right.
   const scale = el("div", { class: "scale", title: "dispatch → return, oldest dispatch to now" },
     el("span", { text: `${age(span)} ago` }), el("span", { text: age(span / 2) }), el("span", { text: "now" }));
   return { bar, scale };
+}
+
+function stateCell(row) {
+  // A return whose evidence does not hold (failed audit, proof not valid, ...) is never the plain colour of a good one.
+  const flagged = row.attention ? " attention" : "";
+  const state = el("span", { class: `state ${stateClass(row.state)}${flagged}`, text: row.state });
+  if (row.attention) state.title = reveal(row.attention);
+  return el("td", {}, state, row.attention ? el("span", { class: "mark", text: " ⚠" }) : null);
+}
+
+function taskRow(row, bar) {
+  const tr = el("tr", { class: "task", "data-ref": row.ref, tabindex: "0" },
+    el("td", { class: "mono", text: row.ref.split("/")[2] }),
+    el("td", { text: row.kind }),
+    stateCell(row),
+    el("td", { text: age(row.age_seconds) }),
+    el("td", { class: "mono scope", title: row.claim ? `writer claim: ${row.claim}` : "no writer claim" },
+      ...[row.workspace, ...row.writable].filter(Boolean).map((part) => el("span", { text: part }))),
+    el("td", { class: "when" }, bar(row)),
+    el("td", {}, ...row.problems.map((p) => el("div", { class: "problem", text: p }))));
+  tr.addEventListener("click", () => showTask(row.ref));
+  return tr;
 }
 
 async function renderTasks(change) {
@@ -117,36 +143,23 @@ async function renderTasks(change) {
     if (!rounds.has(round)) rounds.set(round, []);
     rounds.get(round).push(row);
   }
-  const body = node.querySelector(".body");
-  const sections = [...rounds].map(([round, members]) => {
-    const { bar, scale } = timeline(members);
-    const heads = ["task", "kind", "state", "age", "scope"].map((h) => el("th", { text: h }));
-    const table = el("table", {}, el("thead", {}, el("tr", {}, ...heads,
-      el("th", { class: "when" }, "timeline", scale), el("th", { text: "problems" }))));
-    const tbody = el("tbody");
-    for (const row of members) {
-      const tr = el("tr", { class: "task", "data-ref": row.ref, tabindex: "0" },
-        el("td", { class: "mono", text: row.ref.split("/")[2] }),
-        el("td", { text: row.kind }),
-        el("td", {}, el("span", { class: `state ${stateClass(row.state)}`, text: row.state })),
-        el("td", { text: age(row.age_seconds) }),
-        el("td", { class: "mono scope", title: row.claim ? `writer claim: ${row.claim}` : "no writer claim" },
-          ...[row.workspace, ...row.writable].filter(Boolean).map((part) => el("span", { text: part }))),
-        el("td", { class: "when" }, bar(row)),
-        el("td", {}, ...[...row.evidence, ...row.problems].map((p) => el("div", { class: "problem", text: p }))));
-      tr.addEventListener("click", () => showTask(row.ref));
-      tbody.append(tr);
-    }
-    table.append(tbody);
-    return el("div", { class: "round" }, el("h3", { text: `round ${round} · ${members.length} task(s)` }),
-      el("div", { class: "scroll" }, table));
-  });
+  // One table for the change: every round is a body of it, so the rounds share one column grid and one time scale.
+  const { bar, scale } = timeline(rows);
+  const heads = ["task", "kind", "state", "age", "scope"].map((h) => el("th", { text: h }));
+  const table = el("table", { class: "rounds" }, el("thead", {}, el("tr", {}, ...heads,
+    el("th", { class: "when" }, "timeline", scale), el("th", { text: "problems" }))));
+  for (const [round, members] of rounds) {
+    const head = el("tr", { class: "round-head" },
+      el("th", { colspan: "7", class: "mono", text: `round ${round} · ${members.length} task(s)` }));
+    table.append(el("tbody", { class: "round", "data-round": round }, head, ...members.map((row) => taskRow(row, bar))));
+  }
+  const sections = [el("div", { class: "scroll" }, table)];
   if (rows.length < total) {
     const more = el("button", { class: "more", type: "button", text: `show more (${rows.length} of ${total})` });
     more.addEventListener("click", () => { open.set(change, limit + 200); renderTasks(change); });
     sections.push(more);
   }
-  body.replaceChildren(...sections);
+  node.querySelector(".body").replaceChildren(...sections);
 }
 
 function textBlock(title, text, untrusted) {

@@ -1,0 +1,110 @@
+"""The one status view: per task, the facts every surface shows, built here once.
+
+``handoff_status`` (MCP), ``handoff-mcp status`` (its table and ``--json``) and the board each
+render these facts and build none of their own: a task's state, claim, locator, REPORT proof,
+audit verdict, its problems, and the one reason it needs attention. A failed audit, a proof that
+is not valid and an unreadable task are problems everywhere, so no summary shows such a task as a
+good return. A fact a surface should show is added here, once.
+
+Audits cost a few git calls each: a view audits at most ``MAX_AUDITS`` returned worktree tasks per
+answer (``AuditBudget``), as ``audit_verdicts`` does; a tree without worktree tasks runs no git.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from handoff_core.contract.ids import Ref
+from handoff_core.services.evidence.audit import MAX_AUDITS, audit_verdicts
+from handoff_core.services.tree.queries import Queries
+from handoff_core.services.tree.status import TaskStatus
+
+__all__ = ["NOT_AUDITED", "AuditBudget", "TaskFacts", "attention_of", "auditable", "problems_of", "task_facts"]
+
+NOT_AUDITED = "not audited here: call audit_task"
+_TROUBLED_RETURNS = ("blocked", "failed")  # a return the Lead has to act on, even with sound evidence
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TaskFacts:
+    ref: Ref
+    kind: str  # "" when the TASK cannot be read
+    state: str  # ``returned:<status>`` for a returned task
+    age_seconds: float
+    closed_seconds: float | None  # since the REPORT (or RELEASE) closed it; None while open
+    claim: str  # the writer claim as shown; "" when it holds none
+    workspace: str
+    writable: tuple[str, ...]
+    has_locator: bool
+    proof: str  # the REPORT's signature: valid, invalid, absent; "" without a REPORT
+    audit: str  # the audit verdict of a returned worktree task; "" for any other
+    problems: tuple[str, ...]  # validation problems, notes, leftovers and the evidence that does not hold
+    attention: str  # why the Lead has to look at it now; "" when nothing is wrong
+
+
+def auditable(status: TaskStatus) -> bool:
+    """Whether status audits the task: returned, in a worktree of its own (a shared tree cannot be attributed)."""
+    return status.state == "returned" and status.scope is not None and bool(status.scope.worktree)
+
+
+@dataclass
+class AuditBudget:
+    """Audit verdicts for one answer: at most ``limit`` audits run, each once; the rest say so."""
+
+    queries: Queries
+    limit: int = MAX_AUDITS
+    _found: dict[Ref, str] = field(default_factory=dict)
+
+    def verdict(self, status: TaskStatus) -> str:
+        if not auditable(status):
+            return ""
+        if status.ref not in self._found:
+            left = self.limit - sum(1 for v in self._found.values() if v != NOT_AUDITED)
+            self._found |= audit_verdicts(self.queries, [status], limit=1 if left > 0 else 0)
+        return self._found.get(status.ref, "")
+
+
+def problems_of(status: TaskStatus, audit: str = "") -> tuple[str, ...]:
+    """Everything wrong with a task, in one list every surface shows alike."""
+    found = [*status.problems, *status.notes, *(f"leftover temp file {name}" for name in status.temp_files)]
+    if status.proof not in (None, "valid"):
+        found.append(f"REPORT proof: {status.proof}")
+    if audit not in ("", "passed"):
+        found.append(f"audit: {audit}")
+    return tuple(found)
+
+
+def attention_of(status: TaskStatus, audit: str = "") -> str:
+    """The one reason the Lead has to look at the task now, most serious first; "" when none."""
+    if status.state in ("invalid", "incomplete"):
+        first = status.problems[0] if status.problems else "TASK.md is missing"
+        return f"{status.state}: {first}"
+    if audit == "failed":
+        return "audit failed: the change leaves the TASK's scope (audit_task lists the paths)"
+    if status.proof == "invalid":
+        return "REPORT proof invalid: edited after publishing, or signed by another key"
+    if status.proof == "absent":
+        return "REPORT proof absent: not published with the task's token"
+    if status.report_status in _TROUBLED_RETURNS:
+        return f"returned {status.report_status}: read the REPORT"
+    rest = [p for p in problems_of(status, audit) if p != f"audit: {NOT_AUDITED}"]  # not a fault, a limit
+    return rest[0] if rest else ""
+
+
+def task_facts(status: TaskStatus, now: float, audit: str = "") -> TaskFacts:
+    scope = status.scope
+    return TaskFacts(
+        ref=status.ref,
+        kind=status.kind or "",
+        state=status.label,
+        age_seconds=status.age(now),
+        closed_seconds=status.closed_age(now),
+        claim=status.claim,
+        workspace=(scope.workspace or "") if scope else "",
+        writable=tuple(scope.writable) if scope else (),
+        has_locator=status.has_locator,
+        proof=status.proof or "",
+        audit=audit,
+        problems=problems_of(status, audit),
+        attention=attention_of(status, audit),
+    )

@@ -1,0 +1,43 @@
+"""The one status view: problems and the reason for attention, and audits bounded per answer."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from handoff_core.services.tree.status import TaskStatus
+from handoff_core.services.views.status_view import NOT_AUDITED, AuditBudget, attention_of, problems_of
+from handoff_core.services.writing.store import Store
+from tests.conftest import report_of, review
+from tests.core.evidence.gitrepo import FOCUS
+from tests.server.test_status_surfaces import audited_and_failed
+
+
+def returned(store: Store) -> TaskStatus:
+    ref = store.create_task(review()).ref
+    report = report_of(ref, status="completed", focused=FOCUS, artifacts="notes", verification="read")
+    store.write_report(report, ref.change)  # as by hand: no proof
+    (status,) = store.queries.status(ref.change)
+    return status
+
+
+def test_a_return_without_proof_needs_attention_and_says_so_among_its_problems(store: Store) -> None:
+    status = returned(store)
+    assert problems_of(status) == ("REPORT proof: absent",)
+    assert attention_of(status).startswith("REPORT proof absent")
+
+
+def test_a_failed_audit_comes_before_a_missing_proof_and_a_passed_one_is_no_problem(store: Store) -> None:
+    status = returned(store)
+    assert attention_of(status, "failed").startswith("audit failed")
+    assert problems_of(status, "passed") == problems_of(status)
+    assert attention_of(replace(status, proof="valid"), "passed") == ""
+
+
+def test_an_audit_left_undone_by_the_budget_is_said_so_but_is_no_reason_for_attention(store: Store) -> None:
+    ref = audited_and_failed(store)
+    (status,) = store.queries.status(ref.change)
+    assert AuditBudget(store.queries, limit=0).verdict(status) == NOT_AUDITED
+    assert attention_of(status, NOT_AUDITED) == ""
+    budget = AuditBudget(store.queries, limit=1)
+    assert budget.verdict(status) == "failed"
+    assert budget.verdict(replace(status, state="dispatched")) == ""  # only returned worktree tasks are audited

@@ -1,0 +1,105 @@
+"""One status, four surfaces: MCP ``handoff_status``, ``handoff-mcp status`` and its ``--json``, and the
+board show the same facts of one tree, built once in the core (``services.views.status_view``)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from handoff_core.contract.ids import Ref
+from handoff_core.contract.proof import signing_key
+from handoff_core.contract.scope import Scope
+from handoff_core.services.writing.store import Store
+from server.cli import main
+from server.web.board_model import BoardModel
+from tests.conftest import CHANGE, implementation, report_of, review
+from tests.core.evidence.gitrepo import FOCUS, add_worktree, commit_all, make_repo, write
+from tests.server.test_tools import call
+
+pytestmark = pytest.mark.anyio
+TOKEN = "t" * 24
+FACTS = ("state", "claim", "proof", "audit", "problems", "attention")
+
+
+def audited_and_failed(store: Store) -> Ref:
+    """A worktree task returned completed and proven, whose change leaves its scope: its audit fails."""
+    project = store.roots.project_root
+    make_repo(project)
+    tree = add_worktree(project, "task-a")
+    scope = Scope(workspace="required", writable=("src/a1/**",), worktree=str(tree), branch="task-a")
+    ref = store.create_task(replace(implementation(scope=scope), signing_key=lambda _: signing_key(TOKEN))).ref
+    write(tree, "src/b/other.py", "not this task's\n")
+    checkpoint = commit_all(tree)
+    report = report_of(
+        ref, status="completed", focused=FOCUS, artifacts="x", verification="y", source_checkpoint=checkpoint
+    )
+    store.write_report(report, ref.change, token=TOKEN)
+    return ref
+
+
+def troubled_tree(store: Store) -> dict[str, str]:
+    """A tree with each kind of trouble a summary must show, and a task in good order; ref -> what it is."""
+    failed = audited_and_failed(store)
+    proven = replace(review("review-edited"), signing_key=lambda _: signing_key(TOKEN))
+    edited = store.create_task(proven).ref
+    report = report_of(edited, status="completed", focused=FOCUS, artifacts="notes", verification="read")
+    path = store.write_report(report, edited.change, token=TOKEN).path
+    text = path.read_text().replace("notes", "other notes")
+    path.chmod(0o644)
+    path.unlink()
+    path.write_text(text)  # edited after publishing: its proof no longer verifies
+    good = store.create_task(replace(review("review-good"), signing_key=lambda _: signing_key(TOKEN))).ref
+    report = report_of(good, status="completed", focused=FOCUS, artifacts="notes", verification="read")
+    store.write_report(report, good.change, token=TOKEN)
+    broken = store.create_task(review("review-broken")).ref
+    task = store.roots.task_dir(broken) / "TASK.md"
+    task.chmod(0o644)
+    task.unlink()
+    task.write_text("not a TASK\n")
+    return {str(failed): "audit", str(edited): "proof", str(good): "good", str(broken): "unreadable"}
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert main(list(args)) == 0
+    return capsys.readouterr().out
+
+
+async def test_one_tree_shows_the_same_facts_on_all_four_surfaces(
+    store: Store, project: Path, lead: Client, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kinds = troubled_tree(store)
+    mcp = {t["ref"]: t for t in (await call(lead, "handoff_status", change=CHANGE, view="all"))["tasks"]}
+    as_json = json.loads(cli(capsys, "status", "--json", "--project-root", str(project)))
+    scripted = {t["ref"]: t for t in as_json["tasks"]}
+    model = BoardModel(store.queries, 3)
+    model.load()
+    board = {t["ref"]: t for t in model.page(CHANGE, 0)["tasks"]}
+    summary = model.summary()
+    table = cli(capsys, "status", "--project-root", str(project))
+    assert set(mcp) == set(scripted) == set(board) == set(kinds)
+    for ref in kinds:
+        shown = [
+            {fact: (list(row[fact]) if fact == "problems" else row[fact]) for fact in FACTS}
+            for row in (mcp[ref], scripted[ref], board[ref])
+        ]
+        assert shown[0] == shown[1] == shown[2], ref
+    attention = {ref: mcp[ref]["attention"] for ref in kinds}
+    by_kind = {kinds[ref]: reason for ref, reason in attention.items()}
+    assert by_kind["good"] == ""
+    assert by_kind["audit"].startswith("audit failed")
+    assert by_kind["proof"].startswith("REPORT proof invalid")
+    assert by_kind["unreadable"].startswith("invalid:")
+    audit_ref = next(ref for ref, kind in kinds.items() if kind == "audit")
+    assert (mcp[audit_ref]["state"], mcp[audit_ref]["proof"], mcp[audit_ref]["audit"]) == (
+        "returned:completed",
+        "valid",
+        "failed",
+    )
+    assert as_json["needs_attention"] == summary["attention"] == summary["changes"][0]["attention"] == 3
+    assert "needs attention: 3 task(s)" in table
+    for ref, reason in attention.items():
+        assert (f"⚠ {ref}: {reason}" in table) == bool(reason), ref
