@@ -37,7 +37,8 @@ __all__ = [
 ]
 
 ANCHOR_LABEL = "- Task anchor: "
-_ANCHOR_RE = re.compile(rb"^- Task anchor: `hmac-sha256:([0-9a-f]{64})`\r?(?:\n|\Z)", re.MULTILINE)
+# The last line of the file, exactly as written: the bytes before it are all the MAC covers, so nothing may follow.
+_ANCHOR_RE = re.compile(rb"^- Task anchor: `hmac-sha256:([0-9a-f]{64})`\n\Z", re.MULTILINE)
 _LOOSE_RE = re.compile(rb"^- Task anchor:", re.MULTILINE)  # any line that claims to be one, well formed or not
 _CONTEXT = b"handoff-mcp task anchor v1\0"
 # Lines only the server writes: a TASK with any of them was published by a server, and must carry its anchor.
@@ -76,14 +77,12 @@ def anchored(text: str, key: bytes, ref: str) -> str:
 def anchor_state(key: bytes, ref: str, task: bytes) -> AnchorState:
     """``anchored`` when ``task`` holds exactly one anchor line and it verifies for ``ref``; ``unanchored``
     for a TASK no server published (no anchor, token check or signing key line); else ``changed``."""
-    found = list(_ANCHOR_RE.finditer(task))
-    if not found:
+    line = _ANCHOR_RE.search(task)
+    if line is None:
         return "changed" if _LOOSE_RE.search(task) or _SERVER_LINES.search(task) else "unanchored"
-    if len(found) != 1 or len(_LOOSE_RE.findall(task)) != 1:  # the server writes one; two cannot be told apart
+    if len(_LOOSE_RE.findall(task)) != 1:  # the server writes one; two cannot be told apart
         return "changed"
-    line = found[0]
-    unanchored = task[: line.start()] + task[line.end() :]
-    expected = _mac(key, ref, unanchored).encode()
+    expected = _mac(key, ref, task[: line.start()]).encode()
     return "anchored" if hmac.compare_digest(expected, line.group(1)) else "changed"
 
 

@@ -121,7 +121,11 @@ def open_store(settings: Settings, *, anchored: bool | None = None) -> Store:
     return store
 
 
-def _lead_anchor(settings: Settings) -> TaskAnchor:
+def _lead_anchor(settings: Settings, *, create: bool = False) -> TaskAnchor | None:
+    """The anchor of the Lead's secret. A reader never makes the secret: with none yet, no TASK was
+    anchored by it (the Lead's server makes it before its first dispatch), and TASKs are judged by the files."""
+    if not create and not settings.secret_file.exists():
+        return None
     return task_anchor(load_secret(settings.secret_file, settings.project_root), settings.state_root)
 
 
@@ -137,8 +141,11 @@ class Services:
         self.executor_url = executor_url  # set behind the HTTP team server: executors connect there
         self._on_dispatch = on_dispatch  # behind it too: the token index learns a new task at once
         self.events = events or str  # how the team server learns of changes, when it is worth saying
-        # Behind the team server the executors' endpoint is the Lead's process too: it holds the secret.
-        self.store = open_store(settings, anchored=settings.role == "lead" or executor_url is not None)
+        self.store = open_store(settings, anchored=False)
+        # The Lead's server, and behind the team server the executors' endpoint too (the Lead's process):
+        # they hold the secret, made on first need as a dispatch makes it.
+        if settings.role == "lead" or executor_url is not None:
+            self.store.queries.use_anchor(lambda: task_anchor(self.secret(), settings.state_root))
         self.queries: Queries = self.store.queries
         self._secret: bytes | None = None
 

@@ -46,13 +46,23 @@ def _inside(path: Path, top: Path) -> str | None:
     return path.relative_to(top).as_posix() if path.is_relative_to(top) else None
 
 
+def _printable(name: str, what: str) -> str:
+    """A name from the repository, refused unless it is one printable line: a TASK never gains a line
+    (an instruction, a code fence) from a file name; escaping it would record a path git does not have."""
+    if not name.isprintable():
+        raise WorkspaceRefused(
+            f"{what} {name!r} holds a line break or another control character, which a TASK cannot "
+            "record: rename or remove it (git status shows it), then dispatch again"
+        )
+    return name
+
+
 def pin_workspace(project: Path, state_root: Path, kind: Kind, scope: Scope) -> Scope:
     """``scope`` with its base (and a current task's dirty paths) read from git now; the handoff tree's
-    own files are the server's, never counted dirty."""
+    own files are the server's, never counted dirty. Every name git gives must be printable."""
     if scope.worktree:
-        return scope._replace(
-            worktree=os.path.realpath(scope.worktree), base=_linked(project, scope.worktree, scope.branch)
-        )
+        resolved = _printable(os.path.realpath(scope.worktree), "the worktree's resolved path")
+        return scope._replace(worktree=resolved, base=_linked(project, scope.worktree, scope.branch))
     top = git.work_tree_of(Path(os.path.realpath(project)))
     if kind != "implementation" or scope.workspace != "current" or top is None:
         return scope
@@ -60,4 +70,6 @@ def pin_workspace(project: Path, state_root: Path, kind: Kind, scope: Scope) -> 
     handoff = _inside(Path(os.path.realpath(state_root)), top)
     sides = {side for change in git.dirty_paths(project) for side in (change.path, change.old_path) if side}
     dirty = sorted(side for side in sides if handoff is None or not f"{side}/".startswith(f"{handoff}/"))
+    for path in dirty[:MAX_DIRTY]:
+        _printable(path, "the path dirty at dispatch")
     return scope._replace(base=head or "", dirty=tuple(dirty[:MAX_DIRTY]))
