@@ -17,9 +17,12 @@ from handoff_core.contract.report import Report, render_report
 from handoff_core.contract.task import SIGNING_KEY_RE
 from tests.conftest import CHANGE
 from tests.core.evidence.gitrepo import add_worktree, commit_all, git, make_repo, write
+from tests.server.test_team import Team, dispatch, team
+from tests.server.test_team import report_args as team_report_args
 from tests.server.test_tools import FOCUS, call, refused, report_args, task_args
 
 pytestmark = pytest.mark.anyio
+__all__ = ["team"]  # the team server's fixture, used here
 VALIDATE = Path(sys.executable).parent / "handoff-validate"
 HANDOFF_MCP = Path(sys.executable).parent / "handoff-mcp"
 
@@ -152,3 +155,12 @@ async def test_a_file_name_never_adds_a_line_to_a_task(lead: Client, project: Pa
     assert git(project, "status", "--porcelain", "-z").stdout.count("\0") == 1
     assert await refused(lead, "create_task", **task_args()) == "workspace_refused"
     assert not list(project.glob("speculo/.speculo/specdev/changes/*/sessions/*/*/TASK.md"))
+
+
+@pytest.mark.slow
+async def test_the_team_servers_executor_endpoint_refuses_a_report_on_a_widened_task(team: Team) -> None:
+    created = await dispatch(team)
+    new_sha = widen(team.state_root.parent.parent / created["task_path_in_project"])
+    async with team.client("executor", created["report_token"]) as executor:
+        written = {**team_report_args(created), "task_sha256": new_sha}
+        assert await refused(executor, "write_report", **written) == "task_changed"
