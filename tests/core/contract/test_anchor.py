@@ -38,5 +38,5 @@ def test_bytes_added_or_an_anchor_line_stripped_make_it_changed(extra: bytes) ->
 
 
 def test_a_task_no_server_wrote_is_unanchored() -> None:
-    hand_written = TASK.split("- Report token check")[0].encode()
+    hand_written = TASK.split("- Report token check", maxsplit=1)[0].encode()
     assert anchor_state(KEY, REF, hand_written) == "unanchored"
