@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
+from handoff_core.contract.anchor import TaskAnchor
 from handoff_core.contract.validate import Verdict, check_handoff
 from handoff_core.errors import HandoffError
 from handoff_core.files.change_dir import locate_change
@@ -37,6 +38,7 @@ _FLAGS = {
     "--session": "session",
     "--task": "task",
     "--stage": "stage",
+    "--lead-key": "lead_key",  # an extension: the Lead's secret file, to judge by its anchor (contract.anchor)
 }
 
 
@@ -73,10 +75,22 @@ def state_root(values: dict[str, str]) -> Path:
     return repo / given if given else repo / Path(DEFAULT_STATE_ROOT)  # a relative root is the repo's, as in the seed
 
 
+def _anchor(values: dict[str, str], root: Path) -> TaskAnchor | None:
+    """The Lead's anchor from ``--lead-key`` (the Lead's token secret), else None: the files alone."""
+    if "lead_key" not in values:
+        return None
+    from handoff_core.services.capabilities.tokens import load_secret, task_anchor
+
+    secret = load_secret(Path(values["lead_key"]), Path(values["repo"]), create=False)
+    return task_anchor(secret, root)
+
+
 def validate(values: dict[str, str]) -> Verdict:
     root = state_root(values)
     change, session, task = values["change"], values["session"], values["task"]
-    return check_handoff(lambda: read_snapshot(root, change, session, task), values["stage"], change, session, task)
+    anchor = _anchor(values, root)
+    stage = values["stage"]
+    return check_handoff(lambda: read_snapshot(root, change, session, task), stage, change, session, task, anchor)
 
 
 def parse_all(argv: Sequence[str]) -> dict[str, str]:
@@ -165,7 +179,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"{exc}\n{USAGE}", file=sys.stderr)
         return 2
-    verdict = validate(values)
+    try:
+        verdict = validate(values)
+    except HandoffError as exc:  # only --lead-key can raise: a secret that cannot be read
+        print(f"{exc.code}: {exc.message}", file=sys.stderr)
+        return 2
     result = {"errors": list(verdict.errors), "warnings": list(verdict.warnings), "caveat": verdict.caveat}
     print(json.dumps(result, indent=2, ensure_ascii=False))
     return 1 if verdict.errors else 0

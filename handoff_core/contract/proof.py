@@ -26,13 +26,15 @@ __all__ = [
     "SIGNATURE_FIELD",
     "SIGNING_KEY_LABEL",
     "Proof",
+    "proof_by",
     "proof_of",
     "sign_report",
     "signing_key",
 ]
 
-Proof = Literal["valid", "invalid", "absent"]
-PROOFS: tuple[Proof, ...] = ("valid", "invalid", "absent")
+# task_changed: only a verifier holding the Lead's secret says it (contract.anchor): the TASK is not the one published.
+Proof = Literal["valid", "invalid", "absent", "task_changed"]
+PROOFS: tuple[Proof, ...] = ("valid", "invalid", "absent", "task_changed")
 SIGNATURE_FIELD = "Signature: "
 SIGNING_KEY_LABEL = "- Report signing key: "
 PROOF_INVALID = (
@@ -87,17 +89,27 @@ def _signature(report: bytes) -> tuple[bytes, str | None]:
 
 def proof_of(task: bytes, report: bytes) -> Proof:
     """Whether ``report`` is signed by the key ``task`` records: valid, invalid, or absent (no signature)."""
+    keys = _KEY_RE.findall(task)
+    # The server writes exactly one key line; two cannot be told apart.
+    return _verified(keys[0].decode() if len(keys) == 1 else None, report)
+
+
+def proof_by(public_key: str, report: bytes) -> Proof:
+    """Whether ``report`` is signed by ``public_key`` (``ed25519:`` and base64), whatever its TASK says."""
+    return _verified(public_key.removeprefix(_SCHEME), report)
+
+
+def _verified(key: str | None, report: bytes) -> Proof:
     message, signature = _signature(report)
     if signature is None:
         return "absent"
-    keys = _KEY_RE.findall(task)
-    if not signature or len(keys) != 1:  # the server writes exactly one key line; two cannot be told apart
+    if not signature or key is None:
         return "invalid"
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     try:
-        public = Ed25519PublicKey.from_public_bytes(base64.b64decode(keys[0], validate=True))
+        public = Ed25519PublicKey.from_public_bytes(base64.b64decode(key, validate=True))
         public.verify(base64.b64decode(signature, validate=True), message)
     except (InvalidSignature, ValueError, binascii.Error):
         return "invalid"

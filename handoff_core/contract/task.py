@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from handoff_core.contract.anchor import ANCHOR_LABEL
 from handoff_core.contract.ids import check_round
 from handoff_core.contract.ids import check_task as check_task_id
 from handoff_core.contract.markdown import check_fragment
@@ -86,7 +87,7 @@ def _quoted_check(body: TaskBody) -> str | None:
     fields |= {"return notes": body.return_notes, "scope notes": scope.notes, "ticket": body.ticket or ""}
     fields |= {"scope": "\n".join([*scope.writable, *scope.read_only, *scope.artifacts, *scope.resources])}
     fields["shared"] = "\n".join(f"{s.path}\n{s.owner}" for s in scope.shared)
-    labels = [line.strip(" -").casefold() for line in (TOKEN_CHECK, SIGNING_KEY_LABEL)]
+    labels = [line.strip(" -").casefold() for line in (TOKEN_CHECK, SIGNING_KEY_LABEL, ANCHOR_LABEL)]
     return next((name for name, text in fields.items() for label in labels if label in text.casefold()), None)
 
 
@@ -100,7 +101,8 @@ def check_body(body: TaskBody) -> TaskBody:
     if (field := _quoted_check(body._replace(scope=scope))) is not None:
         # The server writes the one check line of a TASK; a quoted one could pass for another task's.
         raise QuotedTokenCheck(
-            f"the {field} holds a '{TOKEN_CHECK.strip(' -')}' or '{SIGNING_KEY_LABEL.strip(' -')}' line; "
+            f"the {field} holds a '{TOKEN_CHECK.strip(' -')}', '{SIGNING_KEY_LABEL.strip(' -')}' or "
+            f"'{ANCHOR_LABEL.strip(' -')}' line; "
             "each TASK records only its own, "
             "written by the server: remove that line (refer to the other task by its ref) and retry"
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from handoff_core.contract.anchor import TaskAnchor, anchor_state, lead_proof, state_problem
 from handoff_core.contract.frontmatter import split_frontmatter
 from handoff_core.contract.ids import is_change_id, is_round_id, task_number
 from handoff_core.contract.locator import parse_locator
@@ -156,8 +157,18 @@ def _occupancy(snapshot: TaskSnapshot) -> list[str]:
     return [] if snapshot.same_number == 1 else ["task sequence is missing or occupied more than once"]
 
 
-def check_handoff(snapshot_of: Callable[[], TaskSnapshot], stage: str, change: str, session: str, task: str) -> Verdict:
-    """Judge one task's files for ``stage``; ``snapshot_of`` reads them only once the ids are sane."""
+def check_handoff(
+    snapshot_of: Callable[[], TaskSnapshot],
+    stage: str,
+    change: str,
+    session: str,
+    task: str,
+    anchor: TaskAnchor | None = None,
+) -> Verdict:
+    """Judge one task's files for ``stage``; ``snapshot_of`` reads them only once the ids are sane.
+
+    With the Lead's ``anchor`` the TASK must be the one published, and the REPORT's proof is checked
+    against the key the Lead derives (``contract.anchor``); without it, by the files alone."""
     if stage not in STAGES:
         return Verdict(("expected dispatch or return stage",), ())
     errors = identity_problems(change, session, task)
@@ -174,12 +185,14 @@ def check_handoff(snapshot_of: Callable[[], TaskSnapshot], stage: str, change: s
     errors += _occupancy(snapshot)
     if not snapshot.task_found:
         return Verdict((*errors, f"task directory {task} not found in round {session}"), ())
-    return _check_files(snapshot, stage, errors, change, session, task)
+    return _check_files(snapshot, stage, errors, (change, session, task), anchor)
 
 
 def _check_files(
-    snapshot: TaskSnapshot, stage: str, errors: list[str], change: str, session: str, task: str
+    snapshot: TaskSnapshot, stage: str, errors: list[str], ids: tuple[str, str, str], anchor: TaskAnchor | None
 ) -> Verdict:
+    change, session, task = ids
+    ref = "/".join(ids)
     warnings = [
         f"leftover temp file {name} (never a handoff file; remove it)"
         for name in snapshot.task_entries
@@ -190,6 +203,8 @@ def _check_files(
     task_sha = _sha256(task_entry.data) if task_text is not None and task_entry.data else None
     if task_text is not None:
         errors += task_problems(task_text, change, session, task)
+        if anchor is not None and (problem := state_problem(anchor_state(anchor.key, ref, task_entry.data or b""))):
+            errors.append(problem)
     report = snapshot.file(REPORT_FILE)
     proof: Proof | None = None
     if stage == "dispatch":
@@ -199,7 +214,8 @@ def _check_files(
         more_errors, more_warnings = report_problems(report_text, session, task, task_sha)
         errors += more_errors
         warnings += more_warnings
-        proof = proof_of(task_entry.data or b"", report.data or b"")
+        task_data, report_data = task_entry.data or b"", report.data or b""
+        proof = lead_proof(anchor, ref, task_data, report_data) if anchor else proof_of(task_data, report_data)
         errors += [PROOF_INVALID] if proof == "invalid" else []
     if report.kind == "file" and snapshot.file(RELEASE_FILE).kind == "file":
         warnings.append(f"{LATE_REPORT}; check the writers dispatched since")

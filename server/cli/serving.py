@@ -42,7 +42,7 @@ def board(settings: Settings, port: int) -> int:
     from server.web.board import run_board
     from server.web.board_model import BoardModel
 
-    model = BoardModel(open_store(settings).queries, settings.writer_cap)
+    model = BoardModel(open_store(settings, anchored=True).queries, settings.writer_cap)
     model.load()
     run_board(model, port)
     return 0

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from contextvars import ContextVar
+from functools import partial
 from typing import Any, Final
 
+from handoff_core.contract.anchor import TaskAnchor
 from handoff_core.contract.ids import Ref, parse_ref
 from handoff_core.contract.proof import signing_key
 from handoff_core.errors import HandoffError, NotFound, ScopeRefused, TokenRefused
@@ -15,6 +17,7 @@ from handoff_core.services.capabilities.tokens import (
     check_token_hash,
     load_secret,
     report_token,
+    task_anchor,
     token_check,
 )
 from handoff_core.services.tree.queries import Queries
@@ -106,11 +109,24 @@ def bearer_ref(request: Any) -> Ref | None:
     return parse_ref(claims["ref"]) if "ref" in claims else None
 
 
-def open_store(settings: Settings) -> Store:
-    """The store of the configured state root, with its writer cap and disk cache."""
-    return Store(
+def open_store(settings: Settings, *, anchored: bool | None = None) -> Store:
+    """The store of the configured state root, with its writer cap and disk cache. ``anchored`` (by
+    default: in the Lead's role) holds it to the Lead's secret: it anchors each TASK it publishes and
+    judges every TASK by its anchor (``contract.anchor``); an executor's server has no secret to do so."""
+    store = Store(
         settings.state_root, settings.project_root, writer_cap=settings.writer_cap, cache_dir=settings.cache_dir
     )
+    if settings.role == "lead" if anchored is None else anchored:
+        store.queries.use_anchor(partial(_lead_anchor, settings))
+    return store
+
+
+def _lead_anchor(settings: Settings, *, create: bool = False) -> TaskAnchor | None:
+    """The anchor of the Lead's secret. A reader never makes the secret: with none yet, no TASK was
+    anchored by it (the Lead's server makes it before its first dispatch), and TASKs are judged by the files."""
+    if not create and not settings.secret_file.exists():
+        return None
+    return task_anchor(load_secret(settings.secret_file, settings.project_root), settings.state_root)
 
 
 class Services:
@@ -125,7 +141,11 @@ class Services:
         self.executor_url = executor_url  # set behind the HTTP team server: executors connect there
         self._on_dispatch = on_dispatch  # behind it too: the token index learns a new task at once
         self.events = events or str  # how the team server learns of changes, when it is worth saying
-        self.store = open_store(settings)
+        self.store = open_store(settings, anchored=False)
+        # The Lead's server, and behind the team server the executors' endpoint too (the Lead's process):
+        # they hold the secret, made on first need as a dispatch makes it.
+        if settings.role == "lead" or executor_url is not None:
+            self.store.queries.use_anchor(lambda: task_anchor(self.secret(), settings.state_root))
         self.queries: Queries = self.store.queries
         self._secret: bytes | None = None
 

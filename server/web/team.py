@@ -72,7 +72,7 @@ def team_app(
     """
     secret = load_secret(settings.secret_file, settings.project_root)
     arrivals = Arrivals(settings.state_root)
-    board = BoardModel(open_store(settings).queries, settings.writer_cap)
+    board = BoardModel(open_store(settings, anchored=True).queries, settings.writer_cap)
     board_changes = Changes()
     index = TokenIndex(settings.state_root)
     verifiers: dict[Role, TokenVerifier] = {

@@ -20,7 +20,8 @@ import secrets
 import stat
 from pathlib import Path
 
-from handoff_core.contract.ids import Ref
+from handoff_core.contract.anchor import TaskAnchor
+from handoff_core.contract.ids import Ref, parse_ref
 from handoff_core.errors import StorageError, TokenRefused, UnsafePath
 from handoff_core.files.publishing import publish
 
@@ -32,6 +33,7 @@ __all__ = [
     "load_secret",
     "report_token",
     "reprinted_token",
+    "task_anchor",
     "token_check",
 ]
 
@@ -54,6 +56,15 @@ def lead_token(secret: bytes, state_root: Path) -> str:
     """The Lead's bearer token for the HTTP team server of one state root (printed by ``token --lead``)."""
     message = "\0".join(["lead", str(Path(state_root).absolute())]).encode()
     return base64.urlsafe_b64encode(hmac.new(secret, message, hashlib.sha256).digest()[:24]).decode()
+
+
+def task_anchor(secret: bytes, state_root: Path) -> TaskAnchor:
+    """What the Lead's secret recomputes for one state root: the TASK anchors' key and each task's signing key."""
+    from handoff_core.contract.proof import signing_key
+
+    message = "\0".join(["task-anchor", str(Path(state_root).absolute())]).encode()
+    key = hmac.new(secret, message, hashlib.sha256).digest()
+    return TaskAnchor(key, lambda ref: signing_key(report_token(secret, state_root, parse_ref(ref))))
 
 
 def token_check(token: str) -> str:

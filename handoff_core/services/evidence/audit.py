@@ -17,11 +17,13 @@ from functools import partial
 from pathlib import Path
 from typing import Literal
 
+from handoff_core.contract.anchor import TASK_CHANGED, anchor_state
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import COMMIT_RE, header_fields
+from handoff_core.contract.task_file import parse_task
 from handoff_core.errors import GitError, HandoffError
 from handoff_core.files import git
-from handoff_core.layout import REPORT_FILE
+from handoff_core.layout import REPORT_FILE, TASK_FILE
 from handoff_core.services.evidence import pushed
 from handoff_core.services.rules.scope_rule import ScopeRule
 from handoff_core.services.tree.queries import Queries
@@ -97,8 +99,12 @@ def _checkpoint(queries: Queries, ref: Ref) -> str | None:
 
 
 def audit_task(queries: Queries, ref: Ref) -> Audit:
-    task, _ = queries.read_task(ref)
+    data = queries.read_file(ref, TASK_FILE)  # read once: the bytes judged are the bytes anchored
+    task = parse_task(data.decode("utf-8", "replace").removeprefix("\ufeff"))
     scope = task.scope
+    anchor = queries.anchor  # the TASK is the audit's yardstick: a changed one measures nothing
+    if anchor is not None and anchor_state(anchor.key, str(ref), data) == "changed":
+        return Audit(verdict="unknown", reason=TASK_CHANGED, base=scope.base)
     roots = queries.roots
     rule = ScopeRule(
         task, str(ref), Path(os.path.realpath(roots.project_root)), Path(os.path.realpath(roots.state_root))

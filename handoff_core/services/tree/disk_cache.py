@@ -62,11 +62,19 @@ class DiskCache:
         self.directory = directory
         self._root = str(state_root)
         self._name = hashlib.sha256(self._root.encode()).hexdigest()[:32]
+        self._keyed = ""
+
+    def keyed_by(self, anchor_key: bytes) -> None:
+        """Keep the verdicts of a reader judging by the Lead's anchor apart from those judged by the files
+        alone (an executor's server, the same user): each is right only for its own judge."""
+        self._keyed = hashlib.sha256(b"handoff-mcp cache of an anchor\0" + anchor_key).hexdigest()[:16]
+        self._name = hashlib.sha256(f"{self._root}\0{self._keyed}".encode()).hexdigest()[:32]
+        self.__dict__.pop("_stamp", None)
 
     @cached_property
     def _stamp(self) -> dict[str, object]:
         """What a cache file must say of itself to be used (taken on first use, not at server start)."""
-        return {"format": CACHE_FORMAT, "root": self._root, "code": code_fingerprint()}
+        return {"format": CACHE_FORMAT, "root": self._root, "code": code_fingerprint(), "anchor": self._keyed}
 
     def path(self, section: Section) -> Path:
         return self.directory / f"{self._name}.{section}.json"

@@ -11,10 +11,11 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 
+from handoff_core.contract.anchor import TaskAnchor
 from handoff_core.contract.ids import Ref, check_change, check_round, is_change_id
 from handoff_core.contract.snapshot import TaskSnapshot
 from handoff_core.contract.task import Task
@@ -91,6 +92,23 @@ class Queries:
         self._arrivals = Arrivals(roots.state_root)
         self._judging: threading.Thread | None = None  # judging what a glancing walk left (``status``)
         self._judging_lock = threading.Lock()
+        self._anchor_of: Callable[[], TaskAnchor | None] | None = None
+        self._anchor: TaskAnchor | None = None
+
+    def use_anchor(self, anchor_of: Callable[[], TaskAnchor | None]) -> None:
+        """Judge every TASK against the Lead's anchor (``contract.anchor``), got from ``anchor_of`` on first
+        need; its failure to load is every read's refusal, never a read without it. The disk cache then
+        keeps this holder's verdicts apart from those judged by the files alone."""
+        self._anchor_of = anchor_of
+
+    @property
+    def anchor(self) -> TaskAnchor | None:
+        """The Lead's anchor this reader judges by, or None for a reader of the files alone."""
+        if self._anchor is None and self._anchor_of is not None:
+            self._anchor = self._anchor_of()
+            if self._anchor is not None and self._cache is not None:
+                self._cache.keyed_by(self._anchor.key)
+        return self._anchor
 
     def _restore(self, section: Section) -> None:
         """Start from what an earlier process kept on disk, once, before the first walk that needs it."""
@@ -171,7 +189,7 @@ class Queries:
         return read_snapshot(self.roots.state_root, ref.change, ref.session, ref.task)
 
     def validate(self, ref: Ref, stage: str) -> Verdict:
-        return check_handoff(lambda: self.snapshot(ref), stage, ref.change, ref.session, ref.task)
+        return check_handoff(lambda: self.snapshot(ref), stage, ref.change, ref.session, ref.task, self.anchor)
 
     def changes(self) -> list[str]:
         """Ids of the active changes (entries under specdev/changes with a valid id)."""
@@ -198,13 +216,14 @@ class Queries:
     def _walk(
         self, change: str | None, session: str | None, *, glancing: bool = False, paced: bool = False
     ) -> list[TaskStatus]:
+        anchor = self.anchor  # before the cache is restored: it names the cache this reader keeps
         with _no_cycle_collection():
             self._restore("verdicts")
             began = time.time_ns()
             found = [
                 status
                 for name in self._named(change)
-                for status in self._change_status(name, session, began, glancing=glancing, paced=paced)
+                for status in self._change_status(name, session, began, glancing=glancing, paced=paced, anchor=anchor)
             ]
             self.save_cache()
         return found
@@ -213,7 +232,7 @@ class Queries:
         """``status`` judged in full (read afresh when it is a glance); ``among`` is the answer it is part of."""
         if status.judged:
             return status
-        return named_since(task_status(status.ref, self.snapshot(status.ref)), among)
+        return named_since(task_status(status.ref, self.snapshot(status.ref), self.anchor), among)
 
     def judge_later(self, tasks: list[TaskStatus], change: str | None, session: str | None) -> None:
         """Judge in full, on one thread at a time, what a glancing walk of ``change`` (and
@@ -246,7 +265,7 @@ class Queries:
         return [check_change(change)] if change else self.changes()
 
     def _change_status(
-        self, change: str, session: str | None, began: int, *, glancing: bool, paced: bool
+        self, change: str, session: str | None, began: int, *, glancing: bool, paced: bool, anchor: TaskAnchor | None
     ) -> list[TaskStatus]:
         """The change's tasks; a change that cannot be read is first shown as the hold it is (see ``claims``)."""
         held = unreadable_change(self.roots.state_root, change)
@@ -257,10 +276,13 @@ class Queries:
         found: list[TaskStatus] = []
         try:
             if glancing and not self._verdicts.expects_reuse:  # cold: nothing held to reuse
-                return hold + self._sighted(change, session, began)
+                return hold + self._sighted(change, session, began, anchor)
             walk = read_change_snapshots(self.roots.state_root, change, session, reuse=self._verdicts, readers=readers)
             for index, (r, t, snapshot) in enumerate(walk):
-                found.append(self._verdicts.judge((change, r, t), snapshot, began, self.snapshot, glancing=glancing))
+                place = (change, r, t)
+                found.append(
+                    self._verdicts.judge(place, snapshot, began, self.snapshot, glancing=glancing, anchor=anchor)
+                )
                 if paced and not snapshot.reused and index % PACE_EVERY == 0:
                     # Judging in the background holds the GIL in long runs of Python: a short sleep now
                     # and then lets the threads that answer (and the event loop that sends) run at once.
@@ -271,7 +293,7 @@ class Queries:
             return hold or [held_status(change, unreadable_because(change, exc.message))]
         return hold + found
 
-    def _sighted(self, change: str, session: str | None, began: int) -> list[TaskStatus]:
+    def _sighted(self, change: str, session: str | None, began: int, anchor: TaskAnchor | None) -> list[TaskStatus]:
         """A cold walk of the change: each settled task glanced from its sighting
         (``files.sightings``), the rest judged in full at once (and held)."""
         before = began - self._verdicts.settle_ns
@@ -283,7 +305,7 @@ class Queries:
                 found.append(seen)
             else:
                 r, t, snapshot = seen
-                found.append(self._verdicts.judge((change, r, t), snapshot, began, self.snapshot))
+                found.append(self._verdicts.judge((change, r, t), snapshot, began, self.snapshot, anchor=anchor))
         return found
 
     def claims(self) -> list[Claim]:

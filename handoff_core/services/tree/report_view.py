@@ -7,6 +7,7 @@ import os
 import unicodedata
 from dataclasses import dataclass
 
+from handoff_core.contract.anchor import TASK_CHANGED, anchor_state, lead_proof, state_problem
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.locator import parse_locator
 from handoff_core.contract.markdown import sections
@@ -94,6 +95,10 @@ def read_handoff(queries: Queries, ref: Ref) -> HandoffView:
     flags += [flag for key, value in header.items() for flag in suspicious(value, f"header {key}")]
     if queries.read_optional(ref, RELEASE_FILE) is not None:
         flags.insert(0, LATE_REPORT)
+    anchor = queries.anchor
+    changed = anchor is not None and state_problem(anchor_state(anchor.key, str(ref), task_bytes)) is not None
+    if changed:
+        flags.insert(0, TASK_CHANGED)
     task_sha = sha256(task_bytes)
     pinned = header.get("Task-SHA256")
     return HandoffView(
@@ -103,8 +108,8 @@ def read_handoff(queries: Queries, ref: Ref) -> HandoffView:
         sections={name: value for name, (value, _) in texts.items() if name != REPORT_FOCUSED},
         locator_path=locator_path,
         task_sha256=task_sha,
-        pinned_task_matches=None if pinned is None else pinned == task_sha,
-        proof=proof_of(task_bytes, report_bytes),
+        pinned_task_matches=False if changed else None if pinned is None else pinned == task_sha,
+        proof=lead_proof(anchor, str(ref), task_bytes, report_bytes) if anchor else proof_of(task_bytes, report_bytes),
         provenance=tuple(provenance),
         flags=tuple(flags[:MAX_FLAGS]) + ((f"…{len(flags) - MAX_FLAGS} more",) if len(flags) > MAX_FLAGS else ()),
         truncated=any(was_cut for _, was_cut in texts.values()),

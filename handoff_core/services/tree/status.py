@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import cast
 
+from handoff_core.contract.anchor import TaskAnchor
 from handoff_core.contract.frontmatter import plain_frontmatter, split_frontmatter
 from handoff_core.contract.ids import Ref, is_change_id, is_round_id, task_number
 from handoff_core.contract.proof import PROOF_INVALID, Proof
@@ -124,10 +125,11 @@ def task_kind_and_scope(data: bytes | None) -> tuple[Kind | None, Scope | None]:
     return (cast(Kind, kind) if kind in KINDS else None), read_scope(text)
 
 
-def task_status(ref: Ref, snapshot: TaskSnapshot) -> TaskStatus:
+def task_status(ref: Ref, snapshot: TaskSnapshot, anchor: TaskAnchor | None = None) -> TaskStatus:
+    """With the Lead's ``anchor``, a TASK changed since dispatch is one of the task's problems."""
     task_entry = snapshot.file(TASK_FILE)
     stage = "return" if snapshot.file(REPORT_FILE).kind != "missing" else "dispatch"
-    verdict = check_handoff(lambda: snapshot, stage, ref.change, ref.session, ref.task)
+    verdict = check_handoff(lambda: snapshot, stage, ref.change, ref.session, ref.task, anchor)
     # A change that is no longer active still has readable tasks; only its dispatch is over.
     problems = tuple(p for p in verdict.errors if p not in (_INACTIVE, PROOF_INVALID))
     kind, scope = task_kind_and_scope(task_entry.data)

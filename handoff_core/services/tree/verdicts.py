@@ -20,6 +20,7 @@ import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from handoff_core.contract.anchor import TaskAnchor
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.snapshot import Probe, TaskSnapshot, probe_ctimes
@@ -99,6 +100,7 @@ class Verdicts:
         reread: Callable[[Ref], TaskSnapshot],
         *,
         glancing: bool = False,
+        anchor: TaskAnchor | None = None,
     ) -> TaskStatus:
         """The status of the task at ``place`` (change, round, task): the held verdict when the snapshot
         reused it, else judged (and held if settled). ``glancing``: a settled task that a glance
@@ -113,7 +115,7 @@ class Verdicts:
         # never take a glance's place with one.
         if glancing and settled and (glanced := glance(Ref(*place), snapshot)) is not None:
             return glanced
-        status = task_status(Ref(*place), snapshot)
+        status = task_status(Ref(*place), snapshot, anchor)
         if settled and snapshot.probe is not None and snapshot.change is not None:
             self._held[place] = _Held((snapshot.change, snapshot.same_number, snapshot.probe), status)
             self._kept.pop(place, None)

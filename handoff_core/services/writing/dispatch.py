@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from handoff_core.contract.anchor import anchored
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.ids import Ref, check_change, check_round, check_topic, next_task
 from handoff_core.contract.task import Task, TaskBody, check_body, task_of
@@ -109,7 +110,7 @@ def create_in(store: Store, sessions_fd: int, request: TaskRequest, body: TaskBo
     try:
         task_id = next_task(request.topic, os.listdir(round_fd))
         ref = Ref(request.change, session, task_id)
-        text = render_checked(_task_of(store, request, body, ref))
+        text = _rendered(store, request, body, ref)
         if problems := task_problems(text, ref.change, ref.session, ref.task):  # never publish a frozen refusal
             raise InvalidContent(f"the TASK would not pass validation ({'; '.join(problems)}): rewrite that text")
         data = bounded(text.encode(), TASK_FILE)
@@ -162,11 +163,18 @@ def _find_retry(store: Store, sessions_fd: int, request: TaskRequest, body: Task
     rounds = [request.session] if request.session else recent_rounds(sessions_fd, store.clock())
 
     def expected(session: str, task: str) -> bytes:
-        return render_checked(_task_of(store, request, body, Ref(request.change, session, task))).encode()
+        return _rendered(store, request, body, Ref(request.change, session, task)).encode()
 
     if (found := find_retry(sessions_fd, rounds, request.topic, expected)) is None:
         return None
     return store.roots.stored(Ref(request.change, found[0], found[1]), TASK_FILE, found[2], False)
+
+
+def _rendered(store: Store, request: TaskRequest, body: TaskBody, ref: Ref) -> str:
+    """The TASK's text, anchored when the store's reader holds the Lead's anchor (``contract.anchor``)."""
+    text = render_checked(_task_of(store, request, body, ref))
+    anchor = store.queries.anchor
+    return anchored(text, anchor.key, str(ref)) if anchor is not None else text
 
 
 def _task_of(store: Store, request: TaskRequest, body: TaskBody, ref: Ref) -> Task:

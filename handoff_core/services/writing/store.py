@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from handoff_core.contract.anchor import TASK_CHANGED, TASK_UNANCHORED, anchor_state
 from handoff_core.contract.ids import Ref, check_ref
 from handoff_core.contract.locator import parse_locator, render_locator
 from handoff_core.contract.proof import SIGNING_KEY_LABEL, sign_report
@@ -130,6 +131,8 @@ class Store:
         task_sha256: str | None = None,
         accept_warnings: bool = False,
         token: str | None = None,
+        *,
+        captured: bool = False,
     ) -> StoredFile:
         """Publish the executor's REPORT once, pinned to the TASK it answers, only if it would pass the
         return stage; a warning refuses it too, unless accepted (it can never be rewritten). With the
@@ -138,6 +141,7 @@ class Store:
         with open_task_dir(self.roots.state_root, ref) as task_dir:
             task_data = task_dir.read(TASK_FILE)
             current = sha256(task_data)
+            self._check_anchor(ref, task_data, captured=captured)
             if task_sha256 is not None and task_sha256 != current:
                 raise TaskChanged(
                     f"TASK.md of {ref} is not the one you were given (sha256 {current}); read_task again and "
@@ -156,7 +160,23 @@ class Store:
         self, ref: Ref, status: ReportStatus, locator: str, text: str, token: str | None = None
     ) -> StoredFile:
         report = capture(ref.session, ref.task, status, locator, text, None)
-        return self.write_report(report, ref.change, accept_warnings=True, token=token)  # verbatim: nothing to rewrite
+        # verbatim: nothing to rewrite
+        return self.write_report(report, ref.change, accept_warnings=True, token=token, captured=True)
+
+    def _check_anchor(self, ref: Ref, task: bytes, *, captured: bool) -> None:
+        """A REPORT answers the TASK the Lead published, when this store can tell (it holds the Lead's
+        anchor): a changed TASK is refused, and so is a TASK with no anchor unless the Lead captures."""
+        anchor = self.queries.anchor
+        if anchor is None:  # an executor's server elsewhere: the Lead's reads flag a changed TASK
+            return
+        state = anchor_state(anchor.key, str(ref), task)
+        if state == "changed":
+            raise TaskChanged(f"{ref}: {TASK_CHANGED}")
+        if state == "unanchored" and not captured:
+            raise TaskChanged(
+                f"{ref}: {TASK_UNANCHORED}; a report for it is written with the Lead's capture_report, "
+                "or the Lead dispatches it again"
+            )
 
     @translated
     def record_session_locator(self, ref: Ref, path: str, verify: bool = True) -> StoredFile:

@@ -66,7 +66,7 @@ def _pushed(project: Path, scope: Scope) -> Scope:
     top = git.work_tree_of(Path(os.path.realpath(project)))
     if top is None:
         raise WorkspaceRefused(f"the project {project} is not a git repository: a branch task needs one")
-    remote = _remote(top, scope.remote)
+    remote = _printable(_remote(top, scope.remote), "the git remote's name")
     base = git.remote_tip(top, remote, scope.branch)
     if base is None:
         base = git.rev_parse(top, "HEAD")
@@ -78,15 +78,25 @@ def _pushed(project: Path, scope: Scope) -> Scope:
     return scope._replace(remote=remote, base=base)
 
 
+def _printable(name: str, what: str) -> str:
+    """A name from the repository, refused unless it is one printable line: a TASK never gains a line
+    (an instruction, a code fence) from a file name; escaping it would record a path git does not have."""
+    if not name.isprintable():
+        raise WorkspaceRefused(
+            f"{what} {name!r} holds a line break or another control character, which a TASK cannot "
+            "record: rename or remove it (git status shows it), then dispatch again"
+        )
+    return name
+
+
 def pin_workspace(project: Path, state_root: Path, kind: Kind, scope: Scope) -> Scope:
     """``scope`` with its base (and a current task's dirty paths) read from git now; the handoff tree's
-    own files are the server's, never counted dirty."""
+    own files are the server's, never counted dirty. Every name git gives must be printable."""
     if scope.branch and not scope.worktree:
         return _pushed(project, scope)
     if scope.worktree:
-        return scope._replace(
-            worktree=os.path.realpath(scope.worktree), base=_linked(project, scope.worktree, scope.branch)
-        )
+        resolved = _printable(os.path.realpath(scope.worktree), "the worktree's resolved path")
+        return scope._replace(worktree=resolved, base=_linked(project, scope.worktree, scope.branch))
     top = git.work_tree_of(Path(os.path.realpath(project)))
     if kind != "implementation" or scope.workspace != "current" or top is None:
         return scope
@@ -94,6 +104,8 @@ def pin_workspace(project: Path, state_root: Path, kind: Kind, scope: Scope) -> 
     handoff = _inside(Path(os.path.realpath(state_root)), top)
     sides = {side for change in git.dirty_paths(project) for side in (change.path, change.old_path) if side}
     dirty = sorted(side for side in sides if handoff is None or not f"{side}/".startswith(f"{handoff}/"))
+    for path in dirty[:MAX_DIRTY]:
+        _printable(path, "the path dirty at dispatch")
     return scope._replace(base=head or "", dirty=tuple(dirty[:MAX_DIRTY]))
 
 
