@@ -4,6 +4,7 @@ board show the same facts of one tree, built once in the core (``services.views.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,48 +14,56 @@ from mcp import Client
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.proof import signing_key
 from handoff_core.contract.scope import Scope
+from handoff_core.services.capabilities.tokens import load_secret, report_token
 from handoff_core.services.writing.store import Store
 from server.cli import main
+from server.config import Role, Settings
+from server.mcp.services import open_store
 from server.web.board_model import BoardModel
 from tests.conftest import CHANGE, implementation, report_of, review
 from tests.core.evidence.gitrepo import FOCUS, add_worktree, commit_all, make_repo, write
 from tests.server.test_tools import call
 
 pytestmark = pytest.mark.anyio
-TOKEN = "t" * 24
 FACTS = ("state", "claim", "proof", "audit", "problems", "attention")
 
 
-def audited_and_failed(store: Store) -> Ref:
+def token_of(store: Store, secret_file: Path) -> Callable[[Ref], str]:
+    """Each task's report token as the Lead's server derives it: the anchor checks its signing key too."""
+    secret = load_secret(secret_file)
+    return lambda ref: report_token(secret, store.roots.state_root, ref)
+
+
+def audited_and_failed(store: Store, token: Callable[[Ref], str]) -> Ref:
     """A worktree task returned completed and proven, whose change leaves its scope: its audit fails."""
     project = store.roots.project_root
     make_repo(project)
     tree = add_worktree(project, "task-a")
     scope = Scope(workspace="required", writable=("src/a1/**",), worktree=str(tree), branch="task-a")
-    ref = store.create_task(replace(implementation(scope=scope), signing_key=lambda _: signing_key(TOKEN))).ref
+    ref = store.create_task(replace(implementation(scope=scope), signing_key=lambda ref: signing_key(token(ref)))).ref
     write(tree, "src/b/other.py", "not this task's\n")
     checkpoint = commit_all(tree)
     report = report_of(
         ref, status="completed", focused=FOCUS, artifacts="x", verification="y", source_checkpoint=checkpoint
     )
-    store.write_report(report, ref.change, token=TOKEN)
+    store.write_report(report, ref.change, token=token(ref))
     return ref
 
 
-def troubled_tree(store: Store) -> dict[str, str]:
+def troubled_tree(store: Store, token: Callable[[Ref], str]) -> dict[str, str]:
     """A tree with each kind of trouble a summary must show, and a task in good order; ref -> what it is."""
-    failed = audited_and_failed(store)
-    proven = replace(review("review-edited"), signing_key=lambda _: signing_key(TOKEN))
+    failed = audited_and_failed(store, token)
+    proven = replace(review("review-edited"), signing_key=lambda ref: signing_key(token(ref)))
     edited = store.create_task(proven).ref
     report = report_of(edited, status="completed", focused=FOCUS, artifacts="notes", verification="read")
-    path = store.write_report(report, edited.change, token=TOKEN).path
+    path = store.write_report(report, edited.change, token=token(edited)).path
     text = path.read_text().replace("notes", "other notes")
     path.chmod(0o644)
     path.unlink()
     path.write_text(text)  # edited after publishing: its proof no longer verifies
-    good = store.create_task(replace(review("review-good"), signing_key=lambda _: signing_key(TOKEN))).ref
+    good = store.create_task(replace(review("review-good"), signing_key=lambda ref: signing_key(token(ref)))).ref
     report = report_of(good, status="completed", focused=FOCUS, artifacts="notes", verification="read")
-    store.write_report(report, good.change, token=TOKEN)
+    store.write_report(report, good.change, token=token(good))
     broken = store.create_task(review("review-broken")).ref
     task = store.roots.task_dir(broken) / "TASK.md"
     task.chmod(0o644)
@@ -69,9 +78,16 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str) -> str:
 
 
 async def test_one_tree_shows_the_same_facts_on_all_four_surfaces(
-    store: Store, project: Path, lead: Client, capsys: pytest.CaptureFixture[str]
+    settings_for: Callable[[Role], Settings],
+    secret_file: Path,
+    project: Path,
+    lead: Client,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    kinds = troubled_tree(store)
+    store = open_store(settings_for("lead"))  # the Lead's store: its TASKs anchored under the Lead's secret
+    monkeypatch.setenv("HANDOFF_SECRET_FILE", str(secret_file))  # the CLI judges them by the same secret
+    kinds = troubled_tree(store, token_of(store, secret_file))
     mcp = {t["ref"]: t for t in (await call(lead, "handoff_status", change=CHANGE, view="all"))["tasks"]}
     as_json = json.loads(cli(capsys, "status", "--json", "--project-root", str(project)))
     scripted = {t["ref"]: t for t in as_json["tasks"]}
