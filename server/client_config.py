@@ -7,13 +7,16 @@ reaches the same state root). A worker's forms load only this server (``--strict
 and allow only the executor's tools; Codex gets ``approval_mode = "approve"`` for
 ``write_report``, which a headless ``codex exec`` needs to call a writing tool.
 
-An executor's forms for a task (``--ref``) also wire in ``handoff-mcp guard`` as a PreToolUse hook:
-Claude Code's launch line carries it in ``--settings``, Codex's forms in ``hooks.PreToolUse`` for
-``apply_patch``. Codex runs a hook it does not manage only once trusted: reviewed in ``/hooks``, or,
-for automation that vets its hooks, ``codex exec --dangerously-bypass-hook-trust``.
+An executor's forms for a task (``--ref``) also wire in ``handoff-mcp guard`` three times: before a
+tool runs (``pre-tool``: file edits and shell commands), after a shell command (``post-tool``: what
+it wrote) and when the agent would stop (``stop``). Claude Code's launch line carries them in
+``--settings`` (and pins the session id, so the Lead finds the executor's log by it); the
+``.mcp.json`` form cannot hold hooks, so ``claude_settings`` is printed beside it. Codex's forms
+carry them under ``hooks.*``; Codex runs a hook it does not manage only once trusted: reviewed in
+``/hooks``, or, for automation that vets its hooks, ``codex exec --dangerously-bypass-hook-trust``.
 
-From the team server (``--url``), an executor's forms carry the same guard, run where the executor
-works: ``handoff-mcp guard --url URL --ref REF --task-sha256 HEX`` reads the task from the team
+From the team server (``--url``), an executor's forms carry the same hooks, run where the executor
+works: ``handoff-mcp guard --url URL --ref REF --task-sha256 HEX …`` reads the task from the team
 server with the token the launch exports as ``HANDOFF_TOKEN`` and judges paths in the executor's
 clone; the launch lines first install the clone's pre-commit hook, which asks the same way.
 """
@@ -27,16 +30,22 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 from server.config import ROLE_TOOLS, Role, Settings
 
 __all__ = [
     "CLIENTS",
+    "HOOK_EVENTS",
     "TOKEN_VARIABLE",
     "Client",
+    "ExecutorTask",
+    "HookEvent",
     "Launch",
+    "TaskHooks",
+    "claude_settings",
     "codex_args",
+    "hook_command",
     "http_launch",
     "launch_for",
     "render",
@@ -53,6 +62,37 @@ ROLE_VARIABLE = "HANDOFF_ROLE"  # set to executor on every executor launch line:
 TOKEN_VARIABLE = "HANDOFF_TOKEN"  # noqa: S105 - a variable name. Where a Codex executor keeps its bearer token (never in config.toml)
 
 
+HookEvent = Literal["pre-tool", "post-tool", "stop"]
+HOOK_EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
+HookClient = Literal["claude-code", "codex"]
+
+
+class ExecutorTask(NamedTuple):
+    """The task an executor's launch is for: its ref, its TASK's sha256, and the session id to pin
+    (None when this side cannot derive it: no report token nor the Lead's secret)."""
+
+    ref: str
+    task_sha256: str
+    session_id: str | None = None
+
+
+@dataclass(kw_only=True, frozen=True)
+class TaskHooks:
+    """What an executor's hooks need of its task: the guard command with its roots, the ref, the TASK's
+    sha256 (the guard refuses a TASK that changed), and the session id a Claude Code launch pins."""
+
+    guard: tuple[str, ...]  # the command and its roots: ``handoff-mcp guard --project-root P --state-root S``
+    ref: str
+    task_sha256: str
+    session_id: str | None = None
+
+
+def hook_command(hooks: TaskHooks, event: HookEvent, client: HookClient) -> str:
+    """The one rendering of a hook's command line, for every client and event."""
+    task = ["--ref", hooks.ref, "--task-sha256", hooks.task_sha256]
+    return shlex.join([*hooks.guard, *task, "--event", event, "--client", client])
+
+
 @dataclass(kw_only=True, frozen=True)
 class Launch:
     """How a client reaches this server: an absolute command and its arguments (stdio), or a URL and a
@@ -64,11 +104,17 @@ class Launch:
     note: str | None = None  # a warning about the command path, for the person reading the output
     url: str | None = None
     token: str | None = None
-    guard: tuple[str, ...] = ()  # the PreToolUse hook command of an executor's task, if any
+    hooks: TaskHooks | None = None  # an executor's task: its hooks, and the session id to pin
+
+    @property
+    def guard(self) -> bool:
+        return self.hooks is not None
 
 
 CLAUDE_EDIT_TOOLS = "Write|Edit|MultiEdit|NotebookEdit"
+CLAUDE_SHELL_TOOL = "Bash"
 CODEX_PATCH_TOOL = "^apply_patch$"
+CODEX_SHELL_TOOL = "^Bash$"  # Codex names its shell tools Bash in hook events and matchers
 CODEX_TRUST_FLAG = "--dangerously-bypass-hook-trust"
 CODEX_TRUST_NOTE = (
     f"# Codex runs this hook only once trusted: review it in /hooks, or headless: codex exec {CODEX_TRUST_FLAG}"
@@ -90,30 +136,41 @@ def server_command() -> tuple[str, str | None]:
     return found, None
 
 
-def launch_for(settings: Settings, role: Role, command: str | None = None, ref: str | None = None) -> Launch:
+def launch_for(
+    settings: Settings,
+    role: Role,
+    command: str | None = None,
+    task: ExecutorTask | None = None,
+) -> Launch:
+    """A stdio launch; an executor's ``task`` (ref, TASK sha256, session id) adds its hooks."""
     found, note = (command, None) if command else server_command()
     roots = ["--project-root", str(settings.project_root), "--state-root", str(settings.state_root)]
     args = ["serve", "--role", role, *roots]
     if role == "lead":
         args += ["--secret-file", str(settings.secret_file)]
-    guard = (found, "guard", "--ref", ref, *roots) if ref and role == "executor" else ()
-    return Launch(command=found, args=tuple(args), role=role, note=note, guard=guard)
+    hooks = None
+    if task is not None and role == "executor":
+        hooks = TaskHooks(guard=(found, "guard", *roots), **task._asdict())
+    return Launch(command=found, args=tuple(args), role=role, note=note, hooks=hooks)
 
 
-def http_launch(role: Role, url: str, token: str, ref: str | None = None, task_sha256: str | None = None) -> Launch:
-    """A team-server launch; an executor's task (its ref and pinned TASK sha256) adds the guard, which
-    runs where the executor works and reads the task from ``url``, not from a tree."""
-    remote = ("--ref", ref, "--url", url, "--task-sha256", task_sha256) if ref and task_sha256 else ()
-    guard = ("handoff-mcp", "guard", *remote) if remote and role == "executor" else ()
-    return Launch(command="", args=(), role=role, url=url, token=token, guard=guard)
+def http_launch(role: Role, url: str, token: str, task: ExecutorTask | None = None) -> Launch:
+    """A team-server launch; an executor's task adds its hooks, which run where the executor works and
+    read the task from ``url`` (pinned by its sha256), not from a tree."""
+    hooks = None
+    if task is not None and role == "executor":
+        hooks = TaskHooks(guard=("handoff-mcp", "guard", "--url", url), **task._asdict())
+    return Launch(command="", args=(), role=role, url=url, token=token, hooks=hooks)
 
 
 def _remote_setup(launch: Launch) -> list[str]:
     """Shell lines a launch from the team server runs first: the token where the hooks find it, and the
     clone's pre-commit hook (the guard asking the team server at commit time)."""
-    if launch.url is None or not launch.guard:
+    if launch.url is None or launch.hooks is None:
         return []
-    install = [*launch.guard[:2], "--install-git-hook", *launch.guard[2:]]
+    hooks = launch.hooks
+    install = [*hooks.guard[:2], "--install-git-hook", *hooks.guard[2:], "--ref", hooks.ref]
+    install += ["--task-sha256", hooks.task_sha256]
     return [f"export {TOKEN_VARIABLE}={shlex.quote(launch.token or '')}", shlex.join(install)]
 
 
@@ -136,7 +193,10 @@ def _claude_line(launch: Launch) -> str:
         return shlex.join(["claude", "mcp", "add", "--scope", "project", NAME, "--", launch.command, *launch.args])
     config = json.dumps({"mcpServers": {NAME: _entry(launch)}})
     line = ["claude", "--strict-mcp-config", "--mcp-config", config, "--allowedTools", _allowed(launch)]
-    return _as_role(launch, line + (["--settings", claude_settings(launch)] if launch.guard else []))
+    if launch.hooks is not None:
+        line += ["--settings", claude_settings(launch.hooks)]
+        line += ["--session-id", launch.hooks.session_id] if launch.hooks.session_id else []
+    return _as_role(launch, line)
 
 
 def _as_role(launch: Launch, line: list[str]) -> str:
@@ -144,16 +204,37 @@ def _as_role(launch: Launch, line: list[str]) -> str:
     return shlex.join(["env", f"{ROLE_VARIABLE}=executor", *line] if launch.role == "executor" else line)
 
 
-def claude_settings(launch: Launch) -> str:
-    """Claude Code settings JSON running the guard before every file edit."""
-    hook = {"type": "command", "command": shlex.join(launch.guard)}
-    return json.dumps({"hooks": {"PreToolUse": [{"matcher": CLAUDE_EDIT_TOOLS, "hooks": [hook]}]}})
+def claude_settings(hooks: TaskHooks) -> str:
+    """Claude Code settings JSON: the guard before every file edit and shell command, the shell-write
+    check after every shell command, and the stop check."""
+
+    def run(event: HookEvent) -> list[dict[str, str]]:
+        return [{"type": "command", "command": hook_command(hooks, event, "claude-code")}]
+
+    return json.dumps(
+        {
+            "hooks": {
+                "PreToolUse": [{"matcher": f"{CLAUDE_EDIT_TOOLS}|{CLAUDE_SHELL_TOOL}", "hooks": run("pre-tool")}],
+                "PostToolUse": [{"matcher": CLAUDE_SHELL_TOOL, "hooks": run("post-tool")}],
+                "Stop": [{"hooks": run("stop")}],
+            }
+        }
+    )
 
 
-def _codex_hooks_value(launch: Launch) -> str:
-    """``hooks.PreToolUse`` as one inline TOML value (for ``-c``)."""
-    hook = f'{{type = "command", command = {_toml(shlex.join(launch.guard))}}}'
-    return f"[{{matcher = {_toml(CODEX_PATCH_TOOL)}, hooks = [{hook}]}}]"
+# Codex's hook events, the event the guard judges there, and the tools each one matches (None: all).
+_CODEX_HOOKS: tuple[tuple[str, HookEvent, str | None], ...] = (
+    ("PreToolUse", "pre-tool", f"{CODEX_PATCH_TOOL}|{CODEX_SHELL_TOOL}"),
+    ("PostToolUse", "post-tool", CODEX_SHELL_TOOL),
+    ("Stop", "stop", None),
+)
+
+
+def _codex_hook_value(hooks: TaskHooks, event: HookEvent, matcher: str | None) -> str:
+    """One ``hooks.<Event>`` as an inline TOML value (for ``-c``)."""
+    hook = f'{{type = "command", command = {_toml(hook_command(hooks, event, "codex"))}}}'
+    match = f"matcher = {_toml(matcher)}, " if matcher else ""
+    return f"[{{{match}hooks = [{hook}]}}]"
 
 
 def _toml(value: object) -> str:
@@ -171,10 +252,13 @@ def _codex_toml(launch: Launch) -> str:
     if launch.role == "executor":
         lines += [f"enabled_tools = {_toml(list(ROLE_TOOLS['executor']))}", ""]
         lines += [f"[mcp_servers.{NAME}.tools.write_report]", 'approval_mode = "approve"']
-    if launch.guard:
-        lines += ["", CODEX_TRUST_NOTE, "[[hooks.PreToolUse]]", f"matcher = {_toml(CODEX_PATCH_TOOL)}"]
-        lines += ["", "[[hooks.PreToolUse.hooks]]", 'type = "command"', f"command = {_toml(shlex.join(launch.guard))}"]
-    return "\n".join(lines) + "\n"
+    if launch.hooks is not None:
+        lines += ["", CODEX_TRUST_NOTE]
+        for name, event, matcher in _CODEX_HOOKS:
+            lines += [f"[[hooks.{name}]]", *([f"matcher = {_toml(matcher)}"] if matcher else []), ""]
+            command = hook_command(launch.hooks, event, "codex")
+            lines += [f"[[hooks.{name}.hooks]]", 'type = "command"', f"command = {_toml(command)}", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def codex_args(launch: Launch) -> list[str]:
@@ -182,7 +266,10 @@ def codex_args(launch: Launch) -> list[str]:
     if launch.role == "executor":
         pairs += [("enabled_tools", list(ROLE_TOOLS["executor"])), ("tools.write_report.approval_mode", "approve")]
     args = [item for key, value in pairs for item in ("-c", f"mcp_servers.{NAME}.{key}={_toml(value)}")]
-    return args + (["-c", f"hooks.PreToolUse={_codex_hooks_value(launch)}"] if launch.guard else [])
+    if launch.hooks is not None:
+        for name, event, matcher in _CODEX_HOOKS:
+            args += ["-c", f"hooks.{name}={_codex_hook_value(launch.hooks, event, matcher)}"]
+    return args
 
 
 def render(launch: Launch, client: Client) -> str:

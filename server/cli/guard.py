@@ -44,6 +44,9 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="handoff-mcp guard", description="Deny writes outside a handoff task's scope.")
     parser.add_argument("--ref", help="change/session/task: the task whose scope is enforced")
+    parser.add_argument("--task-sha256", help="the sha256 of the TASK the hook was printed for")
+    parser.add_argument("--event", choices=("pre-tool", "post-tool", "stop"), default="pre-tool")
+    parser.add_argument("--client", choices=("claude-code", "codex"), help="the agent CLI running the hook")
     parser.add_argument("--project-root", help="default: $HANDOFF_PROJECT_ROOT or the current directory")
     parser.add_argument("--state-root", help="default: $HANDOFF_STATE_ROOT or <project>/speculo/.speculo")
     parser.add_argument("--install-git-hook", action="store_true", help="install the pre-commit hook here")
@@ -155,6 +158,8 @@ def main(argv: Sequence[str]) -> int:
         or (args.pre_commit and args.ref and not args.url)
     ):
         _parser().error("give exactly one of --ref REF, --install-git-hook [--ref REF] [--uninstall], --pre-commit")
+    if args.event != "pre-tool":
+        _parser().error(f"--event {args.event} is not judged by this guard")
     try:
         if args.url and args.install_git_hook and not args.uninstall:
             if not args.ref or not args.task_sha256:

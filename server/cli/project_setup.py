@@ -8,10 +8,10 @@ import sys
 
 from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.values import visible
-from handoff_core.errors import ConfigError
-from handoff_core.services.capabilities.tokens import lead_token, load_secret, reprinted_token
+from handoff_core.errors import ConfigError, HandoffError
+from handoff_core.services.capabilities.tokens import executor_session_id, lead_token, load_secret, reprinted_token
 from handoff_core.services.project.coordination_setup import plan_choice, save_choice
-from server.client_config import Client, http_launch, launch_for, render
+from server.client_config import Client, ExecutorTask, Launch, claude_settings, http_launch, launch_for, render
 from server.config import Settings
 from server.mcp.services import open_store
 
@@ -44,22 +44,51 @@ PROJECT_APPROVAL = (
 )
 
 
+def _executor_task(settings: Settings, ref: str, token: str | None) -> tuple[ExecutorTask, str | None]:
+    """The published TASK's sha256 and the session id to pin: from the token given, else from the Lead's
+    secret (this side may not hold it: then the line pins no session id, and says so)."""
+    parsed = parse_ref(ref)
+    task, stored = open_store(settings).queries.read_task(parsed)
+    if not token:
+        roots = (settings.project_root, settings.state_root)
+        try:
+            token = reprinted_token(settings.secret_file, *roots, parsed, task.token_check)
+        except HandoffError as exc:
+            note = f"no session id is pinned ({exc.message}); the Lead records the executor's log path by hand"
+            return ExecutorTask(str(parsed), stored.sha256), note
+    return ExecutorTask(str(parsed), stored.sha256, executor_session_id(token)), None
+
+
+def _hooks_note(launch: Launch, client: Client) -> str | None:
+    if launch.hooks is None or client != "claude-code":
+        return None
+    return (
+        ".mcp.json holds no hooks: save the task's hooks as .claude/settings.local.json where the executor "
+        f"works, or pass them with --settings: {claude_settings(launch.hooks)}"
+    )
+
+
 def config(
     settings: Settings, client: Client, command: str | None, url: str | None, token: str | None, ref: str | None = None
 ) -> int:
     if url is not None and not token:
         raise ConfigError("--url needs --token: the task's report token for an executor, the Lead token for the Lead")
-    if ref is not None:
+    task, pinned = (None, None)
+    if ref is not None and settings.role == "executor" and url:
+        sha = _served_sha(settings, url, token or "", ref)
+        task = ExecutorTask(str(parse_ref(ref)), sha, executor_session_id(token or "")) if sha else None
+    elif ref is not None and settings.role == "executor":
+        task, pinned = _executor_task(settings, ref, token)
+    elif ref is not None:
         parse_ref(ref)
     if url:
-        launch = http_launch(settings.role, url, token or "", ref, _served_sha(settings, url, token or "", ref))
+        launch = http_launch(settings.role, url, token or "", task)
     else:
-        launch = launch_for(settings, settings.role, command, ref)
+        launch = launch_for(settings, settings.role, command, task)
     print(render(launch, client), end="")
-    trust = (
-        "Codex runs the guard hook only once trusted (/hooks), or headless with exec --dangerously-bypass-hook-trust"
-    )
-    for note in (settings.note, launch.note, trust if launch.guard and client.startswith("codex") else None):
+    trust = "Codex runs the hooks only once trusted (/hooks), or headless with exec --dangerously-bypass-hook-trust"
+    codex = trust if launch.guard and client.startswith("codex") else None
+    for note in (settings.note, launch.note, codex, pinned, _hooks_note(launch, client)):
         if note:
             print(f"handoff-mcp: {note}", file=sys.stderr)
     if client in ("claude-code", "claude-code-cli") and settings.role == "lead" and url is None:

@@ -9,7 +9,7 @@ from handoff_core.contract.scope import read_scope
 from handoff_core.layout import FOCUSED_LENGTH
 from handoff_core.services.writing.store import StoredFile
 from handoff_core.services.writing.workspaces import push_target
-from server.client_config import codex_args, http_launch, launch_for, render
+from server.client_config import ExecutorTask, claude_settings, codex_args, http_launch, launch_for, render
 from server.config import Settings
 from server.mcp.models import ExecutorConfig
 
@@ -17,18 +17,20 @@ __all__ = ["dispatch_message", "executor_config"]
 
 
 def executor_config(
-    settings: Settings, url: str | None = None, token: str | None = None, ref: str | None = None, sha: str = ""
+    settings: Settings, url: str | None = None, token: str | None = None, task: ExecutorTask | None = None
 ) -> ExecutorConfig:
     """What ``handoff-mcp config --role executor [--ref REF]`` prints for each client: this server's
-    project over stdio with the task's guard hook, or, from the HTTP team server, its executor endpoint
-    with the task's token as bearer and a guard that reads the TASK pinned by ``sha`` from there."""
-    remote = http_launch("executor", url, token or "", ref, sha) if url else None
-    launch = remote or launch_for(settings, "executor", ref=ref)
+    project over stdio, or, from the HTTP team server, its executor endpoint with the task's token as
+    bearer; with the task's hooks either way (from the team server they run ``handoff-mcp`` where the
+    executor works, which finds the roots there)."""
+    launch = http_launch("executor", url, token or "", task) if url else launch_for(settings, "executor", task=task)
     return ExecutorConfig(
         claude_code_mcp_json=render(launch, "claude-code"),
+        claude_code_settings=claude_settings(launch.hooks) if launch.hooks is not None else "",
         claude_code_cli=render(launch, "claude-code-cli").strip(),
         codex_config_toml=render(launch, "codex"),
         codex_args=codex_args(launch),
+        session_id=launch.hooks.session_id or "" if launch.hooks is not None else "",
         warning=launch.note or "",
     )
 

@@ -38,9 +38,11 @@ class Wire(BaseModel):
 
 class ExecutorConfig(Wire):
     claude_code_mcp_json: str = Field(description="JSON for `claude --mcp-config`")
+    claude_code_settings: str = Field(description="the hooks, for `claude --settings` or .claude/settings.local.json")
     claude_code_cli: str = Field(description="a worker's `claude` launch line")
     codex_args: list[str] = Field(description="`codex` -c arguments")
     codex_config_toml: str = Field(description="~/.codex/config.toml entry")
+    session_id: str = Field(description="the executor session id the Claude Code line pins")
     warning: str = ""
 
 

@@ -215,8 +215,11 @@ def test_the_printed_claude_code_launch_line_runs_the_guard_before_each_edit(
     words = shlex.split(printed_config(capsys, project, ref, "claude-code-cli"))
     settings = json.loads(words[words.index("--settings") + 1])
     (entry,) = settings["hooks"]["PreToolUse"]
-    assert entry["matcher"] == "Write|Edit|MultiEdit|NotebookEdit"
+    assert entry["matcher"] == "Write|Edit|MultiEdit|NotebookEdit|Bash"
     command = entry["hooks"][0]["command"]
+    assert shlex.split(command)[-4:] == ["--event", "pre-tool", "--client", "claude-code"]
+    assert [e["hooks"][0]["command"].split()[-3] for e in settings["hooks"]["PostToolUse"]] == ["post-tool"]
+    assert [e["hooks"][0]["command"].split()[-3] for e in settings["hooks"]["Stop"]] == ["stop"]
     assert run_hook(command, event(worktree / "src/b/other.py", worktree), worktree)["permissionDecision"] == "deny"
     assert run_hook(command, event(worktree / "src/a1/x.py", worktree), worktree) == {}
     # Claude Code takes a --settings value that is not JSON for a file name: ours loads as settings.
@@ -232,8 +235,10 @@ def test_the_printed_codex_forms_load_in_codex_and_run_the_guard_for_apply_patch
     project: Path, ref: Ref, worktree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text = printed_config(capsys, project, ref, "codex")
-    (entry,) = tomllib.loads(text)["hooks"]["PreToolUse"]
-    assert entry["matcher"] == "^apply_patch$"
+    hooks = tomllib.loads(text)["hooks"]
+    (entry,) = hooks["PreToolUse"]
+    assert entry["matcher"] == "^apply_patch$|^Bash$"
+    assert [e["hooks"][0]["command"].split()[-3] for e in hooks["PostToolUse"] + hooks["Stop"]] == ["post-tool", "stop"]
     patch = "*** Begin Patch\n*** Update File: src/a1/core.py\n*** Move to: src/b/core.py\n*** End Patch\n"
     data = json.dumps(
         {
@@ -249,7 +254,7 @@ def test_the_printed_codex_forms_load_in_codex_and_run_the_guard_for_apply_patch
     (home / ".codex").mkdir(parents=True)
     (home / ".codex" / "config.toml").write_text(text)
     assert run([codex, "mcp", "list", "--json"], project, home).returncode == 0  # the hooks table loads
-    (home / ".codex" / "config.toml").write_text(text.replace('matcher = "^apply_patch$"', "matcher = 5"))
+    (home / ".codex" / "config.toml").write_text(text.replace('matcher = "^apply_patch$|^Bash$"', "matcher = 5"))
     assert run([codex, "mcp", "list", "--json"], project, home).returncode != 0  # and is read: a bad one is refused
     words = shlex.split(printed_config(capsys, project, ref, "codex-args"))[2:]  # after env HANDOFF_ROLE=executor
     assert words[-2:] == ["exec", "--dangerously-bypass-hook-trust"]

@@ -18,6 +18,7 @@ import hmac
 import os
 import secrets
 import stat
+import uuid
 from pathlib import Path
 
 from handoff_core.contract.anchor import TaskAnchor
@@ -29,6 +30,7 @@ __all__ = [
     "check_token",
     "check_token_hash",
     "default_secret_path",
+    "executor_session_id",
     "lead_token",
     "load_secret",
     "report_token",
@@ -65,6 +67,13 @@ def task_anchor(secret: bytes, state_root: Path) -> TaskAnchor:
     message = "\0".join(["task-anchor", str(Path(state_root).absolute())]).encode()
     key = hmac.new(secret, message, hashlib.sha256).digest()
     return TaskAnchor(key, lambda ref: signing_key(report_token(secret, state_root, parse_ref(ref))))
+
+
+def executor_session_id(token: str) -> str:
+    """The session id an executor's Claude Code launch pins (``--session-id``): derived from its report
+    token, so the Lead's server finds the executor's log from what it published, with no file of its own."""
+    digest = hashlib.sha256(b"handoff-executor-session\0" + token.encode("utf-8", "replace")).digest()
+    return str(uuid.UUID(bytes=digest[:16], version=4))
 
 
 def token_check(token: str) -> str:

@@ -12,9 +12,11 @@ from handoff_core.contract.scope import Scope, SharedPath, workspace_of
 from handoff_core.contract.task import TaskBody
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import REPORT_FILE, Kind, ReleaseKind, ReportStatus
+from handoff_core.services.capabilities.tokens import executor_session_id
 from handoff_core.services.evidence import audit
 from handoff_core.services.tree import waiting
 from handoff_core.services.writing.dispatch import TaskRequest
+from server.client_config import ExecutorTask
 from server.mcp.dispatch import dispatch_message, executor_config
 from server.mcp.models import Audited, CreatedTask, Waited, Written
 from server.mcp.params import Globs, RefArg, Text
@@ -94,6 +96,7 @@ def tools(services: Services) -> list[Tool]:
         stored = store.create_task(request)
         services.dispatched(stored.ref)
         token = services.token(stored.ref)
+        executor = ExecutorTask(str(stored.ref), stored.sha256, executor_session_id(token))
         task_rel = store.roots.shown(stored.path)
         report_rel = store.roots.shown(stored.path.with_name(REPORT_FILE))
         return CreatedTask(
@@ -105,9 +108,7 @@ def tools(services: Services) -> list[Tool]:
             task_sha256=stored.sha256,
             report_token=token,
             dispatch_message=dispatch_message(stored, token, task_rel, report_rel, store.roots.project_root),
-            executor_config=executor_config(
-                services.settings, services.executor_url, token, str(stored.ref), stored.sha256
-            ),
+            executor_config=executor_config(services.settings, services.executor_url, token, executor),
             warnings=list(stored.warnings),
         )
 

@@ -1,0 +1,87 @@
+"""The real agent CLIs run as a test runs them: a temporary HOME, no user configuration, the scripted
+model as their only endpoint, and every run bounded in time.
+
+``claude_exec`` takes the executor's launch line exactly as ``create_task`` printed it and adds only
+what a headless run needs (``-p``, JSON output, accepting edits, the prompt); ``codex_exec`` does the
+same with the printed ``-c`` arguments and a provider pointing at the scripted model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.server.test_client_config import cli
+
+__all__ = ["AgentRun", "agent_env", "claude_exec", "codex_exec", "write_report_arguments"]
+
+RUN_BOUND_S = 180  # a CLI that hangs is killed; a scenario takes seconds
+DUMMY_KEY = "sk-scripted-model-no-network"
+
+
+class AgentRun:
+    def __init__(self, done: subprocess.CompletedProcess[str]) -> None:
+        self.returncode = done.returncode
+        self.stdout = done.stdout
+        self.stderr = done.stderr
+
+    def __repr__(self) -> str:
+        return f"exit {self.returncode}\nstdout: {self.stdout[-3000:]}\nstderr: {self.stderr[-3000:]}"
+
+    def json_lines(self) -> list[dict[str, Any]]:
+        found = []
+        for line in self.stdout.splitlines():
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                found.append(value)
+        return found
+
+
+def agent_env(home: Path, model_url: str) -> dict[str, str]:
+    """Only what the CLI needs: PATH, a fresh HOME (and CODEX_HOME in it), the scripted model's URL."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / ".codex").mkdir(exist_ok=True)
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "CODEX_HOME": str(home / ".codex")}
+    env |= {"ANTHROPIC_BASE_URL": model_url, "ANTHROPIC_API_KEY": DUMMY_KEY, "OPENAI_API_KEY": DUMMY_KEY}
+    env |= {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "NO_COLOR": "1"}
+    if "XDG_CACHE_HOME" in os.environ:
+        env["XDG_CACHE_HOME"] = os.environ["XDG_CACHE_HOME"]
+    return env
+
+
+def _run(command: list[str], cwd: Path, env: dict[str, str]) -> AgentRun:
+    try:
+        done = subprocess.run(
+            command, cwd=cwd, env=env, capture_output=True, text=True, timeout=RUN_BOUND_S, check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"{command[0]} ran past {RUN_BOUND_S}s: {exc.stdout!r} {exc.stderr!r}")
+    return AgentRun(done)
+
+
+def claude_exec(line: str, prompt: str, cwd: Path, env: dict[str, str], *extra: str) -> AgentRun:
+    """Claude Code started with the printed launch line, headless: ``-p`` and the prompt added."""
+    words = shlex.split(line)
+    assert words[0] == "claude", line
+    headless = ["-p", "--output-format", "json", "--permission-mode", "acceptEdits", *extra, prompt]
+    return _run([cli("claude"), *words[1:], *headless], cwd, env)
+
+
+def codex_exec(args: list[str], prompt: str, cwd: Path, env: dict[str, str], *extra: str) -> AgentRun:
+    """``codex exec`` with the printed ``-c`` arguments and ``extra`` (the provider, the sandbox)."""
+    return _run([cli("codex"), *args, "exec", "--json", *extra, prompt], cwd, env)
+
+
+def write_report_arguments(dispatch_message: str) -> dict[str, Any]:
+    """The JSON arguments line of a dispatch message, as an executor copies it."""
+    line = next(line.strip() for line in dispatch_message.splitlines() if line.strip().startswith('{"ref"'))
+    return dict(json.loads(line))
