@@ -250,6 +250,7 @@ def _codex_where(launch: Launch) -> list[tuple[str, object]]:
 def _codex_toml(launch: Launch) -> str:
     lines = [f"[mcp_servers.{NAME}]", *(f"{key} = {_toml(value)}" for key, value in _codex_where(launch))]
     if launch.role == "executor":
+        lines += ["required = true"]  # an executor without its server cannot report: Codex waits for it
         lines += [f"enabled_tools = {_toml(list(ROLE_TOOLS['executor']))}", ""]
         lines += [f"[mcp_servers.{NAME}.tools.write_report]", 'approval_mode = "approve"']
     if launch.hooks is not None:
@@ -264,7 +265,8 @@ def _codex_toml(launch: Launch) -> str:
 def codex_args(launch: Launch) -> list[str]:
     pairs = _codex_where(launch)
     if launch.role == "executor":
-        pairs += [("enabled_tools", list(ROLE_TOOLS["executor"])), ("tools.write_report.approval_mode", "approve")]
+        pairs += [("required", True), ("enabled_tools", list(ROLE_TOOLS["executor"]))]
+        pairs += [("tools.write_report.approval_mode", "approve")]
     args = [item for key, value in pairs for item in ("-c", f"mcp_servers.{NAME}.{key}={_toml(value)}")]
     if launch.hooks is not None:
         for name, event, matcher in _CODEX_HOOKS:

@@ -19,10 +19,11 @@ import pytest
 
 from tests.server.test_client_config import cli
 
-__all__ = ["AgentRun", "agent_env", "claude_exec", "codex_exec", "write_report_arguments"]
+__all__ = ["AgentRun", "agent_env", "claude_exec", "codex_exec", "codex_provider", "write_report_arguments"]
 
 RUN_BOUND_S = 180  # a CLI that hangs is killed; a scenario takes seconds
 DUMMY_KEY = "sk-scripted-model-no-network"
+SCRIPTED_MODEL = "scripted-model"
 
 
 class AgentRun:
@@ -61,7 +62,14 @@ def agent_env(home: Path, model_url: str) -> dict[str, str]:
 def _run(command: list[str], cwd: Path, env: dict[str, str]) -> AgentRun:
     try:
         done = subprocess.run(
-            command, cwd=cwd, env=env, capture_output=True, text=True, timeout=RUN_BOUND_S, check=False
+            command,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=RUN_BOUND_S,
+            check=False,
         )
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"{command[0]} ran past {RUN_BOUND_S}s: {exc.stdout!r} {exc.stderr!r}")
@@ -79,6 +87,50 @@ def claude_exec(line: str, prompt: str, cwd: Path, env: dict[str, str], *extra: 
 def codex_exec(args: list[str], prompt: str, cwd: Path, env: dict[str, str], *extra: str) -> AgentRun:
     """``codex exec`` with the printed ``-c`` arguments and ``extra`` (the provider, the sandbox)."""
     return _run([cli("codex"), *args, "exec", "--json", *extra, prompt], cwd, env)
+
+
+def codex_catalog(path: Path) -> Path:
+    """A model catalog naming the scripted model, for ``model_catalog_json``.
+
+    Codex gives a model the tools its catalog entry lists: a model it does not know gets a shell but
+    no ``apply_patch``. The entry is Codex's own (``codex debug models``) for a model whose
+    ``apply_patch_tool_type`` is ``freeform``, renamed: so the scripted model is offered
+    ``apply_patch`` as a freeform tool, as Codex's own models are. (A custom provider's ``/models`` is
+    not asked: with neither the catalog nor a known slug, the tool list has no ``apply_patch``.)
+    """
+    home = path.parent / "catalog-home"
+    home.mkdir(exist_ok=True)
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "CODEX_HOME": str(home)}
+    done = subprocess.run(
+        [cli("codex"), "debug", "models"], env=env, capture_output=True, text=True, timeout=60, check=True
+    )
+    models = json.loads(done.stdout)["models"]
+    # The plain Responses wire (tools in the request's ``tools``), not the lite one that moves them into ``input``.
+    entry = next(m for m in models if m.get("apply_patch_tool_type") == "freeform" and not m.get("use_responses_lite"))
+    # Without tool search, Codex lists the MCP tools themselves, as the scripted model calls them.
+    entry |= {"slug": SCRIPTED_MODEL, "display_name": SCRIPTED_MODEL, "supports_search_tool": False}
+    path.write_text(json.dumps({"models": [entry]}))
+    return path
+
+
+def codex_provider(model_url: str, tmp_path: Path) -> list[str]:
+    """``codex exec`` flags for the scripted model: the provider, its catalog entry, the hooks trusted
+    for this run (the printed line's own flag), no sandbox (the container has none to offer)."""
+    provider = {"name": "scripted", "base_url": f"{model_url}/v1", "wire_api": "responses", "env_key": "OPENAI_API_KEY"}
+    pairs = [f"model_providers.scripted.{key}={json.dumps(value)}" for key, value in provider.items()]
+    pairs += [
+        'model_provider="scripted"',
+        f"model_catalog_json={json.dumps(str(codex_catalog(tmp_path / 'catalog.json')))}",
+    ]
+    flags = [item for pair in pairs for item in ("-c", pair)]
+    return [
+        *flags,
+        "-m",
+        SCRIPTED_MODEL,
+        "--dangerously-bypass-hook-trust",
+        "--skip-git-repo-check",
+        "--dangerously-bypass-approvals-and-sandbox",
+    ]
 
 
 def write_report_arguments(dispatch_message: str) -> dict[str, Any]:

@@ -32,6 +32,7 @@ class ToolCall:
     name: str
     arguments: dict[str, Any]
     call_id: str = field(default_factory=lambda: f"call_{uuid.uuid4().hex[:20]}")
+    namespace: str | None = None  # a Responses tool namespace (Codex lists an MCP server's tools in one)
 
 
 Block = Text | ToolCall
@@ -113,6 +114,8 @@ class ModelServer:
                 pass
 
             def do_GET(self) -> None:
+                with model._lock:
+                    model.requests.append(Recorded(self.path, {}, main=False))
                 answer = model.get(self.path)
                 data = json.dumps(answer if answer is not None else {"error": "not found"}).encode()
                 self.send_response(200 if answer is not None else 404)

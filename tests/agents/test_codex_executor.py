@@ -1,0 +1,48 @@
+"""Codex as the executor, started with exactly the ``-c`` arguments ``create_task`` printed, its model
+scripted over the Responses API: ``apply_patch`` judged by the guard, and what Codex told the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.agents.agents import agent_env, codex_exec, codex_provider
+from tests.agents.model_openai import FREEFORM, OpenAIModel
+from tests.agents.model_server import Text, ToolCall, Turn
+from tests.agents.test_claude_executor import dispatch, report_call
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # the real Codex CLI and server processes
+
+
+def patch(*files: str) -> ToolCall:
+    """``apply_patch`` as a freeform call, adding each file (relative to the working directory)."""
+    body = "".join(f"*** Add File: {name}\n+VALUE = 1\n" for name in files)
+    return ToolCall(f"{FREEFORM}apply_patch", {"input": f"*** Begin Patch\n{body}*** End Patch\n"})
+
+
+def codex_report(created: dict[str, Any]) -> ToolCall:
+    call = report_call(created)
+    return ToolCall("write_report", call.arguments, namespace="mcp__handoff")
+
+
+async def test_codex_applies_a_patch_in_scope_is_denied_one_outside_and_reports(
+    repo: Path, secret_file: Path, home: Path, tmp_path: Path
+) -> None:
+    created = await dispatch(repo, secret_file)
+    inside, outside, report = patch("src/a1/new.py"), patch("src/b/stolen.py"), codex_report(created)
+    script: list[Turn] = [[inside], [outside], [report], [Text("Done.")]]
+    with OpenAIModel(script) as model:
+        env = agent_env(home, model.url)
+        args = created["executor_config"]["codex_args"]
+        provider = codex_provider(model.url, tmp_path)
+        run = codex_exec(args, created["dispatch_message"], repo, env, *provider)
+    assert run.returncode == 0, run
+    first = model.main_requests[0]
+    assert "apply_patch" in OpenAIModel.tool_names(first), OpenAIModel.tool_names(first)
+    outputs = OpenAIModel.outputs(model.main_requests[-1])
+    assert (repo / "src/a1/new.py").read_text() == "VALUE = 1\n"
+    assert not (repo / "src/b/stolen.py").exists()
+    assert f"handoff task {created['ref']} may not write {repo / 'src/b/stolen.py'}" in outputs[outside.call_id]
+    assert '"created":true' in outputs[report.call_id].replace(" ", "")
