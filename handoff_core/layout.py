@@ -15,6 +15,7 @@ __all__ = [
     "ACTIVE_LINE",
     "ARCHIVE",
     "ATTEMPTS_BEFORE_WARNING",
+    "AUTHORISED_ACTIONS",
     "CHANGES",
     "CHANGE_README",
     "CLOSING_FILES",
@@ -33,6 +34,7 @@ __all__ = [
     "LOCATOR_FILE",
     "LOG_TOOLS",
     "MAX_FILE_BYTES",
+    "MAX_STOP_CONDITIONS",
     "OUTCOMES",
     "READABLE_FILES",
     "RECENT_ARRIVAL_SECONDS",
@@ -55,6 +57,7 @@ __all__ = [
     "TEMP_TOKEN_BYTES",
     "UNFINISHED_STATUSES",
     "WORKSPACES",
+    "AuthorisedAction",
     "EntryKind",
     "Kind",
     "Location",
@@ -160,6 +163,11 @@ Outcome = Literal["active", "completed", "cancelled"]
 Location = Literal["active", "archived"]
 EntryKind = Literal["file", "dir", "symlink", "other", "missing"]
 TaskState = Literal["incomplete", "dispatched", "returned", "released", "invalid"]
+# What an executor may do beyond writing inside its scope and running checks, granted one by one in
+# the TASK (the seed template's "authorised actions"); the guard judges shell commands by these names.
+AuthorisedAction = Literal[
+    "commit", "merge", "push", "rebase", "reset-hard", "switch-branch", "stash", "stage-outside-scope"
+]
 # What a status reply lists: the tasks that need the Lead (the default), all, or those in one state.
 StatusView = Literal["needs_lead", "all", "incomplete", "dispatched", "returned", "released", "invalid"]
 
@@ -173,6 +181,8 @@ STATUS_VIEWS: Final[tuple[StatusView, ...]] = get_args(StatusView)
 TASK_STATES: Final[tuple[TaskState, ...]] = get_args(TaskState)
 LOCATIONS: Final[tuple[Location, ...]] = get_args(Location)
 LOG_TOOLS: Final[tuple[LogTool, ...]] = get_args(LogTool)
+AUTHORISED_ACTIONS: Final[tuple[AuthorisedAction, ...]] = get_args(AuthorisedAction)
+MAX_STOP_CONDITIONS: Final = 20  # stop conditions a TASK lists, each one printable line
 # Reports that end an attempt without its work: after this many on one topic or ticket, the Lead is
 # warned before dispatching it again.
 UNFINISHED_STATUSES: Final[tuple[ReportStatus, ...]] = ("blocked", "failed")

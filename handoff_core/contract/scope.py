@@ -10,7 +10,7 @@ from handoff_core.contract.frontmatter import load_yaml, quote
 from handoff_core.contract.globs import check_glob_count, check_globs
 from handoff_core.contract.values import is_real
 from handoff_core.errors import InvalidContent, OwnershipConflict
-from handoff_core.layout import WORKSPACES, Kind, Workspace
+from handoff_core.layout import AUTHORISED_ACTIONS, MAX_STOP_CONDITIONS, WORKSPACES, AuthorisedAction, Kind, Workspace
 
 __all__ = [
     "LIST_START",
@@ -18,6 +18,7 @@ __all__ = [
     "SCOPE_FENCE",
     "Scope",
     "SharedPath",
+    "authorised_actions",
     "check_scope",
     "read_scope",
     "scope_from",
@@ -52,6 +53,10 @@ class Scope(NamedTuple):
     base: str = ""
     dirty: tuple[str, ...] = ()
     remote: str = ""  # a branch with no local worktree lives on this git remote: the executor pushes there
+    # What the executor may do beyond writing in scope and running checks, and when it must stop (the
+    # seed template's authorised actions and stop conditions).
+    actions: tuple[AuthorisedAction, ...] = ()
+    stop_conditions: tuple[str, ...] = ()
 
 
 def _check_glob(glob: str, where: str) -> str:
@@ -89,6 +94,7 @@ def check_scope(kind: Kind, scope: Scope) -> Scope:
                 f"resource {resource!r} is not a name like port:5432, db:test, git-index or integration:main"
             )
     _check_workspace(kind, scope)
+    _check_actions(scope)
     for shared in scope.shared:
         _check_glob(shared.path, "shared")
         if not is_real(shared.owner):
@@ -109,6 +115,39 @@ def check_scope(kind: Kind, scope: Scope) -> Scope:
 _REMOTE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _COMMIT = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 MAX_DIRTY = 500  # paths recorded as dirty at dispatch; a tree dirtier than that is shared beyond attribution
+
+
+MAX_STOP_CONDITION = 500  # characters in one stop condition
+
+
+def authorised_actions(values: list[str] | tuple[str, ...]) -> tuple[AuthorisedAction, ...]:
+    """Names of authorised actions, each one of the vocabulary, once."""
+    found: list[AuthorisedAction] = []
+    for value in values:
+        action = next((a for a in AUTHORISED_ACTIONS if a == value), None)
+        if action is None:
+            raise InvalidContent(
+                f"authorised action {value!r} is not one of {', '.join(AUTHORISED_ACTIONS)}; "
+                "writing inside the scope and running checks need none"
+            )
+        if action in found:
+            raise InvalidContent(f"authorised action {value!r} is listed twice; list each once")
+        found.append(action)
+    return tuple(found)
+
+
+def _check_actions(scope: Scope) -> None:
+    authorised_actions(scope.actions)
+    if len(scope.stop_conditions) > MAX_STOP_CONDITIONS:
+        raise InvalidContent(f"at most {MAX_STOP_CONDITIONS} stop conditions; merge some into one line")
+    for line in scope.stop_conditions:
+        if not (line.strip() and line.strip() == line and line.isprintable() and len(line) <= MAX_STOP_CONDITION):
+            raise InvalidContent(
+                f"stop condition {line[:80]!r} must be one printable line of at most {MAX_STOP_CONDITION} "
+                "characters, without leading or trailing spaces"
+            )
+        if "`" in line:
+            raise InvalidContent(f"stop condition {line[:80]!r} holds a backtick; write it without code spans")
 
 
 def _check_workspace(kind: Kind, scope: Scope) -> None:
@@ -153,6 +192,8 @@ def scope_lines(scope: Scope) -> list[str]:
         *([f"remote: {quote(scope.remote)}"] if scope.remote else []),
         *([f"base: {quote(scope.base)}"] if scope.base else []),
         *([f"dirty_at_dispatch: {quote(list(scope.dirty))}"] if scope.dirty else []),
+        *([f"authorised_actions: {quote(list(scope.actions))}"] if scope.actions else []),
+        *([f"stop_conditions: {quote(list(scope.stop_conditions))}"] if scope.stop_conditions else []),
         "```",
     ]
     readable = [
@@ -166,6 +207,8 @@ def scope_lines(scope: Scope) -> list[str]:
         *([f"- Branch: `{scope.branch}` of the git remote `{scope.remote}`: push it there"] if scope.remote else []),
         *([f"- Base commit: `{scope.base}`"] if scope.base else []),
         *([f"- Dirty at dispatch (not this task's): {_globs(scope.dirty)}"] if scope.dirty else []),
+        *([f"- Authorised actions: {_globs(scope.actions)}"] if scope.actions else []),
+        *(["- Stop conditions:", *(f"  - {line}" for line in scope.stop_conditions)] if scope.stop_conditions else []),
         "",
     ]
     return ([scope.notes, ""] if scope.notes else []) + readable + block
@@ -173,7 +216,7 @@ def scope_lines(scope: Scope) -> list[str]:
 
 _SCOPE_KEYS = frozenset(
     {"workspace", "writable", "read_only", "shared", "artifacts", "resources", "worktree", "branch", "base"}
-    | {"dirty_at_dispatch", "remote"}
+    | {"dirty_at_dispatch", "remote", "authorised_actions", "stop_conditions"}
 )
 RESOURCE_RE = re.compile(r"^[a-z][a-z0-9-]*(?::[A-Za-z0-9._/@-]+)?\Z")
 
@@ -224,6 +267,8 @@ def scope_from(data: object, notes: str) -> Scope:
         base=_string(data, "base"),
         dirty=_strings(data, "dirty_at_dispatch"),
         remote=_string(data, "remote"),
+        actions=authorised_actions(_strings(data, "authorised_actions")),
+        stop_conditions=_strings(data, "stop_conditions"),
     )
 
 

@@ -86,6 +86,7 @@ def _quoted_check(body: TaskBody) -> str | None:
     fields = {"goal": body.goal, "inputs": body.inputs, "acceptance": body.acceptance}
     fields |= {"return notes": body.return_notes, "scope notes": scope.notes, "ticket": body.ticket or ""}
     fields |= {"scope": "\n".join([*scope.writable, *scope.read_only, *scope.artifacts, *scope.resources])}
+    fields["stop conditions"] = "\n".join(scope.stop_conditions)
     fields["shared"] = "\n".join(f"{s.path}\n{s.owner}" for s in scope.shared)
     labels = [line.strip(" -").casefold() for line in (TOKEN_CHECK, SIGNING_KEY_LABEL, ANCHOR_LABEL)]
     return next((name for name, text in fields.items() for label in labels if label in text.casefold()), None)

@@ -36,13 +36,15 @@ class Wire(BaseModel):
     """A tool result; ``registration.tool`` strips its schema's titles with the parameters'."""
 
 
+# An executor's configuration per client: the names say which; no descriptions, which every Lead's
+# context would pay for (a docstring here would become one).
 class ExecutorConfig(Wire):
-    claude_code_mcp_json: str = Field(description="JSON for `claude --mcp-config`")
-    claude_code_settings: str = Field(description="the hooks, for `claude --settings` or .claude/settings.local.json")
-    claude_code_cli: str = Field(description="a worker's `claude` launch line")
-    codex_args: list[str] = Field(description="`codex` -c arguments")
-    codex_config_toml: str = Field(description="~/.codex/config.toml entry")
-    session_id: str = Field(description="the executor session id the Claude Code line pins")
+    claude_code_mcp_json: str  # for `claude --mcp-config` or .mcp.json
+    claude_code_settings: str  # the task's hooks, for --settings or .claude/settings.local.json
+    claude_code_cli: str  # a worker's `claude` launch line: the server, the hooks, the pinned session id
+    codex_args: list[str]  # `codex` -c arguments
+    codex_config_toml: str  # a ~/.codex/config.toml entry
+    session_id: str  # the session id the Claude Code line pins: the Lead finds the executor's log by it
     warning: str = ""
 
 

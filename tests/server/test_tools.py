@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -81,6 +82,26 @@ async def test_create_task_returns_ref_paths_hash_token_and_dispatch_message(lea
     assert "executor" in created["executor_config"]["claude_code_mcp_json"]
     assert created["executor_config"]["claude_code_cli"].startswith("env HANDOFF_ROLE=executor claude ")
     assert read_snapshot(state_root, change, session, task).file("TASK.md").kind == "file"
+
+
+async def test_create_task_records_authorised_actions_and_stop_conditions_and_the_launch_hooks(
+    lead: Client, state_root: Path
+) -> None:
+    stops = ["the tests fail twice", "a schema change is needed"]
+    created = await call(lead, "create_task", **task_args(authorised_actions=["commit", "push"], stop_conditions=stops))
+    text = Path(created["task_path"]).read_text()
+    assert "- Authorised actions: `commit`, `push`" in text
+    assert "  - a schema change is needed" in text
+    config = created["executor_config"]
+    settings = json.loads(config["claude_code_settings"])
+    assert sorted(settings["hooks"]) == ["PostToolUse", "PreToolUse", "Stop"]
+    pre = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert f"--ref {created['ref']} --task-sha256 {created['task_sha256']} --event pre-tool" in pre
+    assert f"--session-id {config['session_id']}" in config["claude_code_cli"]
+    assert await refused(lead, "create_task", **task_args(topic="x", authorised_actions=["deploy"])) in (
+        "invalid_arguments",
+        "invalid_content",
+    )
 
 
 async def test_a_full_cycle_passes_return_validation(lead: Client) -> None:

@@ -11,7 +11,7 @@ from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.scope import Scope, SharedPath, workspace_of
 from handoff_core.contract.task import TaskBody
 from handoff_core.errors import InvalidContent
-from handoff_core.layout import REPORT_FILE, Kind, ReleaseKind, ReportStatus
+from handoff_core.layout import REPORT_FILE, AuthorisedAction, Kind, ReleaseKind, ReportStatus
 from handoff_core.services.capabilities.tokens import executor_session_id
 from handoff_core.services.evidence import audit
 from handoff_core.services.tree import waiting
@@ -58,6 +58,8 @@ def tools(services: Services) -> list[Tool]:
         retry_of: Annotated[str, Field(description="ref this task fixes or retries")] = "",
         worktree: Annotated[str, Field(description="linked worktree, with branch")] = "",
         branch: Annotated[str, Field(description="alone: pushed to the git remote")] = "",
+        authorised_actions: list[AuthorisedAction] = [],  # noqa: B006 - beyond writing in scope, running checks
+        stop_conditions: list[str] = [],  # noqa: B006 - one line each
     ) -> CreatedTask:
         """Publish a frozen TASK.md; returns the executor's dispatch message and report token."""
         scope = Scope(
@@ -70,6 +72,8 @@ def tools(services: Services) -> list[Tool]:
             resources=tuple(resources),
             worktree=worktree,
             branch=branch,
+            actions=tuple(authorised_actions),
+            stop_conditions=tuple(stop_conditions),
         )
         body = TaskBody(
             kind=kind,

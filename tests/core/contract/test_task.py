@@ -11,12 +11,15 @@ from handoff_core.contract.task import Task, TaskBody, normalise_task, task_of
 from handoff_core.contract.task_file import parse_task, render_task
 from handoff_core.contract.validate import task_problems
 from handoff_core.errors import HandoffError, InvalidContent, OwnershipConflict
-from handoff_core.layout import Workspace
+from handoff_core.layout import AUTHORISED_ACTIONS, AuthorisedAction, Workspace
 from tests.core.strategies import long_markdown, markdown
 
 GLOB = st.from_regex(r"\A[a-z0-9_.*]+(/[a-z0-9_.*]+){0,3}\Z").filter(
     lambda g: all(s not in (".", "..") for s in g.split("/"))
 )
+
+
+STOP_CONDITION = st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9 ,.:;()'/-]{0,60}[A-Za-z0-9.)]\Z")
 
 
 def make_task(**overrides: object) -> Task:
@@ -49,6 +52,8 @@ def make_task(**overrides: object) -> Task:
     return_notes=st.one_of(st.just(""), markdown()),
     writable=st.lists(GLOB, min_size=1, max_size=3),
     ticket=st.one_of(st.none(), st.from_regex(r"\A[A-Z]+-[0-9]{1,4}\Z")),
+    actions=st.lists(st.sampled_from(AUTHORISED_ACTIONS), unique=True, max_size=3),
+    stops=st.lists(STOP_CONDITION, max_size=3),
 )
 def test_render_parse_render_is_the_identity(
     goal: str,
@@ -58,12 +63,15 @@ def test_render_parse_render_is_the_identity(
     return_notes: str,
     writable: list[str],
     ticket: str | None,
+    actions: list[AuthorisedAction],
+    stops: list[str],
 ) -> None:
+    scope = Scope(workspace="required", writable=tuple(writable), notes=notes)
     task = make_task(
         goal=goal,
         inputs=inputs,
         acceptance=acceptance,
-        scope=Scope(workspace="required", writable=tuple(writable), read_only=(), shared=(), artifacts=(), notes=notes),
+        scope=scope._replace(actions=tuple(actions), stop_conditions=tuple(stops)),
         return_notes=return_notes,
         ticket=ticket,
     )
@@ -166,3 +174,35 @@ def test_a_task_carries_every_field_of_its_body_and_gives_the_body_back() -> Non
     assert task_of(
         task.body, session=task.session, task=task.task, change=task.change, report_path="r"
     ) == task._replace(report_path="r", token_check=None)
+
+
+def test_authorised_actions_and_stop_conditions_are_listed_in_workspace_and_scope_and_read_back() -> None:
+    scope = make_task().scope._replace(actions=("commit", "push"), stop_conditions=("tests fail twice", "a migration"))
+    text = render_task(make_task(scope=scope))
+    section = text.split("## Workspace and Scope")[1].split("## Acceptance")[0]
+    assert "- Authorised actions: `commit`, `push`" in section
+    assert "- Stop conditions:\n  - tests fail twice\n  - a migration" in section
+    assert parse_task(text).scope.actions == ("commit", "push")
+    assert parse_task(text).scope.stop_conditions == ("tests fail twice", "a migration")
+
+
+@pytest.mark.parametrize("actions", [("deploy",), ("commit", "commit"), ("Commit",)])
+def test_an_action_outside_the_vocabulary_or_listed_twice_is_refused(actions: tuple[str, ...]) -> None:
+    scope = make_task().scope._replace(actions=cast("tuple[AuthorisedAction, ...]", actions))
+    with pytest.raises(InvalidContent) as refused:
+        render_task(make_task(scope=scope))
+    assert refused.value.code == "invalid_content"
+
+
+@pytest.mark.parametrize("line", ["", " padded", "two\nlines", "bell\x07", "`code`", "x" * 501])
+def test_a_stop_condition_that_is_not_one_printable_line_is_refused(line: str) -> None:
+    scope = make_task().scope._replace(stop_conditions=(line,))
+    with pytest.raises(InvalidContent):
+        render_task(make_task(scope=scope))
+
+
+def test_a_stop_condition_may_not_quote_a_report_token_check_line() -> None:
+    scope = make_task().scope._replace(stop_conditions=("- Report token check: sha256:00",))
+    with pytest.raises(HandoffError) as refused:
+        render_task(make_task(scope=scope))
+    assert refused.value.code == "quoted_token_check"
