@@ -30,7 +30,6 @@ def executor_config(
         claude_code_cli=render(launch, "claude-code-cli").strip(),
         codex_config_toml=render(launch, "codex"),
         codex_args=codex_args(launch),
-        session_id=launch.hooks.session_id or "" if launch.hooks is not None else "",
         warning=launch.note or "",
     )
 

@@ -41,10 +41,11 @@ class Wire(BaseModel):
 class ExecutorConfig(Wire):
     claude_code_mcp_json: str  # for `claude --mcp-config` or .mcp.json
     claude_code_settings: str  # the task's hooks, for --settings or .claude/settings.local.json
-    claude_code_cli: str  # a worker's `claude` launch line: the server, the hooks, the pinned session id
+    # A worker's `claude` launch line: the server, the hooks, and the pinned session id (derived from the
+    # report token: record_session_locator finds the executor's log by it).
+    claude_code_cli: str
     codex_args: list[str]  # `codex` -c arguments
     codex_config_toml: str  # a ~/.codex/config.toml entry
-    session_id: str  # the session id the Claude Code line pins: the Lead finds the executor's log by it
     warning: str = ""
 
 

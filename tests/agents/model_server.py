@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-__all__ = ["Block", "ModelServer", "Recorded", "Text", "ToolCall", "Turn"]
+__all__ = ["Block", "ModelServer", "Recorded", "Text", "ToolCall", "Turn", "Until"]
 
 MAX_BODY = 64 * 1024 * 1024
 
@@ -36,7 +36,20 @@ class ToolCall:
 
 
 Block = Text | ToolCall
-Turn = Sequence[Block] | Callable[[dict[str, Any]], Sequence[Block]]
+
+
+@dataclass(frozen=True)
+class Until:
+    """A turn that waits: while ``ready(body)`` is false the model answers ``meanwhile`` (e.g. a call to
+    wait for a still-connecting MCP server) and the script does not advance."""
+
+    ready: Callable[[dict[str, Any]], bool]
+    then: Sequence[Block]
+    meanwhile: Sequence[Block]
+    limit: int = 20  # a CLI that never gets ready still ends: after this many waits, ``then`` is sent
+
+
+Turn = Sequence[Block] | Callable[[dict[str, Any]], Sequence[Block]] | Until
 
 
 @dataclass(frozen=True)
@@ -53,6 +66,7 @@ class ModelServer:
         self.script = list(script)
         self.requests: list[Recorded] = []
         self.served = 0  # main-loop turns answered from the script
+        self.waited = 0  # turns answered with an ``Until``'s meanwhile
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -101,7 +115,12 @@ class ModelServer:
                 return [Text("ok")]
             done: list[Block] = [Text("Done.")]
             turn = self.script[self.served] if self.served < len(self.script) else done
+            if isinstance(turn, Until) and not turn.ready(body) and self.waited < turn.limit:
+                self.waited += 1
+                return turn.meanwhile
             self.served += 1
+        if isinstance(turn, Until):
+            return turn.then
         return turn(body) if callable(turn) else turn
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:

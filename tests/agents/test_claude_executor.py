@@ -3,6 +3,8 @@ scripted: what lands, what the guard denies, and what the CLI told the model."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -10,20 +12,39 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from handoff_core.services.capabilities.tokens import executor_session_id
 from tests.agents.agents import agent_env, claude_exec, write_report_arguments
 from tests.agents.model_anthropic import AnthropicModel
-from tests.agents.model_server import Text, ToolCall, Turn
+from tests.agents.model_server import Text, ToolCall, Turn, Until
 from tests.server.test_tools import FOCUS, call, task_args
 from tests.server.wire import serve_command
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # the real Claude Code CLI and server processes
 
 
+async def lead_call(
+    project: Path, secret_file: Path, name: str, home: Path | None = None, **args: Any
+) -> dict[str, Any]:
+    """One tool of the Lead's stdio server (under ``home``: the HOME the executors ran with)."""
+    command = serve_command("lead", project, secret_file)
+    env = {"HOME": str(home)} if home is not None else None
+    async with Client(StdioServerParameters(command=command[0], args=command[1:], env=env)) as lead:
+        return await call(lead, name, **args)
+
+
 async def dispatch(project: Path, secret_file: Path, **overrides: Any) -> dict[str, Any]:
     """``create_task`` through the Lead's stdio server, as the Lead's client calls it."""
-    command = serve_command("lead", project, secret_file)
-    async with Client(StdioServerParameters(command=command[0], args=command[1:])) as lead:
-        return await call(lead, "create_task", **task_args(**overrides))
+    return await lead_call(project, secret_file, "create_task", **task_args(**overrides))
+
+
+def has_tool(name: str) -> Callable[[dict[str, Any]], bool]:
+    """Whether a Messages request offers the tool ``name`` (an MCP server's tools arrive once it connects)."""
+    return lambda body: any(tool.get("name") == name for tool in body.get("tools", []))
+
+
+def once_connected(call: ToolCall) -> Until:
+    """``call`` once Claude Code lists it; meanwhile, what a model does: wait for the MCP servers."""
+    return Until(has_tool(call.name), [call], [ToolCall("WaitForMcpServers", {"servers": ["handoff"]})])
 
 
 def report_call(created: dict[str, Any]) -> ToolCall:
@@ -39,7 +60,7 @@ async def test_claude_code_lands_an_edit_in_scope_is_denied_one_outside_and_repo
     inside = ToolCall("Write", {"file_path": str(repo / "src/a1/new.py"), "content": "VALUE = 1\n"})
     outside = ToolCall("Write", {"file_path": str(repo / "src/b/stolen.py"), "content": "stolen\n"})
     report = report_call(created)
-    script: list[Turn] = [[inside], [outside], [report], [Text("Done.")]]
+    script: list[Turn] = [[inside], [outside], once_connected(report), [Text("Done.")]]
     with AnthropicModel(script) as model:
         line = created["executor_config"]["claude_code_cli"]
         run = claude_exec(line, created["dispatch_message"], repo, agent_env(home, model.url))
@@ -53,6 +74,12 @@ async def test_claude_code_lands_an_edit_in_scope_is_denied_one_outside_and_repo
     assert not (repo / "src/b/stolen.py").exists()
     assert Path(created["report_path_in_project"]).name == "REPORT.md"
     assert (repo / created["report_path_in_project"]).is_file()
-    # The launch line pinned the session: the CLI ran under the id the dispatch answer names.
-    session_id = created["executor_config"]["session_id"]
+    # The launch line pinned the session (the id derives from the report token); the Lead's server finds
+    # that session's log with no path given, confirms it as this task's, and records it.
+    session_id = executor_session_id(created["report_token"])
+    assert f"--session-id {session_id}" in line
     assert f'"session_id":"{session_id}"' in run.stdout.replace(" ", "")
+    recorded = await lead_call(repo, secret_file, "record_session_locator", home, ref=created["ref"])
+    log = json.loads(Path(recorded["path"]).read_text())["path"]
+    assert Path(log).parent.parent == home / ".claude" / "projects"
+    assert Path(log).name == f"{session_id}.jsonl"

@@ -13,6 +13,7 @@ from mcp import Client
 
 from bench.trees import generate
 from handoff_core.files.reader import read_snapshot
+from handoff_core.services.capabilities.tokens import executor_session_id
 from tests.conftest import CHANGE, make_change
 from tests.core.files.test_archives import zip_of
 from tests.server.content import resource_text, text_of
@@ -97,7 +98,7 @@ async def test_create_task_records_authorised_actions_and_stop_conditions_and_th
     assert sorted(settings["hooks"]) == ["PostToolUse", "PreToolUse", "Stop"]
     pre = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     assert f"--ref {created['ref']} --task-sha256 {created['task_sha256']} --event pre-tool" in pre
-    assert f"--session-id {config['session_id']}" in config["claude_code_cli"]
+    assert f"--session-id {executor_session_id(created['report_token'])}" in config["claude_code_cli"]
     assert await refused(lead, "create_task", **task_args(topic="x", authorised_actions=["deploy"])) in (
         "invalid_arguments",
         "invalid_content",

@@ -24,6 +24,7 @@ from handoff_core.contract.validate import closes_claim, report_problems
 from handoff_core.errors import (
     AlreadyReported,
     InvalidContent,
+    InvalidLocator,
     LocatorConflict,
     TaskChanged,
     TaskNotFound,
@@ -202,6 +203,25 @@ class Store:
                     f"{ref} got another session log path at the same moment; the first stays. Read it back"
                 ) from exc
         return StoredFile(ref=ref, path=where, sha256=sha256(data), created=published.created, text=path)
+
+    def record_found_locator(self, ref: Ref, session_ids: list[str], home: Path, env: dict[str, str]) -> StoredFile:
+        """Find the executor's log by its session id (Claude Code's, then Codex's, as this host keeps them),
+        confirm it as this task's, and record it; refused unless exactly one log confirms."""
+        needles = self.queries.log_needles(ref)
+        found = [
+            path
+            for session_id in session_ids
+            for tool in session_logs.TOOLS
+            for path in session_logs.candidates(tool, session_id, home, env)
+        ]
+        confirmed = [path for path in dict.fromkeys(found) if session_logs.inspect(path, needles).ok]
+        if len(confirmed) != 1:
+            where = "no log of" if not confirmed else f"{len(confirmed)} logs confirm for"
+            raise InvalidLocator(
+                f"{where} session {', '.join(session_ids)} on this host for {ref}: pass the log's absolute path, "
+                "or the executor's session id (Codex: the thread_id `codex exec --json` printed)"
+            )
+        return self.record_session_locator(ref, confirmed[0])
 
     @translated
     def release_writer(self, ref: Ref, kind: ReleaseKind, evidence: str, details: str = "") -> StoredFile:

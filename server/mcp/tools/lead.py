@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Annotated
 
 from mcp.server.mcpserver.tools import Tool
@@ -132,11 +134,17 @@ def tools(services: Services) -> list[Tool]:
 
     def record_session_locator(
         ref: RefArg,
-        path: Annotated[str, Field(description="absolute log path")],
+        path: Annotated[str, Field(description="absolute; empty: find by session_id")] = "",
         verify: Annotated[bool, Field(description="false: confirmed otherwise")] = True,
+        session_id: str = "",  # default: the id the executor's launch line pinned
     ) -> Written:
         """Record the executor's confirmed session-log path."""
-        stored = store.record_session_locator(parse_ref(ref), path, verify)
+        parsed = parse_ref(ref)
+        if path:
+            stored = store.record_session_locator(parsed, path, verify)
+        else:
+            ids = [session_id or executor_session_id(services.token(parsed))]
+            stored = store.record_found_locator(parsed, ids, Path.home(), dict(os.environ))
         return Written(path=str(stored.path), sha256=stored.sha256, created=stored.created)
 
     def capture_report(
