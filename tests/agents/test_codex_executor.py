@@ -3,6 +3,7 @@ scripted over the Responses API: ``apply_patch`` judged by the guard, and what C
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 from tests.agents.agents import agent_env, codex_exec, codex_provider
 from tests.agents.model_openai import FREEFORM, OpenAIModel
 from tests.agents.model_server import Text, ToolCall, Turn
-from tests.agents.test_claude_executor import dispatch, report_call
+from tests.agents.test_claude_executor import dispatch, lead_call, report_call
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # the real Codex CLI and server processes
 
@@ -46,3 +47,11 @@ async def test_codex_applies_a_patch_in_scope_is_denied_one_outside_and_reports(
     assert not (repo / "src/b/stolen.py").exists()
     assert f"handoff task {created['ref']} may not write {repo / 'src/b/stolen.py'}" in outputs[outside.call_id]
     assert '"created":true' in outputs[report.call_id].replace(" ", "")
+    # Codex's session id cannot be pinned at launch: the Lead gives the thread id `exec --json` printed,
+    # and its server finds that rollout, confirms it as this task's and records it.
+    (thread,) = [e["thread_id"] for e in run.json_lines() if e.get("type") == "thread.started"]
+    recorded = await lead_call(repo, secret_file, "record_session_locator", home, ref=created["ref"], session_id=thread)
+    log = Path(json.loads(Path(recorded["path"]).read_text())["path"])
+    assert log.is_relative_to(home / ".codex" / "sessions")
+    assert log.name.startswith("rollout-")
+    assert log.name.endswith(f"-{thread}.jsonl")
