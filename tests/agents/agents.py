@@ -12,6 +12,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -51,21 +52,27 @@ def agent_env(home: Path, model_url: str) -> dict[str, str]:
     """Only what the CLI needs: PATH, a fresh HOME (and CODEX_HOME in it), the scripted model's URL."""
     home.mkdir(parents=True, exist_ok=True)
     (home / ".codex").mkdir(exist_ok=True)
-    env = {"PATH": os.environ["PATH"], "HOME": str(home), "CODEX_HOME": str(home / ".codex")}
+    # This interpreter's scripts first: where the executor's host has handoff-mcp installed.
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    env = {"PATH": path, "HOME": str(home), "CODEX_HOME": str(home / ".codex")}
     env |= {"ANTHROPIC_BASE_URL": model_url, "ANTHROPIC_API_KEY": DUMMY_KEY, "OPENAI_API_KEY": DUMMY_KEY}
+    env |= {"GIT_AUTHOR_NAME": "Executor", "GIT_AUTHOR_EMAIL": "executor@example.invalid"}
+    env |= {"GIT_COMMITTER_NAME": "Executor", "GIT_COMMITTER_EMAIL": "executor@example.invalid"}
     env |= {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "NO_COLOR": "1"}
     if "XDG_CACHE_HOME" in os.environ:
         env["XDG_CACHE_HOME"] = os.environ["XDG_CACHE_HOME"]
     return env
 
 
-def _run(command: list[str], cwd: Path, env: dict[str, str]) -> AgentRun:
+def _run(command: list[str], cwd: Path, env: dict[str, str], prompt: str = "") -> AgentRun:
+    """``command`` run to its end, bounded; ``prompt`` on stdin (never an argument a variadic option
+    such as ``--allowedTools`` could swallow)."""
     try:
         done = subprocess.run(
             command,
             cwd=cwd,
             env=env,
-            stdin=subprocess.DEVNULL,
+            input=prompt,
             capture_output=True,
             text=True,
             timeout=RUN_BOUND_S,
@@ -80,8 +87,8 @@ def claude_exec(line: str, prompt: str, cwd: Path, env: dict[str, str], *extra: 
     """Claude Code started with the printed launch line, headless: ``-p`` and the prompt added."""
     words = shlex.split(line)
     assert words[0] == "claude", line
-    headless = ["-p", "--output-format", "json", "--permission-mode", "acceptEdits", *extra, prompt]
-    return _run([cli("claude"), *words[1:], *headless], cwd, env)
+    headless = ["-p", "--output-format", "json", "--permission-mode", "acceptEdits", *extra]
+    return _run([cli("claude"), *words[1:], *headless], cwd, env, prompt)
 
 
 def codex_exec(args: list[str], prompt: str, cwd: Path, env: dict[str, str], *extra: str) -> AgentRun:

@@ -44,7 +44,7 @@ class Until:
     wait for a still-connecting MCP server) and the script does not advance."""
 
     ready: Callable[[dict[str, Any]], bool]
-    then: Sequence[Block]
+    then: Sequence[Block] | Callable[[dict[str, Any]], Sequence[Block]]
     meanwhile: Sequence[Block]
     limit: int = 20  # a CLI that never gets ready still ends: after this many waits, ``then`` is sent
 
@@ -120,7 +120,7 @@ class ModelServer:
                 return turn.meanwhile
             self.served += 1
         if isinstance(turn, Until):
-            return turn.then
+            turn = turn.then
         return turn(body) if callable(turn) else turn
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:

@@ -42,9 +42,12 @@ def has_tool(name: str) -> Callable[[dict[str, Any]], bool]:
     return lambda body: any(tool.get("name") == name for tool in body.get("tools", []))
 
 
-def once_connected(call: ToolCall) -> Until:
-    """``call`` once Claude Code lists it; meanwhile, what a model does: wait for the MCP servers."""
-    return Until(has_tool(call.name), [call], [ToolCall("WaitForMcpServers", {"servers": ["handoff"]})])
+def once_connected(call: ToolCall, then: Turn | None = None) -> Until:
+    """``call`` (or ``then``) once Claude Code lists the tool; meanwhile, what a model does: wait for
+    the MCP servers."""
+    turn = [call] if then is None else then
+    assert not isinstance(turn, Until)
+    return Until(has_tool(call.name), turn, [ToolCall("WaitForMcpServers", {"servers": ["handoff"]})])
 
 
 def report_call(created: dict[str, Any]) -> ToolCall:
