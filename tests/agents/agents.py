@@ -86,9 +86,9 @@ def _run(command: list[str], cwd: Path, env: dict[str, str], prompt: str = "") -
 def claude_exec(line: str, prompt: str, cwd: Path, env: dict[str, str], *extra: str) -> AgentRun:
     """Claude Code started with the printed launch line, headless: ``-p`` and the prompt added."""
     words = shlex.split(line)
-    assert words[0] == "claude", line
+    at = words.index("claude")  # after what the line sets before it (``env HANDOFF_ROLE=executor``)
     headless = ["-p", "--output-format", "json", "--permission-mode", "acceptEdits", *extra]
-    return _run([cli("claude"), *words[1:], *headless], cwd, env, prompt)
+    return _run([*words[:at], cli("claude"), *words[at + 1 :], *headless], cwd, env, prompt)
 
 
 def codex_exec(args: list[str], prompt: str, cwd: Path, env: dict[str, str], *extra: str) -> AgentRun:
