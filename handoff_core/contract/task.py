@@ -92,6 +92,18 @@ def _quoted_check(body: TaskBody) -> str | None:
     return next((name for name, text in fields.items() for label in labels if label in text.casefold()), None)
 
 
+# The line the rendered scope lists the authorised actions on, as a reader of the TASK finds it.
+_ACTIONS_LINE = re.compile(r"^\s*[-*+]?\s*authori[sz]ed actions\s*:", re.IGNORECASE | re.MULTILINE)
+
+
+def _quoted_actions(body: TaskBody) -> str | None:
+    """The first field of ``body`` with a line that could pass for the rendered authorised actions."""
+    fields = {"goal": body.goal, "inputs": body.inputs, "acceptance": body.acceptance}
+    fields |= {"return notes": body.return_notes, "scope notes": body.scope.notes}
+    fields["stop conditions"] = "\n".join(body.scope.stop_conditions)
+    return next((name for name, text in fields.items() if _ACTIONS_LINE.search(text)), None)
+
+
 def check_body(body: TaskBody) -> TaskBody:
     """Normalise the Lead's text and refuse anything the file could not hold faithfully."""
     if body.kind not in KINDS:
@@ -106,6 +118,11 @@ def check_body(body: TaskBody) -> TaskBody:
             f"'{ANCHOR_LABEL.strip(' -')}' line; "
             "each TASK records only its own, "
             "written by the server: remove that line (refer to the other task by its ref) and retry"
+        )
+    if (field := _quoted_actions(body._replace(scope=scope))) is not None:
+        raise InvalidContent(
+            f"the {field} holds an 'Authorised actions:' line; the TASK lists its actions once, from "
+            "authorised_actions: pass them there and reword that line"
         )
     notes = check_fragment(scope.notes, "scope notes") if scope.notes.strip() else ""
     return TaskBody(
