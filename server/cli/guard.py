@@ -44,7 +44,6 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="handoff-mcp guard", description="Deny writes outside a handoff task's scope.")
     parser.add_argument("--ref", help="change/session/task: the task whose scope is enforced")
-    parser.add_argument("--task-sha256", help="the sha256 of the TASK the hook was printed for")
     parser.add_argument("--event", choices=("pre-tool", "post-tool", "stop"), default="pre-tool")
     parser.add_argument("--client", choices=("claude-code", "codex"), help="the agent CLI running the hook")
     parser.add_argument("--project-root", help="default: $HANDOFF_PROJECT_ROOT or the current directory")

@@ -84,11 +84,12 @@ def _run(command: list[str], cwd: Path, env: dict[str, str], prompt: str = "") -
 
 
 def claude_exec(line: str, prompt: str, cwd: Path, env: dict[str, str], *extra: str) -> AgentRun:
-    """Claude Code started with the printed launch line, headless: ``-p`` and the prompt added."""
-    words = shlex.split(line)
-    at = words.index("claude")  # after what the line sets before it (``env HANDOFF_ROLE=executor``)
+    """Claude Code started with the printed launch text, run by a shell exactly as printed (a launch
+    from the team server first exports the token and installs the clone's pre-commit hook), headless:
+    ``-p`` and the other ``extra`` flags added to its last line, the prompt on stdin."""
     headless = ["-p", "--output-format", "json", "--permission-mode", "acceptEdits", *extra]
-    return _run([*words[:at], cli("claude"), *words[at + 1 :], *headless], cwd, env, prompt)
+    path = f"{Path(cli('claude')).parent}{os.pathsep}{env['PATH']}"
+    return _run(["bash", "-c", f"{line} {shlex.join(headless)}"], cwd, env | {"PATH": path}, prompt)
 
 
 def codex_exec(args: list[str], prompt: str, cwd: Path, env: dict[str, str], *extra: str) -> AgentRun:

@@ -69,10 +69,10 @@ async def test_claude_code_through_the_team_server_works_in_its_worktree_and_is_
     line = created["executor_config"]["claude_code_cli"]
     assert team.endpoint.url("executor") in line
     inside = ToolCall("Write", {"file_path": str(tree / "src/a1/new.py"), "content": "VALUE = 1\n"})
-    main_tree = ToolCall("Write", {"file_path": str(repo / "src/a1/new.py"), "content": "VALUE = 1\n"})
+    outside = ToolCall("Write", {"file_path": str(tree / "src/b/stolen.py"), "content": "stolen\n"})
     commit = ToolCall("Bash", {"command": "git add -A && git commit -q -m work"})
     report = report_call(created)
-    script: list[Turn] = [[inside], [main_tree], [commit], once_connected(report, with_checkpoint(report, tree))]
+    script: list[Turn] = [[inside], [outside], [commit], once_connected(report, with_checkpoint(report, tree))]
     with AnthropicModel(script) as model:
         env = agent_env(home, model.url)
         prompt = created["dispatch_message"]
@@ -80,8 +80,8 @@ async def test_claude_code_through_the_team_server_works_in_its_worktree_and_is_
     assert run.returncode == 0, run
     results = AnthropicModel.tool_results(model.main_requests[-1])
     assert "created successfully" in results[inside.call_id]
-    assert f"may not write {repo / 'src/a1/new.py'}" in results[main_tree.call_id]
-    assert not (repo / "src/a1/new.py").exists()
+    assert f"may not write {tree / 'src/b/stolen.py'}" in results[outside.call_id]
+    assert not (tree / "src/b/stolen.py").exists()
     assert '"created":true' in results[report.call_id].replace(" ", "")
     verdict = await audited(team, created["ref"])
     assert verdict["verdict"] == "passed", verdict
