@@ -175,3 +175,40 @@ def test_the_printed_claude_mcp_add_line_says_what_approves_it_and_that_works(
     (project / ".claude" / "settings.local.json").write_text('{"enabledMcpjsonServers": ["handoff"]}')
     done = run([claude, "mcp", "list"], project, home)
     assert re.search(r"^handoff: .*Connected", done.stdout, re.MULTILINE), done.stdout + done.stderr
+
+
+def test_every_executor_form_for_a_task_carries_its_hooks_or_says_on_stderr_where_they_go(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from handoff_core.services.writing.store import Store
+    from tests.conftest import implementation
+
+    ref = str(Store(project / "speculo" / ".speculo", project).create_task(implementation()).ref)
+    secret = ["--secret-file", str(tmp_path / "no-secret")]  # the Lead's secret is not here: no session pinned
+    events = ("--event pre-tool", "--event post-tool", "--event stop")
+    for client in ("claude-code-cli", "herdr", "orca", "codex", "codex-args"):
+        out = printed(capsys, project, "--role", "executor", "--client", client, "--ref", ref, *secret)
+        assert all(event in out for event in events), client
+        assert "--task-sha256 " in out, client
+    assert (
+        main(
+            [
+                "config",
+                "--project-root",
+                str(project),
+                "--role",
+                "executor",
+                "--client",
+                "claude-code",
+                "--ref",
+                ref,
+                *secret,
+            ]
+        )
+        == 0
+    )
+    shown = capsys.readouterr()
+    assert "--event" not in shown.out  # .mcp.json holds no hooks ...
+    assert ".mcp.json holds no hooks" in shown.err  # ... so stderr says where they go, and gives them
+    assert all(event in shown.err for event in events)
+    assert "no session id is pinned" in shown.err
