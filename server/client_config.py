@@ -150,7 +150,9 @@ def launch_for(
         args += ["--secret-file", str(settings.secret_file)]
     hooks = None
     if task is not None and role == "executor":
-        hooks = TaskHooks(guard=(found, "guard", *roots), **task._asdict())
+        hooks = TaskHooks(
+            guard=(found, "guard", *roots), ref=task.ref, task_sha256=task.task_sha256, session_id=task.session_id
+        )
     return Launch(command=found, args=tuple(args), role=role, note=note, hooks=hooks)
 
 
@@ -159,7 +161,12 @@ def http_launch(role: Role, url: str, token: str, task: ExecutorTask | None = No
     read the task from ``url`` (pinned by its sha256), not from a tree."""
     hooks = None
     if task is not None and role == "executor":
-        hooks = TaskHooks(guard=("handoff-mcp", "guard", "--url", url), **task._asdict())
+        hooks = TaskHooks(
+            guard=("handoff-mcp", "guard", "--url", url),
+            ref=task.ref,
+            task_sha256=task.task_sha256,
+            session_id=task.session_id,
+        )
     return Launch(command="", args=(), role=role, url=url, token=token, hooks=hooks)
 
 

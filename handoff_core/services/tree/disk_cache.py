@@ -25,13 +25,13 @@ from handoff_core.contract.ids import Ref
 from handoff_core.contract.proof import PROOFS
 from handoff_core.contract.scope import Scope, SharedPath
 from handoff_core.files.cache_file import load_cache, save_cache
-from handoff_core.layout import KINDS, TASK_STATES
+from handoff_core.layout import AUTHORISED_ACTIONS, KINDS, TASK_STATES
 from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.tree.status import TaskStatus
 
 __all__ = ["CACHE_FORMAT", "MAX_CACHE_BYTES", "DiskCache", "default_cache_dir"]
 
-CACHE_FORMAT = 3  # 2: a verdict row carries the REPORT's proof; 3: a scope its git remote
+CACHE_FORMAT = 4  # 2: a verdict row carries the REPORT's proof; 3: a scope its git remote; 4: its actions, stops
 MAX_CACHE_BYTES = 512 * 1024 * 1024  # a verdict row is ~150 bytes, a claim row ~120: millions of tasks
 T = TypeVar("T")
 _MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError)
@@ -108,7 +108,8 @@ def _encode_scope(scope: Scope | None) -> list[Any] | None:
         return None
     shared = [[s.path, s.owner] for s in scope.shared]
     head = [scope.workspace, scope.writable, scope.read_only, shared, scope.artifacts, scope.notes, scope.resources]
-    return [*head, scope.worktree, scope.branch, scope.base, scope.dirty, scope.remote]
+    tail = [scope.worktree, scope.branch, scope.base, scope.dirty, scope.remote, scope.actions, scope.stop_conditions]
+    return [*head, *tail]
 
 
 def _decode_scope(row: list[Any] | None) -> Scope | None:
@@ -128,6 +129,8 @@ def _decode_scope(row: list[Any] | None) -> Scope | None:
         base=str(row[9]),
         dirty=tuple(str(path) for path in row[10]),
         remote=str(row[11]),
+        actions=tuple(action for name in row[12] for action in AUTHORISED_ACTIONS if action == name),
+        stop_conditions=tuple(str(line) for line in row[13]),
     )
 
 
