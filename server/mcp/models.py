@@ -76,7 +76,7 @@ class Written(Wire):
 
 
 class ReportWritten(Written):
-    reply_line: str = Field(description="send it to the Lead")
+    reply_line: str  # the one line the executor sends the Lead
     warnings: list[str]
 
 
@@ -141,7 +141,7 @@ class Handoff(Wire):
     locator_path: str = ""
     task_changed: bool = False  # the REPORT pins another TASK
     provenance: list[str] = []
-    flags: list[str] = Field(default=[], description="hidden characters found")
+    flags: list[str] = []  # hidden characters found
     truncated: bool = False
     proof: str = ""
     audit: str = ""
@@ -187,11 +187,9 @@ class Packaged(Wire):
 class ReturnReceived(Wire):
     raw: str
     raw_sha256: str
-    standard: str = Field(description="the standard return ZIP")
+    standard: str  # the standard return ZIP
     extracted: int
-    held: list[str] = Field(
-        default=[], description="entries the Lead's tools would run, not extracted: 'path: why'; accept them by name"
-    )
+    held: list[str] = Field(default=[], description="'path: why' not extracted; see accept")
 
 
 class Document(Wire):

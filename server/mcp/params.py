@@ -6,8 +6,11 @@ from typing import Annotated
 
 from pydantic import Field
 
-__all__ = ["Globs", "RefArg", "Text"]
+__all__ = ["Globs", "RefArg", "RefNamed", "Text"]
 
-RefArg = Annotated[str, Field(description="change/session/task")]
+# A task's ref, as create_task and every listing return it; its form is said once, on read_task (RefNamed):
+# tools/list is paid for in every agent's context, and twelve copies of one phrase buy nothing.
+RefArg = str
+RefNamed = Annotated[str, Field(description="change/session/task")]
 Text = str
 Globs = Annotated[list[str], Field(description="project-relative globs")]

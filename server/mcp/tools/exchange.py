@@ -56,13 +56,9 @@ def tools(services: Services) -> list[Tool]:
         attempt_id: Ids,
         raw_file: Annotated[str, Field(description="the downloaded ZIP")] = "",
         text: Annotated[str, Field(description="a text-only answer, verbatim")] = "",
-        accept: Annotated[
-            list[str], Field(description="held entries (by path) to extract after reading them in the sealed ZIP")
-        ] = [],  # noqa: B006
+        accept: Annotated[list[str], Field(description="held paths to extract anyway")] = [],  # noqa: B006
     ) -> ReturnReceived:
-        """Check a return whole; only an accepted one is kept and extracted. Entries the Lead's tools
-        would run (conftest.py, package.json lifecycle scripts, build scripts) are held, named in
-        `held`, unless listed in `accept`."""
+        """Check a return whole; keep and extract an accepted one, holding what tools would run."""
         if bool(raw_file) == bool(text):
             raise InvalidContent("give either raw_file (a downloaded ZIP) or text (a text-only answer)")
         ids = (project, scope_id, task_id, dispatch_id, attempt_id)

@@ -100,7 +100,7 @@ def shared(services: Services) -> list[Tool]:
 
 def lead(services: Services) -> list[Tool]:
     def find_session_log(tool: LogTool, session_id: str, ref: str = "") -> LogCandidates:
-        """A Claude Code or Codex log by session id; with ref, checked as that task's."""
+        """A Claude Code or Codex log by session id (with ref: that task's)."""
         needles = services.queries.log_needles(parse_ref(ref)) if ref else None
         found = session_logs.candidates(tool, session_id, Path.home(), dict(os.environ))
         facts = [session_logs.inspect(path, needles) for path in found]

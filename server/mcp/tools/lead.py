@@ -63,7 +63,7 @@ def tools(services: Services) -> list[Tool]:
         authorised_actions: list[AuthorisedAction] = [],  # noqa: B006 - beyond writing in scope, running checks
         stop_conditions: list[str] = [],  # noqa: B006 - one line each
     ) -> CreatedTask:
-        """Publish a frozen TASK.md; returns the executor's dispatch message and report token."""
+        """Publish a frozen TASK.md; returns the dispatch message and report token."""
         scope = Scope(
             workspace=workspace_of(workspace),
             writable=tuple(writable),
@@ -122,7 +122,7 @@ def tools(services: Services) -> list[Tool]:
         refs: Annotated[list[str], Field(description="refs to watch")],
         timeout_s: Annotated[float, Field(description=f"at most {waiting.MAX_TIMEOUT:g}")] = 30.0,
     ) -> Waited:
-        """Wait until a listed task gets a REPORT or RELEASE, or the timeout."""
+        """Wait for a listed task's REPORT or RELEASE, bounded."""
         result = await waiting.wait_for_reports(queries, [parse_ref(ref) for ref in refs], timeout_s)
         return Waited(
             arrived=[f"{a.ref} {a.file}" for a in result.arrived],
@@ -159,7 +159,7 @@ def tools(services: Services) -> list[Tool]:
         return Written(path=str(stored.path), sha256=stored.sha256, created=stored.created)
 
     def audit_task(ref: RefArg) -> Audited:
-        """Judge a task's change, base to checkpoint plus uncommitted, against its scope."""
+        """Judge a task's change (committed and not) against its scope."""
         found = audit.audit_task(queries, parse_ref(ref))
         return Audited(
             verdict=found.verdict,

@@ -19,7 +19,7 @@ from handoff_core.services.tree.status import TaskStatus
 from handoff_core.services.tree.status_page import changed_since, page_status
 from handoff_core.services.views.status_view import AuditBudget, TaskFacts, task_facts
 from server.mcp.models import ReportWritten, Status, TaskState, TaskView, Validation
-from server.mcp.params import RefArg
+from server.mcp.params import RefArg, RefNamed
 from server.mcp.registration import READ_ONLY, WRITE_ONCE, tool
 from server.mcp.services import TASK_SCOPE, Services
 
@@ -33,7 +33,7 @@ def tools(services: Services) -> list[Tool]:
         ref: RefArg,
         token: str,
         status: ReportStatus,
-        focused: Annotated[str, Field(description=f"{FOCUSED_LENGTH}: done, decided, stop point, next")],
+        focused: Annotated[str, Field(description=f"{FOCUSED_LENGTH}: done, decided, next")],
         artifacts: Annotated[str, Field(description="files, commits, dirty state")],
         verification: Annotated[str, Field(description="commands, exit codes, output")],
         unverified: str = "",
@@ -70,7 +70,7 @@ def tools(services: Services) -> list[Tool]:
             warnings=warnings,
         )
 
-    def read_task(ref: RefArg) -> TaskView:
+    def read_task(ref: RefNamed) -> TaskView:
         """A task's TASK.md and its sha256."""
         task, stored = queries.read_task(parse_ref(ref))
         return TaskView(
