@@ -16,13 +16,14 @@ __all__ = ["alive", "hang_git"]
 
 def hang_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str) -> Path:
     """Put a ``git`` first on ``PATH`` that, for ``command``, starts a child (its pid appended to the
-    returned file) and waits forever; any other command fails as outside a repository. The runner's
-    time bound becomes one second."""
+    returned file) and waits forever; the config listing finds nothing; any other command fails as
+    outside a repository. The runner's time bound becomes one second."""
     bin_dir, pids = tmp_path / "hung-bin", tmp_path / "hung-pids"
     bin_dir.mkdir()
     script = bin_dir / "git"
     script.write_text(
         "#!/bin/sh\n"
+        'case " $* " in *" config "*" --get-regexp "*) exit 1;; esac\n'  # the runner's listing of planted names: none
         f'case " $* " in *" {command} "*) ;; *) echo "fatal: not a git repository" >&2; exit 128;; esac\n'
         "sleep 300 </dev/null >/dev/null 2>&1 &\n"  # the child holds no pipe of ours: only a kill ends it
         f"echo $! >> '{pids}'\n"

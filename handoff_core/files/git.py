@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from handoff_core.errors import GitError
+from handoff_core.files.git_config import FIXED, LISTED, USER_LEVEL_DROPPED, overrides
 
 __all__ = [
     "KEPT",
@@ -36,6 +37,7 @@ __all__ = [
     "fetch_branch",
     "is_ancestor",
     "on_remote",
+    "planted",
     "remote_tip",
     "remotes",
     "rev_parse",
@@ -50,16 +52,10 @@ __all__ = [
 TIMEOUT = 20.0
 MAX_OUTPUT = 64 * 1024 * 1024
 _NO_SUCH_COMMIT = 128  # git merge-base --is-ancestor: a name that is no commit (0 yes, 1 no)
-_CONFIG = (
-    "-c",
-    "core.quotePath=false",
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "diff.external=",
-    "-c",
-    "color.ui=false",
-)
+_CONFIG = tuple(arg for key, value in FIXED for arg in ("-c", f"{key}={value}"))
+_USER_CONFIG = tuple(arg for key, value in FIXED if key not in USER_LEVEL_DROPPED for arg in ("-c", f"{key}={value}"))
+_NAMING = ("status", "diff", "diff-files", "diff-index", "ls-files", "update-index", "fetch", "ls-remote")
+_REACHING = ("fetch", "ls-remote")  # they start git-upload-pack: never the program a remote's config names
 KEPT = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
 
 
@@ -95,7 +91,9 @@ class Running:
     """A git process started by ``start``; ``result`` reads it (bounded) and reaps it."""
 
     def __init__(self, cwd: Path, args: tuple[str, ...], ok: tuple[int, ...], env: dict[str, str], user_config: bool):
-        config = (*_CONFIG[:2], *_CONFIG[4:]) if user_config else _CONFIG
+        config = _USER_CONFIG if user_config else _CONFIG
+        if args[:1] and args[0] in _REACHING:
+            args = (args[0], "--upload-pack=git-upload-pack", *args[1:])
         self.cwd, self.args, self.ok = cwd, args, ok
         self.err = tempfile.TemporaryFile()  # noqa: SIM115 - closed in result()
         try:
@@ -134,8 +132,20 @@ class Running:
 def start(
     cwd: Path, *args: str, ok: tuple[int, ...] = (0,), keep: Mapping[str, str] | None = None, user_config: bool = False
 ) -> Running:
-    """``git args`` started in ``cwd``, to be read with ``result``: several may run at once."""
-    return Running(cwd, args, ok, _environment(keep, user_config), user_config)
+    """``git args`` started in ``cwd``, to be read with ``result``: several may run at once. A command
+    that could start a filter or a transport first has the names the repository's config plants
+    neutralised (``planted``), unless ``keep`` carries them already."""
+    env = _environment(keep, user_config)
+    if not user_config and args[:1] and args[0] in _NAMING and "GIT_CONFIG_COUNT" not in env:
+        env |= planted(cwd, keep)
+    return Running(cwd, args, ok, env, user_config)
+
+
+def planted(cwd: Path, keep: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Configuration that overrules each filter driver and protocol the repository's config names
+    (``git_config.overrides``), from one ``git config --get-regexp`` (which runs nothing it reads)."""
+    listing = Running(cwd, ("config", "-z", "--get-regexp", LISTED), (0, 1), _environment(keep), False)
+    return overrides(listing.result()[1])
 
 
 def run(
@@ -244,7 +254,6 @@ def worktrees(cwd: Path) -> list[Worktree]:
 
 
 _DIFF = ("diff", "--name-status", "-z", "-M", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none")
-_STATUS = ("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=none")
 
 
 def changes(cwd: Path, base: str, checkpoint: str) -> list[Change]:
@@ -253,22 +262,66 @@ def changes(cwd: Path, base: str, checkpoint: str) -> list[Change]:
     return _name_status(start(cwd, *_DIFF, base, checkpoint, "--").result()[1])
 
 
-def _status_changes(out: bytes) -> list[Change]:
-    fields, found, index = _fields(out), [], 0
-    while index < len(fields):
-        code, path = fields[index][:2], fields[index][3:]
-        if ("R" in code or "C" in code) and index + 1 < len(fields):
-            found.append(Change(code.strip()[:1], path, fields[index + 1]))
-            index += 2
-        else:
-            found.append(Change("?" if code == "??" else code.strip()[:1], path))
-            index += 1
-    return found
+_READ = ("--name-status", "-z", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none", "--no-relative")
+
+
+def _all(*running: Running) -> list[tuple[int, bytes]]:
+    """Each one's result; every process is reaped even when one fails (its error is raised then)."""
+    outs, failed = [], None
+    for one in running:
+        try:
+            outs.append(one.result())
+        except GitError as exc:
+            failed = failed or exc
+    if failed is not None:
+        raise failed
+    return outs
+
+
+def _work_tree_state(tree: Path, head: str | None, keep: dict[str, str]) -> list[Change]:
+    """What differs from ``head`` in the work tree ``tree``, one change a path: staged (the index's blob
+    ids against ``head``), then unstaged and untracked, both read against a throwaway index made from
+    ``head`` — every tracked file is hashed, nothing of the index's own is trusted (stat data,
+    assume-unchanged, skip-worktree, fsmonitor state, untracked cache). Only ``.gitignore`` files
+    hide an untracked path (not ``info/exclude``)."""
+    since = [head] if head else []
+    with tempfile.TemporaryDirectory(prefix="handoff-index-") as folder:
+        fresh = keep | {"GIT_INDEX_FILE": os.path.join(folder, "index")}
+        run(tree, "read-tree", *(since or ["--empty"]), keep=fresh)
+        started = (
+            start(tree, "diff", "--cached", *_READ, "-M", *since, "--", keep=keep),
+            start(tree, "ls-files", "-z", "--others", "--exclude-per-directory=.gitignore", keep=fresh),
+        )
+        try:  # the refresh hashes each file and records its stat in the throwaway index: the cheapest way
+            run(tree, "update-index", "-q", "--refresh", keep=fresh, ok=(0, 1))
+            unstaged = run(tree, "diff-files", *_READ, "--", keep=fresh)[1]
+        finally:
+            (_, staged), (_, untracked) = _all(*started)
+    found: dict[str, Change] = {}
+    for change in [*_name_status(staged), *_name_status(unstaged), *(Change("?", p) for p in _fields(untracked))]:
+        found.setdefault(change.path, change)
+    return sorted(found.values(), key=lambda change: change.path)
+
+
+def _reading(cwd: Path) -> tuple[Path, Running]:
+    """The work tree ``cwd`` lies in — the folder holding ``.git``: git is told so by ``GIT_WORK_TREE``,
+    whatever a ``core.worktree`` says — and its ``HEAD`` being read."""
+    tree = work_tree_of(cwd) or cwd
+    return tree, start(tree, "rev-parse", "--verify", "--quiet", "HEAD", ok=(0, 1, 128))
+
+
+def _commit(result: tuple[int, bytes]) -> str | None:
+    return result[1].decode().strip() if result[0] == 0 else None
 
 
 def dirty_paths(cwd: Path) -> list[Change]:
-    """What is uncommitted or untracked in the work tree (ignored files aside), both sides of a rename."""
-    return _status_changes(start(cwd, *_STATUS).result()[1])
+    """What is uncommitted or untracked in the work tree (ignored files aside), both sides of a staged rename."""
+    tree, head = _reading(cwd)
+    try:
+        keep = planted(tree) | {"GIT_WORK_TREE": str(tree)}
+    finally:
+        now = _commit(head.result())
+    return _work_tree_state(tree, now, keep)
 
 
 class Evidence(NamedTuple):
@@ -279,19 +332,18 @@ class Evidence(NamedTuple):
 
 
 def evidence(cwd: Path, base: str, checkpoint: str) -> Evidence:
-    """Ancestry, the change from base to checkpoint and the dirty paths, from three git processes run at
-    once (an audit waits for the slowest, not for their sum)."""
-    running = (_ancestry(cwd, base, checkpoint), start(cwd, *_DIFF, base, checkpoint, "--", ok=(0, 128)))
-    status = start(cwd, *_STATUS)
-    head = start(cwd, "rev-parse", "--verify", "--quiet", "HEAD", ok=(0, 1, 128))
-    code = running[0].result()[0]
-    diff_code, diff = running[1].result()
-    dirty = _status_changes(status.result()[1])
-    head_code, head_out = head.result()
-    now = head_out.decode().strip() if head_code == 0 else None
+    """Ancestry, the change from base to checkpoint, the work tree's HEAD and what differs from it;
+    git processes run at once where they can (an audit waits for the slowest, not for their sum)."""
+    tree, head = _reading(cwd)
+    started = (head, _ancestry(cwd, base, checkpoint), start(cwd, *_DIFF, base, checkpoint, "--", ok=(0, 128)))
+    try:
+        keep = planted(tree) | {"GIT_WORK_TREE": str(tree)}
+    finally:
+        now, (code, _), (diff_code, diff) = _all(*started)
+    dirty = _work_tree_state(tree, _commit(now), keep)
     if _descends(code) is not True or diff_code != 0:
-        return Evidence(_descends(code), [], dirty, now)
-    return Evidence(True, _name_status(diff), dirty, now)
+        return Evidence(_descends(code), [], dirty, _commit(now))
+    return Evidence(True, _name_status(diff), dirty, _commit(now))
 
 
 def staged_paths(cwd: Path, keep: Mapping[str, str] | None = None) -> list[Change]:

@@ -95,3 +95,49 @@ def test_staged_paths_are_read_on_an_unborn_branch_too(tmp_path: Path) -> None:
     write(fresh, "src/a1/first.py")
     git_cli(fresh, "add", "-A")
     assert git.staged_paths(fresh) == [git.Change("A", "src/a1/first.py")]
+
+
+def marking_script(path: Path, marker: Path) -> Path:
+    path.write_text(f"#!/bin/sh\ntouch '{marker}'\nexit 1\n")
+    path.chmod(0o755)
+    return path
+
+
+def with_remote(repo: Path, tmp_path: Path) -> Path:
+    bare = tmp_path / "shared.git"
+    git_cli(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    git_cli(repo, "remote", "add", "origin", str(bare))
+    return bare
+
+
+def test_a_remote_s_planted_upload_pack_never_runs(repo: Path, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    marker = tmp_path / "upload-pack-ran"
+    git_cli(repo, "config", "remote.origin.uploadpack", str(marking_script(tmp_path / "up", marker)))
+    _, out = git.run(repo, "ls-remote", "--heads", "--", "origin")
+    assert b"refs/heads/main" in out
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("plant", ["vcs", "ext", "git"])
+def test_a_transport_the_repository_plants_is_refused_and_never_runs(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plant: str
+) -> None:
+    """A remote helper on the PATH (``remote.X.vcs``), the ``ext::`` command transport or a git:// proxy,
+    each with the repository's config allowing it: the fetch is refused, nothing planted runs."""
+    with_remote(repo, tmp_path)
+    marker = tmp_path / "transport-ran"
+    (tmp_path / "bin").mkdir()
+    helper = marking_script(tmp_path / "bin" / "git-remote-planted", marker)
+    monkeypatch.setenv("PATH", f"{helper.parent}{os.pathsep}{os.environ['PATH']}")
+    config = {
+        "vcs": {"remote.origin.vcs": "planted", "protocol.planted.allow": "always"},
+        "ext": {"remote.origin.url": f"ext::{helper} %S", "protocol.ext.allow": "always"},
+        "git": {"remote.origin.url": "git://127.0.0.1/x", "core.gitProxy": str(helper)},
+    }[plant]
+    for key, value in config.items():
+        git_cli(repo, "config", key, value)
+    with pytest.raises(GitError) as caught:
+        git.run(repo, "fetch", "--quiet", "--", "origin", "+refs/heads/main:refs/handoff/probe")
+    assert caught.value.code == "git_error"
+    assert not marker.exists()
