@@ -10,7 +10,8 @@ exactly ours (a marker line alone does not make it ours) is kept under another n
 ours, so installing twice, or over another tool's hook, loses nothing, and uninstalling puts it
 back. Which task a linked worktree works for is derived from the TASKs, which pin their worktree
 (``guard.check_commit``); ``--install-git-hook --ref`` may also record it in that worktree's own
-git directory (``handoff-task``).
+git directory (``handoff-task``: the ref, and the TASK's SHA-256 at install, so a TASK changed
+since refuses every commit).
 """
 
 from __future__ import annotations
@@ -104,18 +105,21 @@ def _git_dir(tree: Path, keep: dict[str, str] | None = None) -> Path:
     return Path(out.decode("utf-8", "surrogateescape").strip())
 
 
-def record_task(tree: Path, ref: str) -> Path:
-    """Record in ``tree``'s own git directory which task it works for."""
+def record_task(tree: Path, ref: str, task_sha256: str) -> Path:
+    """Record in ``tree``'s own git directory which task it works for, and its TASK's SHA-256 then."""
     path = _git_dir(tree) / TASK_FILE_NAME
-    _write(path, f"{ref}\n")
+    _write(path, f"{ref}\n{task_sha256}\n")
     path.chmod(stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IROTH)
     return path
 
 
-def recorded_task(tree: Path, keep: dict[str, str] | None = None) -> str | None:
-    """The task ``tree`` works for, or None when no task names it."""
+def recorded_task(tree: Path, keep: dict[str, str] | None = None) -> tuple[str, str | None] | None:
+    """The task ``tree`` works for and the TASK's SHA-256 recorded with it (None: a record from before
+    pins), or None when no record names one."""
     try:
         with open(_git_dir(tree, keep) / TASK_FILE_NAME, "rb") as record:
-            return record.read(512).decode("utf-8", "replace").strip() or None
+            lines = record.read(512).decode("utf-8", "replace").split("\n")
     except FileNotFoundError:
         return None
+    ref, pin = lines[0].strip(), (lines[1].strip() if len(lines) > 1 else "")
+    return (ref, pin or None) if ref else None

@@ -1,10 +1,13 @@
 """``handoff-mcp guard``: the live evidence layer for the agent CLIs and git.
 
-``guard --ref REF`` is a PreToolUse hook: the event on stdin, the deny (if any) on stdout in the
-form Claude Code and Codex document, exit 0. ``guard --install-git-hook`` installs the pre-commit
-hook (``--ref`` records, in a linked worktree, which task it works for; ``--uninstall`` removes it);
-the hook runs ``guard --pre-commit``, which refuses a commit staging a path outside that task's
-scope. An argument error exits 64 with the usage on stderr: never 0 (an allow) nor 2 (a deny).
+``guard --ref REF --task-sha256 HEX [--event pre-tool|post-tool|stop] [--client claude-code|codex]``
+is the agent CLIs' hook: ``server.cli`` hands it to ``handoff_core.services.evidence.hook`` before
+this parser loads (the event on stdin, the answer on stdout in the form both CLIs document).
+``guard --install-git-hook`` installs the pre-commit hook (``--ref`` records, in a linked worktree,
+which task it works for and its TASK's SHA-256; ``--uninstall`` removes it); the hook runs ``guard
+--pre-commit``, which refuses a commit staging a path outside that task's scope, or any commit once
+a recorded TASK changed. An argument error exits 64 with the usage on stderr: never 0 (an allow)
+nor 2 (a deny).
 
 On a machine without the Lead's tree, ``--url URL`` (the team server's executor endpoint) with
 ``--task-sha256 HEX`` reads the task from the team server (``remote_task``) with the report token
@@ -82,16 +85,6 @@ def _roots(args: argparse.Namespace) -> Roots:
     return Roots(settings.state_root, settings.project_root)
 
 
-def _hook(roots: Roots, ref: str, remote: RemoteTask | None = None) -> int:
-    data = sys.stdin.buffer.read(guard.MAX_EVENT_BYTES + 1)
-    if len(data) > guard.MAX_EVENT_BYTES:
-        decision = guard.Decision(False, f"handoff guard for {ref}: the hook event is too large to judge; denied")
-    else:
-        decision = guard.decide(data, ref, roots, remote.rule if remote else None)
-    print(guard.hook_answer(decision), end="")
-    return 0
-
-
 def _pre_commit(roots: Roots, remote: RemoteTask | None = None) -> int:
     from handoff_core.files import git
 
@@ -141,16 +134,21 @@ def _install(roots: Roots, ref: str | None, uninstall: bool) -> int:
     path = git_hooks.install(tree, [server_command()[0], "guard", "--pre-commit", *given])
     print(f"handoff-mcp guard: pre-commit hook at {path}")
     if ref is not None:
-        task, _ = Queries(roots).read_task(parse_ref(ref))
+        task, stored = Queries(roots).read_task(parse_ref(ref))
         if os.path.realpath(task.scope.worktree or roots.project_root) != os.path.realpath(tree):
             raise WorkspaceRefused(f"{ref} names the worktree {task.scope.worktree or 'none'}, not {tree}")
-        print(f"handoff-mcp guard: {tree} works for {ref} ({git_hooks.record_task(tree, ref)})")
+        record = git_hooks.record_task(tree, ref, stored.sha256)
+        print(f"handoff-mcp guard: {tree} works for {ref} ({record})")
     return 0
 
 
 def main(argv: Sequence[str]) -> int:
+    from server import cli
+
+    if cli.hook_mode(list(argv)):  # the agent CLIs' hook: the lean core, never this parser
+        return cli.main(["guard", *argv])
     args = _parser().parse_args(list(argv))
-    modes = [bool(args.ref) and not (args.install_git_hook or args.pre_commit), args.install_git_hook, args.pre_commit]
+    modes = [args.install_git_hook, args.pre_commit]
     if (
         sum(modes) != 1
         or (args.uninstall and not args.install_git_hook)
@@ -166,18 +164,11 @@ def main(argv: Sequence[str]) -> int:
             return _install_remote(args)
         if (remote := _remote(args)) is not None:  # no tree here: the roots are never read
             roots = Roots(Path(os.devnull), Path(os.devnull))
-            return _pre_commit(roots, remote) if args.pre_commit else _hook(roots, args.ref, remote)
+            return _pre_commit(roots, remote)
         roots = _roots(args)
         if args.pre_commit:
             return _pre_commit(roots)
-        if args.install_git_hook:
-            return _install(roots, args.ref, args.uninstall)
-        return _hook(roots, args.ref)
+        return _install(roots, args.ref, args.uninstall)
     except HandoffError as exc:
-        if args.ref and not (
-            args.install_git_hook or args.pre_commit
-        ):  # a hook that cannot judge denies, in the hook's own form
-            print(guard.hook_answer(guard.Decision(False, f"handoff guard for {args.ref}: {exc.message}; denied")))
-            return 0
         print(f"handoff-mcp guard: {exc}", file=sys.stderr)
         return 1 if args.pre_commit else 2

@@ -173,9 +173,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list[0] == "validate":
         return validate_cli.main(args_list[1:])
     if args_list[0] == "guard":  # its own parser: a hook's argument error must not exit 2, which reads as a deny
-        from server.cli.guard import main as guard_main
+        from server import cli
 
-        return guard_main(args_list[1:])
+        return cli.main(args_list)
     args = _parser().parse_args(args_list)
     try:
         logs.configure(args.log_level)

@@ -13,19 +13,52 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
-from functools import cached_property
-from pathlib import Path
 
 from handoff_core.contract.globs import glob_regex
-from handoff_core.contract.task import Task
+
+# The hook process loads this rule on every event: no typing, pathlib or dataclasses at run time.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Protocol
+
+    class SharedLike(Protocol):
+        @property
+        def path(self) -> str: ...
+        @property
+        def owner(self) -> str: ...
+
+    class ScopeLike(Protocol):
+        @property
+        def worktree(self) -> str: ...
+        @property
+        def writable(self) -> tuple[str, ...]: ...
+        @property
+        def artifacts(self) -> tuple[str, ...]: ...
+        @property
+        def shared(self) -> tuple[SharedLike, ...]: ...
+        @property
+        def dirty(self) -> tuple[str, ...]: ...
+
+    class TaskLike(Protocol):
+        """What the rule reads of a TASK: ``contract.task.Task``, or the hook's lean reading of it."""
+
+        @property
+        def kind(self) -> str: ...
+        @property
+        def task(self) -> str: ...
+        @property
+        def session(self) -> str: ...
+        @property
+        def scope(self) -> ScopeLike: ...
+
 
 __all__ = ["ScopeRule", "owns_shared"]
 
 _OWNERS = ("executor", "task")  # a shared path with one of these owners is the task's own to write
 
 
-def owns_shared(task: Task, owner: str) -> bool:
+def owns_shared(task: TaskLike, owner: str) -> bool:
     return owner in _OWNERS or owner in (task.task, f"{task.session}/{task.task}")
 
 
@@ -38,38 +71,35 @@ def _inside(path: str, root: str) -> str | None:
     return path[len(prefix) :] if path.startswith(prefix) else None
 
 
-@dataclass(frozen=True)
 class ScopeRule:
     """What one task may write, from its TASK alone (one read; no tree walk)."""
 
-    task: Task
-    ref: str
-    project_root: Path  # resolved
-    state_root: Path  # resolved
+    def __init__(self, task: TaskLike, ref: str, project_root: Path | str, state_root: Path | str) -> None:
+        self.task, self.ref = task, ref
+        self.project = str(project_root)  # resolved
+        self.state = str(state_root)  # resolved
+        self.root_text = os.path.realpath(task.scope.worktree) if task.scope.worktree else self.project
+        scope = task.scope
+        if task.kind != "implementation":
+            self.allowed: tuple[str, ...] = scope.artifacts
+        else:
+            self.allowed = scope.writable + tuple(s.path for s in scope.shared if owns_shared(task, s.owner))
+        self._pattern = re.compile("|".join(f"(?:{glob_regex(g)})" for g in self.allowed)) if self.allowed else None
+        # The handoff tree's place inside any work tree of the project (a worktree holds its own copy).
+        self._handoff = _inside(self.state, self.project)
+        self._linked: tuple[str, ...] | None = None
 
-    @cached_property
+    @property
     def root(self) -> Path:
-        return Path(os.path.realpath(self.task.scope.worktree)) if self.task.scope.worktree else self.project_root
+        from pathlib import Path  # here: the hook process judges by strings
 
-    @cached_property
-    def allowed(self) -> tuple[str, ...]:
-        scope = self.task.scope
-        if self.task.kind != "implementation":
-            return scope.artifacts
-        return scope.writable + tuple(s.path for s in scope.shared if owns_shared(self.task, s.owner))
+        return Path(self.root_text)
 
-    @cached_property
-    def _pattern(self) -> re.Pattern[str] | None:
-        return re.compile("|".join(f"(?:{glob_regex(g)})" for g in self.allowed)) if self.allowed else None
+    @property
+    def project_root(self) -> Path:
+        from pathlib import Path
 
-    @cached_property
-    def _handoff(self) -> str | None:
-        """The handoff tree's place inside any work tree of the project (a worktree holds its own copy)."""
-        return _inside(str(self.state_root), str(self.project_root))
-
-    @cached_property
-    def _roots(self) -> tuple[str, str, str]:
-        return str(self.state_root), str(self.root), str(self.project_root)
+        return Path(self.project)
 
     def described(self) -> str:
         what = "writable" if self.task.kind == "implementation" else "artifacts"
@@ -88,32 +118,59 @@ class ScopeRule:
 
     def judge(self, path: Path | str) -> str | None:
         """Why the absolute, already resolved ``path`` may not be written; None when it may."""
-        state, root, project = self._roots
-        if _inside(str(path), state) is not None:
+        path = str(path)
+        if _inside(path, self.state) is not None:
             return "inside the handoff tree: TASK.md and REPORT.md are written only through the tools"
-        relative = _inside(str(path), root)
+        relative = _inside(path, self.root_text)
         if relative is not None:
             return self.judge_relative(relative) if relative != "." else "the task's root itself"
-        if _inside(str(path), project) is not None:
-            return f"in the main tree, outside the task's worktree {self.root}"
+        if _inside(path, self.project) is not None:
+            return f"in the main tree, outside the task's worktree {self.root_text}"
         if self._other_worktree(path):
-            return f"in another worktree of the project, outside the task's worktree {self.root}"
+            return f"in another worktree of the project, outside the task's worktree {self.root_text}"
         return None
 
-    def _other_worktree(self, path: Path | str) -> bool:
-        """Whether ``path`` lies in a linked worktree of this repository: its ``.git`` file points into
-        the main tree's ``.git/worktrees`` (a few stats up the path, no walk of any tree)."""
-        common = str(self.project_root / ".git" / "worktrees") + "/"
-        path = Path(path)
-        for parent in (path, *path.parents):
-            marker = parent / ".git"
-            if marker.is_file():
+    def linked_worktrees(self) -> tuple[str, ...]:
+        """Every linked worktree git knows of this repository, from ``.git/worktrees/*/gitdir`` (read
+        once: a few small files, whatever the worktrees' own ``.git`` files now say)."""
+        if self._linked is None:
+            found = []
+            common = os.path.join(self.project, ".git", "worktrees")
+            try:
+                names = os.listdir(common)
+            except OSError:
+                names = []
+            for name in names[:1000]:
                 try:
-                    head = marker.read_bytes()[:4096].decode("utf-8", "replace")
+                    with open(os.path.join(common, name, "gitdir"), "rb") as record:
+                        marker = record.read(4096).decode("utf-8", "surrogateescape").strip()
                 except OSError:
-                    return False
+                    continue
+                if marker:
+                    found.append(os.path.realpath(os.path.dirname(os.path.join(common, name, marker))))
+            self._linked = tuple(found)
+        return self._linked
+
+    def _other_worktree(self, path: str) -> bool:
+        """Whether ``path`` lies in a linked worktree of this repository, whatever lies between: one git
+        records, or a folder whose ``.git`` file points into ``.git/worktrees`` (a relative ``gitdir``
+        read against that file's folder); a nested repository inside one belongs to it."""
+        if any(_inside(path, tree) is not None for tree in self.linked_worktrees()):
+            return True
+        common = os.path.join(self.project, ".git", "worktrees") + "/"
+        parent = path
+        for _ in range(4096):  # every ancestor up to /: a nested repository never hides the tree it is in
+            marker = os.path.join(parent, ".git")
+            if os.path.isfile(marker):
+                try:
+                    with open(marker, "rb") as record:
+                        head = record.read(4096).decode("utf-8", "surrogateescape")
+                except OSError:
+                    head = ""
                 target = head.removeprefix("gitdir:").strip()
-                return os.path.realpath(target).startswith(common)
-            if marker.exists():
+                if target and os.path.realpath(os.path.join(parent, target)).startswith(common):
+                    return True
+            if parent in ("/", ""):
                 return False
+            parent = os.path.dirname(parent)
         return False

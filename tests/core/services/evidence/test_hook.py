@@ -1,7 +1,9 @@
-"""The guard judges the documented PreToolUse events of Claude Code and Codex by the one scope rule."""
+"""The hook judges the documented PreToolUse events of Claude Code and Codex by the one scope rule
+(in process: ``hook.run`` is what the ``guard`` command runs)."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -9,7 +11,8 @@ import pytest
 
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope, SharedPath
-from handoff_core.services.evidence.guard import decide, hook_answer, patch_paths
+from handoff_core.services.evidence.codex_patch import patch_paths
+from handoff_core.services.evidence.hook import run
 from handoff_core.services.writing.store import Store
 from tests.conftest import implementation
 from tests.core.evidence.gitrepo import add_worktree, make_repo
@@ -39,9 +42,21 @@ def codex(patch: str, cwd: Path) -> bytes:
     return json.dumps({**event, "cwd": str(cwd), "session_id": "s", "model": "m", "tool_use_id": "c1"}).encode()
 
 
+def answered(store: Store, ref: Ref, data: bytes, *flags: str) -> str:
+    roots = ["--project-root", str(store.roots.project_root), "--state-root", str(store.roots.state_root)]
+    out, err = io.StringIO(), io.StringIO()
+    code = run(["--ref", str(ref), *flags, *roots], io.BytesIO(data), out, err)
+    assert code == 0, err.getvalue()
+    return out.getvalue()
+
+
 def judged(store: Store, ref: Ref, data: bytes) -> tuple[bool, str]:
-    decision = decide(data, str(ref), store.roots)
-    return decision.allow, decision.reason
+    answer = answered(store, ref, data)
+    if not answer:
+        return True, ""
+    output = json.loads(answer)["hookSpecificOutput"]
+    assert (output["hookEventName"], output["permissionDecision"]) == ("PreToolUse", "deny")
+    return False, output["permissionDecisionReason"]
 
 
 @pytest.mark.parametrize("tool", ["Write", "Edit", "MultiEdit", "NotebookEdit"])
@@ -125,18 +140,18 @@ def test_a_codex_patch_is_judged_on_every_header_moves_included(store: Store, re
 def test_a_malformed_event_is_a_deny_never_an_allow(store: Store, ref: Ref, data: bytes) -> None:
     allow, reason = judged(store, ref, data)
     assert not allow
-    assert "malformed" in reason
+    assert "denied" in reason
 
 
 def test_an_unknown_ref_is_a_deny(store: Store, ref: Ref, worktree: Path) -> None:
     unknown = Ref(ref.change, ref.session, "099-nothing")
-    decision = decide(claude("Write", str(worktree / "src/a1/core.py"), worktree), str(unknown), store.roots)
-    assert not decision.allow
-    answer = json.loads(hook_answer(decision))["hookSpecificOutput"]
-    assert (answer["hookEventName"], answer["permissionDecision"]) == ("PreToolUse", "deny")
+    allow, reason = judged(store, unknown, claude("Write", str(worktree / "src/a1/core.py"), worktree))
+    assert not allow
+    assert "cannot use the task" in reason
 
 
-def test_a_tool_that_writes_no_named_file_is_left_to_the_audit(store: Store, ref: Ref, worktree: Path) -> None:
+def test_a_shell_command_that_writes_without_git_is_left_to_the_post_tool_check(
+    store: Store, ref: Ref, worktree: Path
+) -> None:
     event = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "echo > src/b/x"}}
     assert judged(store, ref, json.dumps({**event, "cwd": str(worktree)}).encode()) == (True, "")
-    assert hook_answer(decide(json.dumps({**event, "cwd": str(worktree)}).encode(), str(ref), store.roots)) == ""

@@ -1,0 +1,234 @@
+"""A task's TASK as a hook reads it: one read by directory handle, its SHA-256 checked against the
+one the hook was printed with, and its scope.
+
+Pinned (the hook given ``--task-sha256``), a TASK whose bytes differ from the published ones is no
+scope at all: the caller denies everything. Pinned bytes are the server's own rendering, so the
+lines the renderer writes (``key: "text"``, ``key: ["a", …]``, printable ASCII) are read without
+the contract's parser; anything else, an archived change, or an unpinned TASK goes through the
+contract's full ``parse_task``. Stdlib only on the common path: the hook process imports this.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat  # loaded by os already
+
+TYPE_CHECKING = False  # typing is not loaded at run time
+if TYPE_CHECKING:
+    from handoff_core.services.rules.scope_rule import TaskLike
+
+__all__ = ["LeanScope", "LeanShared", "LeanTask", "PinnedTask", "TaskUnreadable", "read_pinned", "task_sha256"]
+
+MAX_TASK_BYTES = 4 * 1024 * 1024  # layout.MAX_FILE_BYTES (a test pins the two equal)
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}\Z")
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_LINE = re.compile(r'^([a-z_]+): (?:"([ !#-\[\]-~]*)"|(\[[ !#-\[\]-~"]*\]))$')
+_FENCE = "\n```handoff-scope\n"
+_AUTHORISED = re.compile(r"^- Authori[sz]ed actions: (.*)$", re.MULTILINE)
+_HEX = re.compile(r"^[0-9a-f]{64}\Z")
+
+
+class TaskUnreadable(Exception):
+    """The TASK cannot be read or is not the one pinned: the hook denies, with this reason."""
+
+
+class LeanShared:
+    __slots__ = ("owner", "path")
+
+    def __init__(self, path: str, owner: str) -> None:
+        self.path, self.owner = path, owner
+
+
+class LeanScope:
+    __slots__ = ("artifacts", "dirty", "shared", "workspace", "worktree", "writable")
+
+    def __init__(self, fields: dict[str, object]) -> None:
+        self.workspace = _text(fields, "workspace")
+        self.worktree = _text(fields, "worktree")
+        self.writable = _texts(fields, "writable")
+        self.artifacts = _texts(fields, "artifacts")
+        self.dirty = _texts(fields, "dirty_at_dispatch")
+        shared = fields.get("shared") or []
+        if not isinstance(shared, list) or not all(isinstance(item, dict) for item in shared):
+            raise ValueError("shared")
+        self.shared = tuple(LeanShared(_text(item, "path"), _text(item, "owner")) for item in shared)
+
+
+class LeanTask:
+    __slots__ = ("kind", "scope", "session", "task")
+
+    def __init__(self, kind: str, session: str, task: str, scope: LeanScope) -> None:
+        self.kind, self.session, self.task, self.scope = kind, session, task, scope
+
+
+def _text(fields: dict[str, object], key: str) -> str:
+    value = fields.get(key) or ""
+    if not isinstance(value, str):
+        raise ValueError(key)
+    return value
+
+
+def _texts(fields: dict[str, object], key: str) -> tuple[str, ...]:
+    value = fields.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(key)
+    return tuple(value)
+
+
+def _fields(block: str) -> dict[str, object] | None:
+    """Lines exactly as the renderer writes printable ASCII; None for anything else."""
+    fields: dict[str, object] = {}
+    for line in block.split("\n"):
+        match = _LINE.match(line)
+        if match is None or match.group(1) in fields:
+            return None
+        key, string, flow = match.groups()
+        fields[key] = string if string is not None else json.loads(flow)
+    return fields
+
+
+def _lean(text: str) -> LeanTask | None:
+    """The scope of a TASK as rendered, without the contract's parser; None: read it the full way."""
+    if not text.startswith("---\n") or text.count(_FENCE) != 1:
+        return None
+    end = text.find("\n---\n", 3)
+    start = text.index(_FENCE) + len(_FENCE)
+    close = text.find("\n```", start - 1)
+    if end < 0 or close < 0:
+        return None
+    meta, block = _fields(text[4:end]), _fields(text[start:close])
+    if meta is None or block is None or not block:
+        return None
+    try:
+        return LeanTask(_text(meta, "kind"), _text(meta, "session"), _text(meta, "task"), LeanScope(block))
+    except (ValueError, TypeError):
+        return None
+
+
+def _full(text: str) -> TaskLike:
+    from handoff_core.contract.task_file import parse_task  # here: only an unpinned or unusual TASK pays for it
+    from handoff_core.errors import HandoffError
+
+    try:
+        return parse_task(text)
+    except HandoffError as exc:
+        raise TaskUnreadable(f"the TASK does not parse ({exc.message})") from exc
+
+
+def task_sha256(data: bytes) -> str:
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:  # another build: hashlib (slower to import) has it
+        from hashlib import sha256
+    return str(sha256(data).hexdigest())
+
+
+def _walk(state_root: str, parts: tuple[str, ...]) -> int:
+    fd = os.open(state_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in parts:
+            nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read_task(dir_fd: int) -> bytes:
+    fd = os.open("TASK.md", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise TaskUnreadable("TASK.md is not a regular file")
+        chunks, size = [], 0
+        while size <= MAX_TASK_BYTES and (chunk := os.read(fd, 1 << 20)):
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > MAX_TASK_BYTES:
+        raise TaskUnreadable("TASK.md is over the size limit")
+    return b"".join(chunks)
+
+
+class PinnedTask:
+    """One read of a task's TASK: its bytes' SHA-256, whether it matched the pin, its scope, whether
+    its REPORT exists, and the actions it authorises."""
+
+    __slots__ = ("authorised", "has_report", "pinned", "sha256", "task", "text")
+
+    def __init__(self, data: bytes, pin: str | None, has_report: bool) -> None:
+        self.sha256 = task_sha256(data)
+        self.pinned = pin is not None
+        if pin is not None and pin != self.sha256:
+            raise TaskUnreadable(
+                f"the TASK's bytes are not the ones published (sha256 {self.sha256[:16]}…, "
+                f"the hook was given {pin[:16]}…): the TASK changed after dispatch, so nothing is allowed"
+            )
+        self.text = data.decode("utf-8", "replace").removeprefix("\ufeff")
+        lean = _lean(self.text) if pin is not None else None  # unpinned: no shortcut for a hand edit
+        self.task: TaskLike = lean if lean is not None else _full(self.text)
+        self.has_report = has_report
+        self.authorised = authorised_actions(self.text)
+
+
+def authorised_actions(text: str) -> frozenset[str]:
+    """The names on the TASK's ``- Authorised actions:`` line (backticked or bare, comma-separated)."""
+    found = _AUTHORISED.findall(text)
+    if len(found) != 1:
+        return frozenset()
+    return frozenset(word.strip(" `") for word in found[0].split(",") if word.strip(" `"))
+
+
+def read_pinned(state_root: str, ref: str, pin: str | None) -> PinnedTask:
+    """The task ``ref``'s TASK, read by handle from ``state_root`` and checked against ``pin``."""
+    if pin is not None and not _HEX.match(pin):
+        raise TaskUnreadable("--task-sha256 is not 64 lowercase hex digits")
+    parts = ref.split("/")
+    if len(parts) != len(("change", "session", "task")) or not all(_NAME.match(part) for part in parts):
+        raise TaskUnreadable(f"{ref[:200]!r} is not a task ref (change/session/task)")
+    change, session, task = parts
+    try:
+        fd = _walk(state_root, ("specdev", "changes", change, "sessions", session, task))
+    except FileNotFoundError:
+        return _archived(state_root, ref, pin)
+    except OSError as exc:
+        raise TaskUnreadable(f"cannot open the task's folder ({exc.strerror})") from exc
+    try:
+        data = _read_task(fd)
+        has_report = _exists(fd, "REPORT.md")
+    except OSError as exc:
+        raise TaskUnreadable(f"cannot read the TASK ({exc.strerror})") from exc
+    finally:
+        os.close(fd)
+    return PinnedTask(data, pin, has_report)
+
+
+def _exists(dir_fd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _archived(state_root: str, ref: str, pin: str | None) -> PinnedTask:
+    """A task not among the active changes: found the contract's way (archived changes included)."""
+    from pathlib import Path
+
+    from handoff_core.contract.ids import parse_ref
+    from handoff_core.errors import HandoffError
+    from handoff_core.files.task_dir import open_task_dir
+
+    try:
+        with open_task_dir(Path(state_root), parse_ref(ref), active_only=False) as task_dir:
+            data = task_dir.read("TASK.md")
+            has_report = task_dir.has("REPORT.md")
+    except HandoffError as exc:
+        raise TaskUnreadable(exc.message) from exc
+    except OSError as exc:
+        raise TaskUnreadable(f"cannot read the TASK ({exc.strerror})") from exc
+    return PinnedTask(data, pin, has_report)

@@ -1,0 +1,100 @@
+"""A task tree's uncommitted and untracked paths, from one ``git status -z`` started without the
+``subprocess`` module (the hook process runs after every shell command and pays for each import).
+
+The same command, environment and parsing as ``files.git.dirty_paths`` (a test holds the two to the
+same answer): no system or global configuration, no hooks, no optional locks, bounded in time and
+output; a git that fails, is killed or says too much is an error, never an empty answer.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import time
+
+__all__ = ["TIMEOUT", "StatusFailed", "changed_paths"]
+
+TIMEOUT = 10.0
+MAX_OUTPUT = 16 * 1024 * 1024
+_ARGS = ("-c", "core.quotePath=false", "-c", "core.hooksPath=/dev/null", "-c", "color.ui=false", "--no-pager")
+_STATUS = ("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=none")
+
+
+class StatusFailed(Exception):
+    """git could not say what changed: the hook reports that instead of a clean tree."""
+
+
+def _environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return env | {
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_OPTIONAL_LOCKS": "0",
+        "LC_ALL": "C",
+    }
+
+
+def _read(fd: int, pid: int) -> bytes:
+    chunks: list[bytes] = []
+    size, deadline = 0, time.monotonic() + TIMEOUT
+    while size <= MAX_OUTPUT:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            os.kill(pid, signal.SIGKILL)
+            raise StatusFailed(f"git status took over {TIMEOUT:.0f} s")
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+    os.kill(pid, signal.SIGKILL)
+    raise StatusFailed(f"git status said more than {MAX_OUTPUT} bytes")
+
+
+def _run(tree: str) -> bytes:
+    read_end, write_end = os.pipe()
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        actions = [
+            (os.POSIX_SPAWN_DUP2, null, 0),
+            (os.POSIX_SPAWN_DUP2, write_end, 1),
+            (os.POSIX_SPAWN_DUP2, null, 2),
+            (os.POSIX_SPAWN_CLOSE, read_end),
+        ]
+        argv = ["git", "-C", tree, *_ARGS, *_STATUS]
+        pid = os.posix_spawnp("git", argv, _environment(), file_actions=actions)
+    except OSError as exc:
+        os.close(read_end)
+        raise StatusFailed(f"cannot run git ({exc.strerror})") from exc
+    finally:
+        os.close(write_end)
+        os.close(null)
+    try:
+        out = _read(read_end, pid)
+    finally:
+        os.close(read_end)
+        _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise StatusFailed(f"git status failed in {tree}")
+    return out
+
+
+def changed_paths(tree: str) -> list[tuple[str, str]]:
+    """``(status, path)`` for every changed path of ``tree``, both sides of a rename (``?``: untracked)."""
+    fields = _run(tree).split(b"\0")
+    found: list[tuple[str, str]] = []
+    index = 0
+    while index < len(fields):
+        field = fields[index].decode("utf-8", "surrogateescape")
+        index += 1
+        if len(field) <= len("XY "):
+            continue
+        code, path = field[:2], field[3:]
+        status = "?" if code == "??" else code.strip()[:1]
+        found.append((status, path))
+        if ("R" in code or "C" in code) and index < len(fields):
+            found.append(("D" if "R" in code else status, fields[index].decode("utf-8", "surrogateescape")))
+            index += 1
+    return found
