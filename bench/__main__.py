@@ -1,10 +1,10 @@
 """`python -m bench [--quick] [--json PATH] [--only SECTIONS]`: every figure in one run, printed and saved.
 
 Sections: startup, latency, validator, status, scaling, contention, history, exchange, board,
-evidence, remote,
-http, tokens (schema size comes with startup). Each section's rows are printed, and the JSON saved whole, as
-soon as it finishes. Runs from a plain install: nothing here needs the dev extras (the board is
-skipped without playwright). Temporary directories only; fixed inputs; no network.
+evidence, remote, hooks, http, tokens (schema size comes with startup). Each section's rows are
+printed, and the JSON saved whole, as soon as it finishes. Runs from a plain install: nothing here
+needs the dev extras (the board is skipped without playwright). Temporary directories only; fixed
+inputs; no network.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from bench import (
     evidence,
     exchange,
     history,
+    hooks,
     http,
     latency,
     remote,
@@ -53,6 +54,7 @@ FULL = {
     "board_sizes": [100, 1000, 10000],
     "exchange": (5000, 20000),
     "evidence_runs": 30,
+    "hook_runs": 40,
     "token_sizes": [3000, 30000],
     "token_calls": 200,
     "trickling": 1000,
@@ -71,6 +73,7 @@ QUICK = {
     "board_sizes": [100],
     "exchange": (500, 2000),
     "evidence_runs": 3,
+    "hook_runs": 5,
     "token_sizes": [300],
     "token_calls": 10,
     "trickling": 100,
@@ -87,6 +90,7 @@ SECTIONS = (
     "board",
     "evidence",
     "remote",
+    "hooks",
     "http",
     "tokens",
 )
@@ -158,6 +162,7 @@ def _runners(sizes: dict[str, Any], work: Path) -> dict[str, Callable[[], object
         "board": lambda: board.run(work, sizes["board_sizes"], max(3, sizes["repeats"])),
         "evidence": lambda: evidence.run(work, sizes["evidence_runs"]),
         "remote": lambda: remote.run(work, [sys.executable, "-m", "server"], sizes["evidence_runs"]),
+        "hooks": lambda: hooks.run(work, sizes["hook_runs"]),
         "http": lambda: http.run(work, [sys.executable, "-m", "server"], sizes["http_calls"]),
         "tokens": lambda: tokens.run(
             work, [sys.executable, "-m", "server"], sizes["token_sizes"], sizes["token_calls"], sizes["trickling"]

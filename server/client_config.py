@@ -46,6 +46,7 @@ __all__ = [
     "claude_settings",
     "codex_args",
     "hook_command",
+    "hook_entry",
     "http_launch",
     "launch_for",
     "render",
@@ -136,6 +137,15 @@ def server_command() -> tuple[str, str | None]:
     return found, None
 
 
+def hook_entry() -> tuple[str, ...]:
+    """How a printed hook starts the guard: this interpreter, isolated and without ``site`` (``-I -S``),
+    on the hook's own entry file; the hook then costs little more than the interpreter's start
+    (``python -m bench --only hooks``). Every printed hook command begins with this."""
+    from handoff_core.services import evidence
+
+    return (sys.executable, "-I", "-S", str(Path(evidence.__file__).parent / "hook_process.py"))
+
+
 def launch_for(
     settings: Settings,
     role: Role,
@@ -151,7 +161,7 @@ def launch_for(
     hooks = None
     if task is not None and role == "executor":
         hooks = TaskHooks(
-            guard=(found, "guard", *roots), ref=task.ref, task_sha256=task.task_sha256, session_id=task.session_id
+            guard=(*hook_entry(), *roots), ref=task.ref, task_sha256=task.task_sha256, session_id=task.session_id
         )
     return Launch(command=found, args=tuple(args), role=role, note=note, hooks=hooks)
 

@@ -136,3 +136,22 @@ def test_a_section_saves_its_figures_before_the_next_one_ends(tmp_path: Path) ->
     figures = json.loads(out.read_text())
     assert figures["validator"]["handoff-validate"]["p50_ms"] > 0
     assert "scaling" not in figures
+
+
+def test_the_hooks_section_fails_when_its_floor_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench import hooks
+
+    monkeypatch.setattr(hooks, "FLOOR", "import sys\nsys.exit(1)\n")
+    with pytest.raises(SystemExit, match="floor hook script failed"):
+        hooks.run(tmp_path, 1)
+
+
+def test_the_hooks_section_times_every_event_kind_beside_the_floor(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    result = bench(tmp_path, "--only", "hooks", "--json", str(out))
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(out.read_text())["hooks"]
+    kinds = {"pre_tool_allow", "pre_tool_deny", "post_tool", "stop", "console_pre_tool_deny"}
+    assert set(figures["ratio_to_floor"]) == kinds
+    assert all(figures[kind]["p50_ms"] > 0 for kind in (*kinds, "floor"))
+    assert "hook floor: python -I -S script reading the event" in result.stdout

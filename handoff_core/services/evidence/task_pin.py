@@ -24,7 +24,7 @@ __all__ = ["LeanScope", "LeanShared", "LeanTask", "PinnedTask", "TaskUnreadable"
 MAX_TASK_BYTES = 4 * 1024 * 1024  # layout.MAX_FILE_BYTES (a test pins the two equal)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}\Z")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_LINE = re.compile(r'^([a-z_]+): (?:"([ !#-\[\]-~]*)"|(\[[ !#-\[\]-~"]*\]))$')
+_LINE = re.compile(r'^([a-z_]+): (?:"([ !#-\[\]-~]*)"|(0|[1-9][0-9]{0,8})|(\[[ !#-\[\]-~"]*\]))$')
 _FENCE = "\n```handoff-scope\n"
 _AUTHORISED = re.compile(r"^- Authori[sz]ed actions: (.*)$", re.MULTILINE)
 _HEX = re.compile(r"^[0-9a-f]{64}\Z")
@@ -84,8 +84,8 @@ def _fields(block: str) -> dict[str, object] | None:
         match = _LINE.match(line)
         if match is None or match.group(1) in fields:
             return None
-        key, string, flow = match.groups()
-        fields[key] = string if string is not None else json.loads(flow)
+        key, string, number, flow = match.groups()
+        fields[key] = string if string is not None else int(number) if number is not None else json.loads(flow)
     return fields
 
 

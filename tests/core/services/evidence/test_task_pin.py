@@ -32,6 +32,7 @@ def test_the_lean_reading_agrees_with_the_contract_s_parser(store: Store, scope:
     pinned = read_pinned(str(store.roots.state_root), str(stored.ref), stored.sha256)
     full = parse_task(stored.text)
     lean = pinned.task
+    assert isinstance(lean, task_pin.LeanTask) == all(glob.isascii() for glob in scope.writable)
     assert (lean.kind, lean.task, lean.session) == (full.kind, full.task, full.session)
     assert (lean.scope.writable, lean.scope.artifacts, lean.scope.worktree, lean.scope.dirty) == (
         full.scope.writable,

@@ -1,0 +1,79 @@
+"""The hook process loads only what a decision needs: the interpreter's floor for reading an event
+(``json``), and the hook's own modules; never the contract's parser, YAML, typing or pathlib."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from handoff_core.contract.scope import Scope
+from handoff_core.services.writing.store import Store
+from server.client_config import hook_entry
+from tests.conftest import implementation
+from tests.core.evidence.gitrepo import add_worktree, make_repo
+
+pytestmark = pytest.mark.slow  # the hook runs as its own process
+FLOOR = "import json, sys\njson.loads(sys.stdin.buffer.read())\n"
+HOOK_MODULES = {
+    *("os", "posixpath", "genericpath", "stat", "_stat"),  # paths are judged: os, which -S no longer loads
+    "__future__",
+    "_sha256",
+    "collections.abc",
+    "select",
+    "shlex",
+    "signal",
+    "handoff_core",
+    "handoff_core.contract",
+    "handoff_core.contract.globs",
+    "handoff_core.errors",
+    "handoff_core.services",
+    "handoff_core.services.rules",
+    "handoff_core.services.rules.scope_rule",
+    *(
+        f"handoff_core.services.evidence{name}"
+        for name in ("", ".codex_patch", ".endings", ".git_actions", ".hook", ".hook_event", ".post_tool")
+    ),
+    *(f"handoff_core.services.evidence{name}" for name in (".shell_rule", ".stop_check", ".task_pin", ".tree_status")),
+}
+
+
+def imported(command: list[str], data: bytes) -> set[str]:
+    done = subprocess.run(
+        [command[0], "-X", "importtime", *command[1:]], input=data, capture_output=True, timeout=60, check=False
+    )
+    lines = done.stderr.decode().splitlines()
+    return {line.split("|")[-1].strip() for line in lines if line.startswith("import time:")} - {"imported package"}
+
+
+def test_each_event_loads_no_more_than_the_floor_and_the_hook_s_own_modules(
+    store: Store, project: Path, tmp_path: Path
+) -> None:
+    make_repo(project)
+    tree = add_worktree(project, "task-a")
+    scope = Scope(workspace="required", writable=("src/a1/**",), worktree=str(tree), branch="task-a")
+    stored = store.create_task(implementation(scope=scope))
+    floor_script = tmp_path / "floor.py"
+    floor_script.write_text(FLOOR)
+    floor = imported([sys.executable, "-I", "-S", str(floor_script)], b"{}")
+    roots = ["--project-root", str(project), "--state-root", str(store.roots.state_root)]
+    flags = ["--ref", str(stored.ref), "--task-sha256", stored.sha256, *roots]
+    write = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(tree)}
+    events = {
+        "pre-tool": [
+            write | {"tool_input": {"file_path": str(tree / "src/a1/x.py")}},
+            write | {"tool_input": {"file_path": str(tree / "src/b/x.py")}},
+            write | {"tool_name": "Bash", "tool_input": {"command": "git push"}},
+            write | {"tool_name": "apply_patch", "tool_input": {"command": "*** Begin Patch\n*** End Patch"}},
+        ],
+        "post-tool": [{"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {}, "cwd": str(tree)}],
+        "stop": [{"hook_event_name": "Stop", "session_id": "s", "cwd": str(tree)}],
+    }
+    for kind, shapes in events.items():
+        for event in shapes:
+            loaded = imported([*hook_entry(), *flags, "--event", kind], json.dumps(event).encode())
+            assert "handoff_core.services.evidence.hook" in loaded  # it ran
+            assert loaded - floor <= HOOK_MODULES, (kind, sorted(loaded - floor - HOOK_MODULES))
