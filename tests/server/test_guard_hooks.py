@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope
+from handoff_core.services.evidence.endings import ended_without_report
 from handoff_core.services.writing.store import Store
 from tests.conftest import implementation, report_of
 from tests.core.evidence.gitrepo import ENV, add_worktree, git, make_repo, write
@@ -297,15 +298,20 @@ def stop(session: str, active: bool = False) -> str:
 
 
 def test_an_executor_cannot_end_without_its_report_but_is_let_go_after_three_blocks(
-    store: Store, created: tuple[Ref, str], tmp_path: Path
+    store: Store, created: tuple[Ref, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ref, sha = created
     env = ENV | {"HANDOFF_CACHE_DIR": str(tmp_path / "cache")}
+    monkeypatch.setenv("HANDOFF_CACHE_DIR", str(tmp_path / "cache"))
+    assert ended_without_report(str(store.roots.state_root), str(ref)) is None
     answers = [guard(store, ref, stop("s1"), "--event", "stop", "--task-sha256", sha, env=env) for _ in range(4)]
     blocked = [json.loads(a.stdout) for a in answers[:3]]
     assert all(b["decision"] == "block" and "write_report" in b["reason"] for b in blocked)
     assert all(word in blocked[0]["reason"] for word in ("completed", "blocked", "failed", "cancelled"))
     assert (answers[3].returncode, answers[3].stdout) == (0, b"")
+    ending = ended_without_report(str(store.roots.state_root), str(ref))
+    assert ending is not None
+    assert ending.session_id == "s1"  # what the Lead's status can show: this session ended without a REPORT
     again = guard(store, ref, stop("s2"), "--event", "stop", "--task-sha256", sha, env=env)
     assert json.loads(again.stdout)["decision"] == "block"  # another session counts from zero
     focused = "Built A1. Kept the API. Stopped after tests. Next: review."

@@ -61,8 +61,8 @@ def test_each_event_loads_no_more_than_the_floor_and_the_hook_s_own_modules(
     floor = imported([sys.executable, "-I", "-S", str(floor_script)], b"{}")
     roots = ["--project-root", str(project), "--state-root", str(store.roots.state_root)]
     flags = ["--ref", str(stored.ref), "--task-sha256", stored.sha256, *roots]
-    write = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(tree)}
-    events = {
+    write: dict[str, object] = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(tree)}
+    events: dict[str, list[dict[str, object]]] = {
         "pre-tool": [
             write | {"tool_input": {"file_path": str(tree / "src/a1/x.py")}},
             write | {"tool_input": {"file_path": str(tree / "src/b/x.py")}},
