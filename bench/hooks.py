@@ -25,7 +25,8 @@ from bench.stats import summary
 from bench.trees import CHANGE, make_change
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.task import TaskBody
-from handoff_core.services.writing.store import Store, TaskRequest
+from handoff_core.services.writing.dispatch import TaskRequest
+from handoff_core.services.writing.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOOR = "import json, sys\nevent = json.loads(sys.stdin.buffer.read())\nsys.exit(0 if 'cwd' in event else 3)\n"
