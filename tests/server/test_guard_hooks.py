@@ -85,7 +85,8 @@ def test_a_widened_task_is_denied_everything_when_the_hook_is_pinned(
     assert verdict(guard(store, ref, inside, "--task-sha256", sha)) == "allow"
     task = store.roots.task_dir(ref) / "TASK.md"
     task.write_text(task.read_text().replace('writable: ["src/a1/**"]', 'writable: ["**"]'))
-    for event in (inside, pre("Write", {"file_path": str(worktree / "src/b/x.py")}, worktree)):
+    harmless = pre("Bash", {"command": "echo hi"}, worktree)
+    for event in (inside, pre("Write", {"file_path": str(worktree / "src/b/x.py")}, worktree), harmless):
         done = guard(store, ref, event, "--task-sha256", sha)
         assert verdict(done) == "deny"
         assert b"not the ones published" in done.stdout

@@ -118,6 +118,7 @@ class Hook:
             return Verdict(False, f"{self.who}: the event could not be judged ({why}); denied")
 
     def _pre_tool(self, event: Event) -> Verdict:
+        self.task()  # read first: a TASK that is not the published one allows no tool at all
         if event.command is not None:
             from handoff_core.services.evidence.shell_rule import judge_command
 
