@@ -8,8 +8,6 @@ can write anywhere; this sees the task's tree only (the audit sees the rest afte
 
 from __future__ import annotations
 
-import shlex
-
 from handoff_core.services.evidence.hook_event import SHELL_TOOLS
 from handoff_core.services.evidence.tree_status import StatusFailed, changed_paths
 
@@ -23,6 +21,8 @@ __all__ = ["judge_after_shell", "put_back"]
 
 def put_back(status: str, path: str) -> str:
     """The command that undoes one change: a new file removed, anything else restored from HEAD."""
+    import shlex  # here: only a report of paths to put back pays for it
+
     quoted = shlex.quote(path)
     if status == "?":
         return f"rm -- {quoted}"

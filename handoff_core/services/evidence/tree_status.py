@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import time
 
 __all__ = ["TIMEOUT", "StatusFailed", "changed_paths"]
@@ -36,20 +35,26 @@ def _environment() -> dict[str, str]:
     }
 
 
+def _kill(pid: int) -> None:
+    import signal  # here: only a git that overran pays for the module
+
+    os.kill(pid, signal.SIGKILL)
+
+
 def _read(fd: int, pid: int) -> bytes:
     chunks: list[bytes] = []
     size, deadline = 0, time.monotonic() + TIMEOUT
     while size <= MAX_OUTPUT:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
-            os.kill(pid, signal.SIGKILL)
+            _kill(pid)
             raise StatusFailed(f"git status took over {TIMEOUT:.0f} s")
         chunk = os.read(fd, 1 << 20)
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
         size += len(chunk)
-    os.kill(pid, signal.SIGKILL)
+    _kill(pid)
     raise StatusFailed(f"git status said more than {MAX_OUTPUT} bytes")
 
 
