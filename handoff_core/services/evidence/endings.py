@@ -34,15 +34,54 @@ def _digest(*parts: str) -> str:
     return task_sha256("\0".join(parts).encode("utf-8", "surrogateescape"))[:32]
 
 
-def _write(path: str, data: bytes) -> None:
+def _create(path: str, data: bytes) -> bool:
+    """Create ``path`` holding ``data``; False when it exists already (every record is written once:
+    a count is the number of records, so nothing is ever renamed over another)."""
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    temp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        return False
     try:
         os.write(fd, data)
     finally:
         os.close(fd)
-    os.replace(temp, path)  # noqa: TID251 - a cache record, replaced whole on purpose
+    return True
+
+
+def count_block(state_root: str, ref: str, session_id: str) -> int | None:
+    """Count one more block of this session's end: one new file in the session's folder. The count
+    so far, before this one (None: the cache is unusable)."""
+    folder = os.path.join(_cache_dir(), _BLOCKS, _digest(os.path.realpath(state_root), ref, session_id))
+    try:
+        for count in range(MAX_STOP_BLOCKS + 1):
+            if _create(os.path.join(folder, str(count)), b""):
+                return count
+    except OSError:
+        return None
+    return MAX_STOP_BLOCKS
+
+
+class Ending:
+    """A session of the task that ended with no REPORT: which, and when (seconds since the epoch)."""
+
+    __slots__ = ("at", "session_id")
+
+    def __init__(self, session_id: str, at: float) -> None:
+        self.session_id, self.at = session_id, at
+
+
+def _endings(state_root: str, ref: str) -> str:
+    return os.path.join(_cache_dir(), _ENDINGS, _digest(os.path.realpath(state_root), ref))
+
+
+def record_ending(state_root: str, ref: str, session_id: str) -> None:
+    """Note that a session of ``ref`` ended without its REPORT (never an error: a note for status)."""
+    record = {"ref": ref, "session_id": session_id[:200], "at": time.time()}
+    try:
+        _create(os.path.join(_endings(state_root, ref), _digest(session_id)), json.dumps(record).encode())
+    except OSError:
+        return
 
 
 def _read(path: str) -> bytes | None:
@@ -56,45 +95,8 @@ def _read(path: str) -> bytes | None:
         os.close(fd)
 
 
-def count_block(state_root: str, ref: str, session_id: str) -> int | None:
-    """Count one more block of this session's end; the count so far, before this one (None: the
-    cache is unusable)."""
-    path = os.path.join(_cache_dir(), _BLOCKS, _digest(os.path.realpath(state_root), ref, session_id))
-    try:
-        seen = _read(path)
-        count = int(seen) if seen is not None and seen.strip().isdigit() else 0
-        _write(path, str(count + 1).encode())
-    except (OSError, ValueError):
-        return None
-    return count
-
-
-class Ending:
-    """A session of the task that ended with no REPORT: which, and when (seconds since the epoch)."""
-
-    __slots__ = ("at", "session_id")
-
-    def __init__(self, session_id: str, at: float) -> None:
-        self.session_id, self.at = session_id, at
-
-
-def _ending_path(state_root: str, ref: str) -> str:
-    return os.path.join(_cache_dir(), _ENDINGS, _digest(os.path.realpath(state_root), ref))
-
-
-def record_ending(state_root: str, ref: str, session_id: str) -> None:
-    """Note that a session of ``ref`` ended without its REPORT (never an error: a note for status)."""
-    record = {"ref": ref, "session_id": session_id[:200], "at": time.time()}
-    try:
-        _write(_ending_path(state_root, ref), json.dumps(record).encode())
-    except OSError:
-        return
-
-
-def ended_without_report(state_root: str, ref: str) -> Ending | None:
-    """The last session of ``ref`` that ended without a REPORT, as the Stop hook recorded it (the
-    caller checks that the task still has no REPORT: one may have been written since)."""
-    data = _read(_ending_path(state_root, ref))
+def _ending(path: str, ref: str) -> Ending | None:
+    data = _read(path)
     try:
         record = json.loads(data) if data is not None else None
         if not isinstance(record, dict) or record.get("ref") != ref:
@@ -102,3 +104,15 @@ def ended_without_report(state_root: str, ref: str) -> Ending | None:
         return Ending(str(record["session_id"]), float(record["at"]))
     except (ValueError, KeyError, TypeError):
         return None
+
+
+def ended_without_report(state_root: str, ref: str) -> Ending | None:
+    """The last session of ``ref`` that ended without a REPORT, as the Stop hook recorded it (the
+    caller checks that the task still has no REPORT: one may have been written since)."""
+    folder = _endings(state_root, ref)
+    try:
+        names = os.listdir(folder)[:1000]
+    except OSError:
+        return None
+    found = [ending for name in names if (ending := _ending(os.path.join(folder, name), ref)) is not None]
+    return max(found, key=lambda ending: ending.at) if found else None
