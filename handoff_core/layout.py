@@ -171,14 +171,7 @@ AuthorisedAction = Literal[
 # What a status reply lists: the tasks that need the Lead (the default), all, or those in one state.
 StatusView = Literal["needs_lead", "all", "incomplete", "dispatched", "returned", "released", "invalid"]
 
-# What a TASK may authorise an executor to do to the repository beyond writing its files (the guard
-# denies the rest before the shell runs it; ``stage-outside-scope``: ``git add`` past the scope).
-AuthorisedAction = Literal[
-    "commit", "merge", "push", "rebase", "reset-hard", "switch-branch", "stash", "stage-outside-scope"
-]
-
 KINDS: Final[tuple[Kind, ...]] = get_args(Kind)
-AUTHORISED_ACTIONS: Final[tuple[AuthorisedAction, ...]] = get_args(AuthorisedAction)
 WORKSPACES: Final[tuple[Workspace, ...]] = get_args(Workspace)
 REPORT_STATUSES: Final[tuple[ReportStatus, ...]] = get_args(ReportStatus)
 RELEASE_KINDS: Final[tuple[ReleaseKind, ...]] = get_args(ReleaseKind)

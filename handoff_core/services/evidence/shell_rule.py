@@ -1,7 +1,7 @@
 """A shell command judged before it runs: the git actions it takes against the TASK's authorised
 actions, and what ``git add`` would stage against the scope.
 
-A TASK lists the actions it authorises (``- Authorised actions:``); a TASK that lists none
+A TASK lists the actions it authorises (``authorised_actions`` in its scope block); a TASK that lists none
 authorises ``commit`` in its own worktree (the dispatch asks for a committed checkpoint there) and
 nothing else. ``git add`` of a path outside the scope is a ``stage-outside-scope``; ``git add -A``,
 ``.``, a folder or a pathspec with magic may stage anything, so it needs that action too (name the

@@ -26,7 +26,6 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}\Z")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _LINE = re.compile(r'^([a-z_]+): (?:"([ !#-\[\]-~]*)"|(0|[1-9][0-9]{0,8})|(\[[ !#-\[\]-~"]*\]))$')
 _FENCE = "\n```handoff-scope\n"
-_AUTHORISED = re.compile(r"^- Authori[sz]ed actions: (.*)$", re.MULTILINE)
 _HEX = re.compile(r"^[0-9a-f]{64}\Z")
 
 
@@ -42,7 +41,7 @@ class LeanShared:
 
 
 class LeanScope:
-    __slots__ = ("artifacts", "dirty", "shared", "workspace", "worktree", "writable")
+    __slots__ = ("actions", "artifacts", "dirty", "shared", "workspace", "worktree", "writable")
 
     def __init__(self, fields: dict[str, object]) -> None:
         self.workspace = _text(fields, "workspace")
@@ -50,6 +49,7 @@ class LeanScope:
         self.writable = _texts(fields, "writable")
         self.artifacts = _texts(fields, "artifacts")
         self.dirty = _texts(fields, "dirty_at_dispatch")
+        self.actions = _texts(fields, "authorised_actions")
         shared = fields.get("shared") or []
         if not isinstance(shared, list) or not all(isinstance(item, dict) for item in shared):
             raise ValueError("shared")
@@ -172,15 +172,7 @@ class PinnedTask:
         lean = _lean(self.text) if pin is not None else None  # unpinned: no shortcut for a hand edit
         self.task: TaskLike = lean if lean is not None else _full(self.text)
         self.has_report = has_report
-        self.authorised = authorised_actions(self.text)
-
-
-def authorised_actions(text: str) -> frozenset[str]:
-    """The names on the TASK's ``- Authorised actions:`` line (backticked or bare, comma-separated)."""
-    found = _AUTHORISED.findall(text)
-    if len(found) != 1:
-        return frozenset()
-    return frozenset(word.strip(" `") for word in found[0].split(",") if word.strip(" `"))
+        self.authorised = frozenset(self.task.scope.actions)
 
 
 def read_pinned(state_root: str, ref: str, pin: str | None) -> PinnedTask:

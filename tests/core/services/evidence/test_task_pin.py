@@ -68,7 +68,9 @@ def test_a_malformed_pin_or_ref_is_refused(store: Store, pin: str) -> None:
         read_pinned(str(store.roots.state_root), "../../etc/passwd", None)
 
 
-def test_the_authorised_actions_line_is_read(store: Store) -> None:
-    text = "## Workspace and Scope\n- Authorised actions: `commit`, `push`\n"
-    assert task_pin.authorised_actions(text) == frozenset({"commit", "push"})
-    assert task_pin.authorised_actions("nothing") == frozenset()
+def test_the_authorised_actions_are_read_from_the_scope_block(store: Store) -> None:
+    scope = Scope(workspace="current", writable=("src/a1/**",), actions=("commit", "push"))
+    stored = store.create_task(implementation(scope=scope))
+    pinned = read_pinned(str(store.roots.state_root), str(stored.ref), stored.sha256)
+    assert isinstance(pinned.task, task_pin.LeanTask)
+    assert pinned.authorised == frozenset({"commit", "push"})
