@@ -130,7 +130,10 @@ class Hook:
         for path in event.paths:
             resolved = os.path.realpath(os.path.join(event.cwd, path))
             if (why := rule.judge(resolved)) is not None:
-                return Verdict(False, f"{self.who}: may not write {resolved}: {why} ({rule.described()})")
+                note = "" if self.pin else "; unanchored: no --task-sha256, a changed TASK goes unnoticed"
+                return Verdict(
+                    False, f"handoff task {self.ref} may not write {resolved}: {why} ({rule.described()}{note})"
+                )
         return ALLOW
 
     def answer(self, verdict: Verdict) -> str:
