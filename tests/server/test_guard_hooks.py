@@ -243,11 +243,17 @@ def test_git_actions_the_task_does_not_authorise_are_denied(
     ref, sha = created
     for command in ("git push origin HEAD", "git -C . merge main", "git rebase main", "git reset --hard HEAD~1",
                     "git checkout main", "git switch -c other", "git stash", "bash -c 'git push'",
-                    "git add src/b/other.py", "git add -A"):  # fmt: skip
+                    "git add src/b/other.py"):  # fmt: skip
         done = guard(store, ref, bash(command, worktree), "--task-sha256", sha)
         assert verdict(done) == "deny", command
     for command in ("git commit -m work", "git add src/a1/core.py", "git status", "git checkout -- src/a1/core.py"):
         assert verdict(guard(store, ref, bash(command, worktree), "--task-sha256", sha)) == "allow", command
+    write(worktree, "src/a1/mine.py")
+    assert verdict(guard(store, ref, bash("git add -A && git commit -m w", worktree), "--task-sha256", sha)) == "allow"
+    write(worktree, "src/b/stray.py")
+    stray = guard(store, ref, bash("git add -A", worktree), "--task-sha256", sha)
+    assert verdict(stray) == "deny"
+    assert b"src/b/stray.py" in stray.stdout
 
 
 def post(command: str, cwd: Path) -> str:

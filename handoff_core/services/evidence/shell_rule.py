@@ -4,8 +4,8 @@ actions, and what ``git add`` would stage against the scope.
 A TASK lists the actions it authorises (``authorised_actions`` in its scope block); a TASK that lists none
 authorises ``commit`` in its own worktree (the dispatch asks for a committed checkpoint there) and
 nothing else. ``git add`` of a path outside the scope is a ``stage-outside-scope``; ``git add -A``,
-``.``, a folder or a pathspec with magic may stage anything, so it needs that action too (name the
-files instead). A command this cannot split is not guessed at. Stdlib only.
+``.``, a folder or a pathspec with magic is one too while the tree holds a change outside the scope
+(one ``git status``, paid only for such a command). A command this cannot split is not guessed at. Stdlib only.
 """
 
 from __future__ import annotations
@@ -30,17 +30,30 @@ def authorised_for(hook: Hook) -> frozenset[str]:
     return frozenset({"commit"}) if task.task.scope.worktree else frozenset()
 
 
-def _staging(hook: Hook, step: GitStep) -> str | None:
-    """Why this ``git add`` may stage outside the scope; None when every path it names is inside."""
-    if step.stages_all or not step.paths:
-        return "it may stage every changed path; stage the files by name (git add PATH …)"
+def _changed_outside(hook: Hook) -> list[str]:
+    """The task tree's changed paths outside the scope now (those dirty at dispatch aside)."""
+    from handoff_core.services.evidence.tree_status import changed_paths
+
     rule = hook.rule()
+    dirty_then = set(hook.task().task.scope.dirty)
+    return [p for _, p in changed_paths(rule.root_text) if p not in dirty_then and rule.judge_relative(p) is not None]
+
+
+def _staging(hook: Hook, step: GitStep) -> str | None:
+    """Why this ``git add`` may stage outside the scope; None when every path it can stage is inside.
+    A pathspec that may stage everything (``-A``, ``.``, a folder, magic) is judged by what the tree
+    holds changed now: one ``git status``, paid only for such a command."""
+    rule = hook.rule()
+    broad = step.stages_all or not step.paths
     for path in step.paths:
         resolved = os.path.realpath(os.path.join(step.cwd, path))
         if os.path.isdir(resolved):
-            return f"{path} is a folder, which may hold paths outside the scope; stage the files by name"
-        if (why := rule.judge(resolved)) is not None:
+            broad = True
+        elif (why := rule.judge(resolved)) is not None:
             return f"{resolved}: {why} ({rule.described()})"
+    if broad and (outside := _changed_outside(hook)):
+        shown = ", ".join(outside[:10]) + (" …" if len(outside) > 10 else "")  # noqa: PLR2004 - a short list
+        return f"it would stage changes outside the task's scope ({shown}); put them back or stage files by name"
     return None
 
 
