@@ -12,11 +12,15 @@ import os
 import select
 import time
 
+from handoff_core.files.git_config import FIXED, LISTED, overrides
+
 __all__ = ["TIMEOUT", "StatusFailed", "changed_paths"]
 
 TIMEOUT = 10.0
 MAX_OUTPUT = 16 * 1024 * 1024
-_ARGS = ("-c", "core.quotePath=false", "-c", "core.hooksPath=/dev/null", "-c", "color.ui=false", "--no-pager")
+# The evidence layer's fixed configuration (files.git_config): no hooks, fsmonitor, untracked cache,
+# helpers or planted transports, whatever the repository's config says.
+_ARGS = (*(arg for key, value in FIXED for arg in ("-c", f"{key}={value}")), "--no-pager")
 _STATUS = ("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=none")
 
 
@@ -58,7 +62,9 @@ def _read(fd: int, pid: int) -> bytes:
     raise StatusFailed(f"git status said more than {MAX_OUTPUT} bytes")
 
 
-def _run(tree: str) -> bytes:
+def _run(
+    tree: str, args: tuple[str, ...] = _STATUS, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0,)
+) -> bytes:
     read_end, write_end = os.pipe()
     null = os.open(os.devnull, os.O_RDWR)
     try:
@@ -68,8 +74,8 @@ def _run(tree: str) -> bytes:
             (os.POSIX_SPAWN_DUP2, null, 2),
             (os.POSIX_SPAWN_CLOSE, read_end),
         ]
-        argv = ["git", "-C", tree, *_ARGS, *_STATUS]
-        pid = os.posix_spawnp("git", argv, _environment(), file_actions=actions)
+        argv = ["git", "-C", tree, *_ARGS, *args]
+        pid = os.posix_spawnp("git", argv, env or _environment(), file_actions=actions)
     except OSError as exc:
         os.close(read_end)
         raise StatusFailed(f"cannot run git ({exc.strerror})") from exc
@@ -81,14 +87,17 @@ def _run(tree: str) -> bytes:
     finally:
         os.close(read_end)
         _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise StatusFailed(f"git status failed in {tree}")
+    if os.waitstatus_to_exitcode(status) not in ok:
+        raise StatusFailed(f"git {args[0]} failed in {tree}")
     return out
 
 
 def changed_paths(tree: str) -> list[tuple[str, str]]:
     """``(status, path)`` for every changed path of ``tree``, both sides of a rename (``?``: untracked)."""
-    fields = _run(tree).split(b"\0")
+    # Filter drivers the repository's config names are overruled first, as the evidence layer does
+    # (one `git config --get-regexp`, which runs nothing it reads).
+    planted = overrides(_run(tree, ("config", "-z", "--get-regexp", LISTED), ok=(0, 1)))
+    fields = _run(tree, _STATUS, _environment() | planted).split(b"\0")
     found: list[tuple[str, str]] = []
     index = 0
     while index < len(fields):

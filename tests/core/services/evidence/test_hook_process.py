@@ -30,6 +30,8 @@ HOOK_MODULES = {
     "handoff_core.contract",
     "handoff_core.contract.globs",
     "handoff_core.errors",
+    "handoff_core.files",
+    "handoff_core.files.git_config",
     "handoff_core.services",
     "handoff_core.services.rules",
     "handoff_core.services.rules.scope_rule",

@@ -31,7 +31,7 @@ def test_changed_paths_match_the_evidence_layer_s_dirty_paths(tmp_path: Path) ->
         for side in (change.path, change.old_path)
         if side
     )
-    assert sorted(path for _, path in ours) == sorted(path for _, path in theirs)
+    assert {path for _, path in ours} == {path for _, path in theirs}
     assert ("?", "new dir/ünïcode file.txt") in ours
 
 
