@@ -13,9 +13,11 @@ answer (``AuditBudget``), as ``audit_verdicts`` does; a tree without worktree ta
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from handoff_core.contract.ids import Ref
 from handoff_core.services.evidence.audit import MAX_AUDITS, audit_verdicts
+from handoff_core.services.evidence.endings import ended_without_report
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.status import TaskStatus
 
@@ -64,9 +66,25 @@ class AuditBudget:
         return self._found.get(status.ref, "")
 
 
-def problems_of(status: TaskStatus, audit: str = "") -> tuple[str, ...]:
+def ending_of(status: TaskStatus, state_root: Path | None) -> str:
+    """ "ended without a report" when a session of this still-open task stopped with no REPORT, as its
+    Stop hook recorded it in this user's cache; "" otherwise (a REPORT or RELEASE since ends it)."""
+    if state_root is None or not status.outstanding:
+        return ""
+    ending = ended_without_report(str(state_root), str(status.ref))
+    if ending is None:
+        return ""
+    return (
+        f"ended without a report (session {ending.session_id}): its executor stopped; dispatch a retry, or "
+        "release_writer once it is seen to have stopped"
+    )
+
+
+def problems_of(status: TaskStatus, audit: str = "", ended: str = "") -> tuple[str, ...]:
     """Everything wrong with a task, in one list every surface shows alike."""
     found = [*status.problems, *status.notes, *(f"leftover temp file {name}" for name in status.temp_files)]
+    if ended:
+        found.append(ended)
     if status.proof not in (None, "valid"):
         found.append(f"REPORT proof: {status.proof}")
     if audit not in ("", "passed"):
@@ -74,11 +92,13 @@ def problems_of(status: TaskStatus, audit: str = "") -> tuple[str, ...]:
     return tuple(found)
 
 
-def attention_of(status: TaskStatus, audit: str = "") -> str:
+def attention_of(status: TaskStatus, audit: str = "", ended: str = "") -> str:
     """The one reason the Lead has to look at the task now, most serious first; "" when none."""
     if status.state in ("invalid", "incomplete"):
         first = status.problems[0] if status.problems else "TASK.md is missing"
         return f"{status.state}: {first}"
+    if ended:
+        return ended
     if audit == "failed":
         return "audit failed: the change leaves the TASK's scope (audit_task lists the paths)"
     if status.proof == "invalid":
@@ -87,12 +107,15 @@ def attention_of(status: TaskStatus, audit: str = "") -> str:
         return "REPORT proof absent: not published with the task's token"
     if status.report_status in _TROUBLED_RETURNS:
         return f"returned {status.report_status}: read the REPORT"
-    rest = [p for p in problems_of(status, audit) if p != f"audit: {NOT_AUDITED}"]  # not a fault, a limit
+    rest = [p for p in problems_of(status, audit, ended) if p != f"audit: {NOT_AUDITED}"]  # not a fault, a limit
     return rest[0] if rest else ""
 
 
-def task_facts(status: TaskStatus, now: float, audit: str = "") -> TaskFacts:
+def task_facts(status: TaskStatus, now: float, audit: str = "", state_root: Path | None = None) -> TaskFacts:
+    """The facts every surface shows; with ``state_root``, an open task's session that ended without
+    its REPORT is among them."""
     scope = status.scope
+    ended = ending_of(status, state_root)
     return TaskFacts(
         ref=status.ref,
         kind=status.kind or "",
@@ -105,6 +128,6 @@ def task_facts(status: TaskStatus, now: float, audit: str = "") -> TaskFacts:
         has_locator=status.has_locator,
         proof=status.proof or "",
         audit=audit,
-        problems=problems_of(status, audit),
-        attention=attention_of(status, audit),
+        problems=problems_of(status, audit, ended),
+        attention=attention_of(status, audit, ended),
     )

@@ -113,7 +113,9 @@ def tools(services: Services) -> list[Tool]:
         audits = AuditBudget(queries)  # a few git calls per returned worktree task, for the page only
 
         def sent_bytes(status: TaskStatus) -> int:
-            rows[str(status.ref)] = row = _task_state(task_facts(status, now, audits.verdict(status)))
+            rows[str(status.ref)] = row = _task_state(
+                task_facts(status, now, audits.verdict(status), queries.roots.state_root)
+            )
             return _sent_bytes(row)
 
         def judge(status: TaskStatus) -> TaskStatus:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from handoff_core.services.evidence.endings import record_ending
 from handoff_core.services.tree.status import TaskStatus
-from handoff_core.services.views.status_view import NOT_AUDITED, AuditBudget, attention_of, problems_of
+from handoff_core.services.views.status_view import NOT_AUDITED, AuditBudget, attention_of, problems_of, task_facts
 from handoff_core.services.writing.store import Store
 from tests.conftest import report_of, review
 from tests.core.evidence.gitrepo import FOCUS
@@ -41,3 +42,19 @@ def test_an_audit_left_undone_by_the_budget_is_said_so_but_is_no_reason_for_atte
     budget = AuditBudget(store.queries, limit=1)
     assert budget.verdict(status) == "failed"
     assert budget.verdict(replace(status, state="dispatched")) == ""  # only returned worktree tasks are audited
+
+
+def test_an_open_task_whose_session_ended_without_a_report_needs_attention_until_it_reports(store: Store) -> None:
+    ref = store.create_task(review()).ref
+    root = store.roots.state_root
+    (status,) = store.queries.status(ref.change)
+    assert task_facts(status, 0.0, state_root=root).attention == ""
+    record_ending(str(root), str(ref), "session-1")  # as the Stop hook records a session it let go
+    (status,) = store.queries.status(ref.change)
+    facts = task_facts(status, 0.0, state_root=root)
+    assert facts.attention.startswith("ended without a report (session session-1)")
+    assert facts.attention in facts.problems
+    report = report_of(ref, status="blocked", focused=FOCUS, artifacts="notes", verification="read")
+    store.write_report(report, ref.change)
+    (status,) = store.queries.status(ref.change)
+    assert not any("ended without a report" in p for p in task_facts(status, 0.0, state_root=root).problems)
