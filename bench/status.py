@@ -23,7 +23,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 
 from bench.scaling import bare_walk, peak_rss_kb, read_walk
-from bench.stats import child_runs, timed
+from bench.stats import child_runs, paired, timed
 from bench.trees import kept_tree
 from handoff_core.services.tree.verdicts import SETTLE_SECONDS
 from server.config import Settings
@@ -73,7 +73,8 @@ async def warm_answers(state_root: Path, rounds: int = 7) -> dict[str, Any]:
         seconds, answer, size = await _call(server)
         times["seconds"].append(seconds)
     medians = {name: statistics.median(values) for name, values in times.items()}
-    return {**medians, "bytes": size, "unjudged": answer["unjudged"], "counts": answer["counts"]}
+    ratios = {f"{name}_ratio": paired(times["seconds"], times[name]) for name in FLOORS}
+    return {**medians, **ratios, "bytes": size, "unjudged": answer["unjudged"], "counts": answer["counts"]}
 
 
 def child(state_root: str, what: str, cache_dir: str = "") -> None:
@@ -106,7 +107,9 @@ def _first(state_root: Path, what: str, repeats: int, cache_dir: str = "") -> di
             runs[name] += child_runs("bench.status", [str(state_root), name], 1)
         runs["answer"] += child_runs("bench.status", [str(state_root), what, cache_dir], 1, timeout=3600)
     answer = runs["answer"][-1]
+    seconds = [r["seconds"] for r in runs["answer"]]
     return {
+        **{f"{name}_ratio": paired(seconds, [r["seconds"] for r in runs[name]]) for name in FLOORS},
         "seconds": _median(runs["answer"], "seconds"),
         "bare_seconds": _median(runs["bare"], "seconds"),
         "read_seconds": _median(runs["read"], "seconds"),
@@ -133,7 +136,7 @@ def run(workdir: Path, sizes: list[int], repeats: int) -> dict[str, Any]:
             "seconds": round(warm["seconds"], 4),
             "bare_seconds": round(warm["bare"], 4),
             "read_seconds": round(warm["read"], 4),
-            **{k: warm[k] for k in ("bytes", "unjudged", "counts", "peak_rss_mb")},
+            **{k: warm[k] for k in ("bytes", "unjudged", "counts", "peak_rss_mb", "bare_ratio", "read_ratio")},
         }
         result[str(size)] = figures
     return result
