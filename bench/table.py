@@ -28,7 +28,13 @@ TARGETS = {
 }
 
 
-STATUS_TARGETS = {"cold": "issue 26: <= 3x read walk at 10k, 100k", "warm": "<= 1x bare walk"}
+STATUS_TARGETS = {
+    "cold": "issue 26: <= 3x read walk at 10k, 100k",
+    "warm": "<= 1x bare walk",
+    "stdio": "issue 33: call 1 <= 2.5x read walk; 2, 3 never slower than 1",
+    "stdio warm": "issue 33: <= 1.2x read walk",
+    "memory": "issue 33: <= 1 KB/task warm at 100k (default settings)",
+}
 
 
 def _row(label: str, value: str, target: str = "") -> str:
@@ -158,8 +164,11 @@ def _status_row(size: str, what: str, f: dict[str, Any]) -> str:
 
 
 def _status(s: dict[str, Any]) -> list[str]:
-    rows = []
+    empty = s["empty_server_peak_rss_mb"]
+    rows = [_row("stdio server peak, no tasks (floor)", f"{empty} MB")]
     for size, figures in s.items():
+        if not isinstance(figures, dict):
+            continue
         floors = figures["cold"]
         rows.append(
             _row(
@@ -167,7 +176,27 @@ def _status(s: dict[str, Any]) -> list[str]:
             )
         )
         rows += [_status_row(size, what, figures[what]) for what in ("cold", "cached", "warm")]
+        rows += [
+            *_stdio_rows(size, "stdio", figures["stdio"], empty),
+            *_stdio_rows(size, "stdio, disk cache on", figures["stdio_default"], empty),
+        ]
     return rows
+
+
+def _stdio_rows(size: str, how: str, f: dict[str, Any], empty: float) -> list[str]:
+    """A fresh stdio server's first three answers and its warm one, each beside the read walk of its round."""
+    calls = "; ".join(f"{f[f'call{n}']['seconds']} s {spread(f[f'call{n}']['read_ratio'])}" for n in (1, 2, 3))
+    warm = f"{f['warm']['seconds']} s {spread(f['warm']['read_ratio'])}"
+    per_task = (f["server_peak_rss_mb"] - empty) * 1024 / int(size)
+    return [
+        _row(f"handoff_status over {how} @ {size}: calls 1, 2, 3", calls, STATUS_TARGETS["stdio"]),
+        _row("", f"warm {warm}; read walk {f['read_seconds']} s", STATUS_TARGETS["stdio warm"]),
+        _row(
+            "",
+            f"reply {f['bytes']} B on the wire; server peak {f['server_peak_rss_mb']} MB = {per_task:.2f} KB/task",
+            STATUS_TARGETS["memory"],
+        ),
+    ]
 
 
 def _contention(s: dict[str, Any]) -> list[str]:

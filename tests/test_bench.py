@@ -171,3 +171,19 @@ def test_every_floor_of_a_quick_run_ran_to_its_end(tmp_path: Path) -> None:
     assert evidence["minimal_hook"]["n"] == evidence["guard_ratio"]["rounds"] > 0
     assert evidence["audit_ratio"]["min"] <= evidence["audit_ratio"]["p50"] <= evidence["audit_ratio"]["max"]
     assert "load average" in result.stdout
+
+
+def test_the_status_floors_and_the_stdio_server_ran_in_a_quick_run(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    result = bench(tmp_path, "--only", "status", "--json", str(out))
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(out.read_text())["status"]
+    assert figures["empty_server_peak_rss_mb"] > 10
+    (size,) = (key for key in figures if key.isdigit())
+    tree = figures[size]
+    assert tree["cold"]["read_ratio"]["rounds"] == tree["cold"]["bare_ratio"]["rounds"] > 0
+    stdio = tree["stdio"]
+    assert stdio["call1"]["read_ratio"]["rounds"] == stdio["call3"]["read_ratio"]["rounds"] > 0
+    assert stdio["warm_unjudged"] == 0
+    assert stdio["bytes"] > 1000  # a page of tasks, not an error
+    assert "handoff_status over stdio" in result.stdout
