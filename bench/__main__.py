@@ -1,4 +1,4 @@
-"""`python -m bench [--quick] [--json PATH] [--only SECTIONS]`: every figure in one run, printed and saved.
+"""`python -m bench [--quick] [--json PATH] [--only SECTIONS] [--status-sizes N,...]`: every figure in one run.
 
 Sections: startup, latency, validator, status, scaling, contention, history, exchange, board,
 evidence, remote,
@@ -218,8 +218,12 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="small counts, for a smoke run")
     parser.add_argument("--json", type=Path, default=Path("bench/results/latest.json"))
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
+    parser.add_argument("--status-sizes", default="", help="comma-separated tree sizes of the status section")
     args = parser.parse_args()
     sections = _sections(args.only)
+    sizes = dict(QUICK if args.quick else FULL)
+    if args.status_sizes:
+        sizes["status_sizes"] = [int(size) for size in args.status_sizes.split(",")]
     # Byte-compile the packages as an install does (pip compiles; an editable checkout under
     # PYTHONDONTWRITEBYTECODE never would): start-up figures are about running, not compiling.
     root = Path(__file__).resolve().parents[1]
@@ -227,7 +231,7 @@ def main() -> int:
         compileall.compile_dir(root / package, quiet=1)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="handoff-bench-") as tmp:
-        collect(sections, QUICK if args.quick else FULL, Path(tmp), args.json)
+        collect(sections, sizes, Path(tmp), args.json)
     print(f"JSON: {args.json}")
     return 0
 
