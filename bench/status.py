@@ -12,11 +12,14 @@ handoff file once. Trees are settled (older than the verdicts' settle time), as 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +36,9 @@ from server.config import Settings
 from server.mcp.app import build_server
 
 FLOORS = {"bare": bare_walk, "read": read_walk}
+# The token secret must lie outside the project: a folder of this process's own, removed at its exit.
+SECRETS = Path(tempfile.mkdtemp(prefix="handoff-bench-secret-"))
+atexit.register(shutil.rmtree, SECRETS, ignore_errors=True)
 JUDGED_WITHIN = 1800.0  # seconds a warm child waits for its server to judge what it glanced at
 
 
@@ -53,7 +59,7 @@ def _settings(state_root: Path, cache_dir: str) -> Settings:
         role="lead",
         project_root=state_root.parent,
         state_root=state_root,
-        secret_file=state_root.parent / "secret",
+        secret_file=SECRETS / "secret",
         cache_dir=cache,
     )
 
@@ -108,7 +114,7 @@ def over_stdio(state_root: Path, cache_dir: str, rounds: int = 7) -> dict[str, A
     """A fresh stdio server's first three answers back to back (the Lead that asks twice), then warm ones."""
     project = state_root.parent
     command = [sys.executable, "-m", "server", "serve", "--role", "lead", "--project-root", str(project)]
-    command += ["--state-root", str(state_root), "--secret-file", str(project / "secret")]
+    command += ["--state-root", str(state_root), "--secret-file", str(SECRETS / "secret")]
     env = {**os.environ, "HANDOFF_CACHE_DIR": cache_dir or "off"}
     with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=project) as server:
         try:
