@@ -1,4 +1,4 @@
-"""`python -m bench [--quick] [--json PATH] [--only SECTIONS]`: every figure in one run, printed and saved.
+"""`python -m bench [--quick] [--json PATH] [--only SECTIONS] [--status-sizes N,...]`: every figure in one run.
 
 Sections: startup, latency, validator, status, scaling, contention, history, exchange, board,
 evidence, remote, hooks, http, tokens (schema size comes with startup). Each section's rows are
@@ -31,13 +31,16 @@ from bench import (
     http,
     latency,
     remote,
+    requests,
     scaling,
     startup,
     status,
     tokens,
     validator,
 )
-from bench.trees import CHANGE, make_change
+from bench.stats import load_average
+from bench.trees import make_change
+from handoff_core.contract.proof import signing_key
 from handoff_core.services.writing.store import Store
 
 FULL = {
@@ -133,15 +136,27 @@ def run_latency(work: Path, secret: Path, calls: int) -> dict[str, Any]:
     }
 
 
-def run_validator(work: Path, secret: Path, runs: int) -> dict[str, object]:
+def run_validator(work: Path, runs: int) -> dict[str, object]:
+    """handoff-validate on the return stage of a review, an implementation task and a signed one."""
     project = work / "validator"
     state_root = project / "speculo" / ".speculo"
-    make_change(state_root)
+    make_change(state_root, requests.DEMO)
     store = Store(state_root, project)
-    created = store.create_task(latency._request(CHANGE, 1, None))
-    store.write_report(latency._report(created.ref), CHANGE)
-    ref = created.ref
-    return validator.run(project, state_root, (ref.change, ref.session, ref.task), runs)
+    token = "bench-report-token-aaaaaaaaaaaa"
+    built = {
+        "review": requests.review(),
+        "implementation": requests.implementation(),
+        "implementation_signed": requests.implementation("implement-a2", signing_key=lambda _: signing_key(token)),
+    }
+    refs = {}
+    for case, request in built.items():
+        created = store.create_task(request)
+        report = requests.report_of(
+            created.ref, status="completed", focused=latency.FOCUS, artifacts="src/a1", verification="pytest passed"
+        )
+        store.write_report(report, requests.DEMO, token=token if case.endswith("signed") else None)
+        refs[case] = (created.ref.change, created.ref.session, created.ref.task)
+    return validator.run(project, state_root, refs, runs)
 
 
 def _runners(sizes: dict[str, Any], work: Path) -> dict[str, Callable[[], object]]:
@@ -153,7 +168,7 @@ def _runners(sizes: dict[str, Any], work: Path) -> dict[str, Callable[[], object
     return {
         "startup": lambda: startup.run(project, secret, sizes["startup_runs"]),
         "latency": lambda: run_latency(work, secret, sizes["calls"]),
-        "validator": lambda: run_validator(work, secret, sizes["validator_runs"]),
+        "validator": lambda: run_validator(work, sizes["validator_runs"]),
         "status": lambda: status.run(work, sizes["status_sizes"], sizes["repeats"]),
         "scaling": lambda: scaling.run(work, sizes["sizes"], sizes["repeats"], min(sizes["calls"], 60)),
         "contention": lambda: contention.run(work, sizes["processes"], sizes["per_process"]),
@@ -186,9 +201,12 @@ def collect(sections: list[str], sizes: dict[str, Any], work: Path, out: Path) -
     runners = _runners(sizes, work)
     for name in runners:
         if name in sections:
+            before = load_average()
             results[name] = runners[name]()
+            results.setdefault("load", {})[name] = {"before": before, "after": load_average()}
             save(out, results)
-            print(render({"machine": results["machine"], name: results[name]}).split("\n", 2)[2], flush=True)
+            section = {"machine": results["machine"], "load": results["load"], name: results[name]}
+            print(render(section).split("\n", 2)[2], flush=True)
     return results
 
 
@@ -205,8 +223,12 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="small counts, for a smoke run")
     parser.add_argument("--json", type=Path, default=Path("bench/results/latest.json"))
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
+    parser.add_argument("--status-sizes", default="", help="comma-separated tree sizes of the status section")
     args = parser.parse_args()
     sections = _sections(args.only)
+    sizes = dict(QUICK if args.quick else FULL)
+    if args.status_sizes:
+        sizes["status_sizes"] = [int(size) for size in args.status_sizes.split(",")]
     # Byte-compile the packages as an install does (pip compiles; an editable checkout under
     # PYTHONDONTWRITEBYTECODE never would): start-up figures are about running, not compiling.
     root = Path(__file__).resolve().parents[1]
@@ -214,7 +236,7 @@ def main() -> int:
         compileall.compile_dir(root / package, quiet=1)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="handoff-bench-") as tmp:
-        collect(sections, QUICK if args.quick else FULL, Path(tmp), args.json)
+        collect(sections, sizes, Path(tmp), args.json)
     print(f"JSON: {args.json}")
     return 0
 

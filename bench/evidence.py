@@ -1,6 +1,6 @@
 """Evidence costs: the guard per hook event (a fresh ``handoff-mcp guard`` process, as an agent CLI
-runs it, beside the interpreter floor), and ``audit_task`` of a 1,000-file change beside ``git diff
---name-status`` alone, in the same run."""
+runs it, beside a minimal hook script in an interpreter without site), and ``audit_task`` of a
+1,000-file change beside ``git diff --name-status`` alone, in the same run."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.stats import summary
+from bench.stats import FloorFailed, checked, paired, summary
 from bench.trees import CHANGE, make_change
 from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.proof import proof_of, signing_key
@@ -26,6 +26,7 @@ from handoff_core.services.writing.store import Store
 
 FOCUS = "Built the files. Kept the API. Stopped after tests. Next: review."
 TOKEN = "bench-report-token-aaaaaaaaaaaa"
+DENIED = b"outside"  # the guard's deny of a write outside its task's scope names it so
 GIT_ENV = {  # a git of its own: no user or system config, fixed identities (the tests use it too)
     **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
     "GIT_CONFIG_NOSYSTEM": "1",
@@ -83,10 +84,16 @@ def _setup(work: Path, files: int) -> tuple[Store, str, Path, str, str]:
     return store, str(ref), tree, base, checkpoint
 
 
-def _once(command: list[str], stdin: bytes, cwd: Path | None = None) -> float:
+def _once(command: list[str], stdin: bytes, cwd: Path | None = None, says: bytes = b"") -> float:
+    """One run; an exit other than 0, or an answer without ``says``, fails the bench (a crashed floor or
+    guard times nothing)."""
     start = time.perf_counter()
-    subprocess.run(command, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, cwd=cwd)
-    return time.perf_counter() - start
+    done = subprocess.run(command, input=stdin, capture_output=True, check=False, cwd=cwd)
+    elapsed = time.perf_counter() - start
+    checked(command, done.returncode)
+    if says not in done.stdout:
+        raise FloorFailed(f"{' '.join(command)} answered {done.stdout[:200]!r}, not {says!r}")
+    return elapsed
 
 
 def _proof_times(store: Store, runs: int) -> dict[str, list[float]]:
@@ -129,13 +136,15 @@ def run(work: Path, runs: int, files: int = 1000) -> dict[str, object]:
     ).encode()
     roots = ["--project-root", str(store.roots.project_root), "--state-root", str(store.roots.state_root)]
     guard = [str(Path(sys.executable).parent / "handoff-mcp"), "guard", "--ref", ref, *roots]
-    floor = [sys.executable, "-c", "pass"]
-    times: dict[str, list[float]] = {"guard_event": [], "python_-c_pass": [], "audit_task": [], "git_diff_floor": []}
+    # The floor: a minimal hook script in an interpreter without site, so no editable install's finder
+    # (about 10 ms) or .pth file is counted in it.
+    floor = [sys.executable, "-I", "-S", str(Path(__file__).resolve().parent / "minimal_hook.py")]
+    times: dict[str, list[float]] = {"guard_event": [], "minimal_hook": [], "audit_task": [], "git_diff_floor": []}
     diff = ["git", "diff", "--name-status", "-z", "-M", base, checkpoint]
     verdict = ""
     for _ in range(runs):  # alternated, so drift on a shared machine touches all alike
-        times["guard_event"].append(_once(guard, event))
-        times["python_-c_pass"].append(_once(floor, b""))
+        times["guard_event"].append(_once(guard, event, says=DENIED))  # a write outside the scope, denied
+        times["minimal_hook"].append(_once(floor, event, says=b"PreToolUse"))
         start = time.perf_counter()
         verdict = audit_task(store.queries, parse_ref(ref)).verdict
         times["audit_task"].append(time.perf_counter() - start)
@@ -146,6 +155,6 @@ def run(work: Path, runs: int, files: int = 1000) -> dict[str, object]:
         **figures,
         "files": files,
         "verdict": verdict,
-        "guard_ratio": round(figures["guard_event"]["p50_ms"] / figures["python_-c_pass"]["p50_ms"], 2),
-        "audit_ratio": round(figures["audit_task"]["p50_ms"] / figures["git_diff_floor"]["p50_ms"], 2),
+        "guard_ratio": paired(times["guard_event"], times["minimal_hook"]),
+        "audit_ratio": paired(times["audit_task"], times["git_diff_floor"]),
     }

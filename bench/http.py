@@ -22,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from bench.latency import FOCUS
-from bench.stats import summary
+from bench.stats import paired, summary
 from bench.trees import make_change
 from handoff_core.services.capabilities.tokens import lead_token, load_secret
 
@@ -92,7 +92,9 @@ async def _alternated(base: str, stdio: Client, tasks: list[dict[str, Any]], cal
             await writer.call_tool("read_task", {"ref": over_http["ref"]})  # warm, as the reader's session is
             times["http_write"].append(await _timed(lambda w=writer, a=over_http: w.call_tool("write_report", a)))
         times["stdio_write"].append(await _timed(lambda a=over_stdio: stdio.call_tool("write_report", a)))
-    return {name: summary(values) for name, values in times.items()}
+    result: dict[str, Any] = {name: summary(values) for name, values in times.items()}
+    result["ratio"] = {name: paired(times[f"http_{name}"], times[f"stdio_{name}"]) for name in ("read", "write")}
+    return result
 
 
 async def _fifty(base: str, tasks: list[dict[str, Any]]) -> dict[str, float]:
@@ -152,9 +154,4 @@ async def _run(project: Path, secret: Path, command: list[str], calls: int) -> d
 def run(work: Path, command: list[str], calls: int) -> dict[str, Any]:
     project = work / "http"
     make_change(project / "speculo" / ".speculo", CHANGE)
-    result = anyio.run(_run, project, work / "http-secret", command, calls)
-    result["ratio_p50"] = {
-        name: round(result[f"http_{name}"]["p50_ms"] / result[f"stdio_{name}"]["p50_ms"], 2)
-        for name in ("read", "write")
-    }
-    return result
+    return dict(anyio.run(_run, project, work / "http-secret", command, calls))

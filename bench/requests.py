@@ -26,7 +26,7 @@ def implementation(topic: str = "implement-a1", **overrides: object) -> TaskRequ
         "acceptance": "`pytest tests/a1 -q` exits 0.",
     }
     fields.update(overrides)
-    keys = ("change", "topic", "session", "force_new", "writer_limit", "retry_of")
+    keys = ("change", "topic", "session", "force_new", "writer_limit", "retry_of", "signing_key")
     request = {key: fields.pop(key) for key in keys if key in fields}
     return TaskRequest(body=TaskBody(**fields), **request)
 

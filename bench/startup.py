@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.stats import summary
+from bench.stats import FloorFailed, paired, summary
 
 HERE = Path(__file__).resolve().parent
 HANDSHAKE = [
@@ -32,12 +32,16 @@ def commands(project: Path, secret: Path) -> dict[str, list[str]]:
     return {
         "lead": [*ours, "--role", "lead"],
         "executor": [*ours, "--role", "executor"],
-        "minimal": [sys.executable, str(HERE / "minimal_server.py")],
+        # -P: the script's folder is not put first on sys.path, where bench/http.py would shadow the
+        # standard ``http`` package and the floor would die on import.
+        "minimal": [sys.executable, "-P", str(HERE / "minimal_server.py")],
     }
 
 
 def handshake(command: list[str], cwd: Path) -> tuple[float, int]:
-    """Seconds from spawn to the tools/list answer, and that answer's result size in bytes."""
+    """Seconds from spawn to the tools/list answer, and that answer's result size in bytes.
+
+    A server that ends, or answers with an error or no tools, fails the bench: its time would be the time to crash."""
     start = time.perf_counter()
     with subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd, text=True
@@ -46,20 +50,24 @@ def handshake(command: list[str], cwd: Path) -> tuple[float, int]:
         assert process.stdout is not None
         process.stdin.write("".join(json.dumps(m) + "\n" for m in HANDSHAKE))
         process.stdin.flush()
-        size = 0
+        answer: dict[str, object] = {}
         for line in process.stdout:
             message = json.loads(line)
             if message.get("id") == 2:
-                size = len(json.dumps(message["result"], separators=(",", ":"), ensure_ascii=False).encode())
+                answer = message
                 break
         elapsed = time.perf_counter() - start
         process.stdin.close()
         process.wait(timeout=30)
-    return elapsed, size
+    result = answer.get("result")
+    if not isinstance(result, dict) or not result.get("tools"):
+        raise FloorFailed(f"{' '.join(command)} gave no tools/list (exit {process.returncode}): {answer or 'nothing'}")
+    return elapsed, len(json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode())
 
 
 def run(project: Path, secret: Path, runs: int) -> dict[str, object]:
-    """Alternate the three servers so that machine noise falls on all of them alike."""
+    """Alternate the three servers so that machine noise falls on all of them alike; each round's
+    ratio is ours over the minimal server of that round."""
     cmds = commands(project, secret)
     times: dict[str, list[float]] = {name: [] for name in cmds}
     sizes: dict[str, int] = {}
@@ -69,8 +77,7 @@ def run(project: Path, secret: Path, runs: int) -> dict[str, object]:
             times[name].append(elapsed)
             sizes[name] = size
     result: dict[str, object] = {name: summary(values) for name, values in times.items()}
-    minimal = summary(times["minimal"])["p50_ms"]
-    result["ratio_lead"] = round(summary(times["lead"])["p50_ms"] / minimal, 3)
-    result["ratio_executor"] = round(summary(times["executor"])["p50_ms"] / minimal, 3)
+    result["ratio_lead"] = paired(times["lead"], times["minimal"])
+    result["ratio_executor"] = paired(times["executor"], times["minimal"])
     result["tools_list_bytes"] = {"lead": sizes["lead"], "executor": sizes["executor"], "minimal": sizes["minimal"]}
     return result

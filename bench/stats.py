@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -48,3 +49,34 @@ def child_runs(module: str, args: list[str], repeats: int, timeout: float = 600)
         )
         runs.append(json.loads(out.stdout))
     return runs
+
+
+class FloorFailed(RuntimeError):
+    """A floor (or a subject) did not do its work: the bench stops rather than divide by a crash."""
+
+
+def checked(command: list[str], returncode: int, expected: tuple[int, ...] = (0,)) -> None:
+    """A process the bench timed must have run to its end: any other exit fails the bench, loudly."""
+    if returncode not in expected:
+        raise FloorFailed(f"{' '.join(command)} exited {returncode} (expected {expected}): its figure would be a lie")
+
+
+def paired(subject: list[float], floor: list[float]) -> dict[str, float]:
+    """Each round's subject over the same round's floor: the median ratio, and its spread across rounds."""
+    ratios = sorted(s / f for s, f in zip(subject, floor, strict=True))
+    return {
+        "rounds": len(ratios),
+        "p50": round(statistics.median(ratios), 3),
+        "min": round(ratios[0], 3),
+        "max": round(ratios[-1], 3),
+    }
+
+
+def spread(ratio: dict[str, float]) -> str:
+    """A paired ratio as printed: the median and the range the rounds spanned."""
+    return f"{ratio['p50']:.2f}x (rounds {ratio['min']:.2f}-{ratio['max']:.2f})"
+
+
+def load_average() -> list[float]:
+    """The 1, 5 and 15-minute load averages: how busy the shared machine was around a section."""
+    return [round(value, 2) for value in os.getloadavg()]

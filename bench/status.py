@@ -12,9 +12,14 @@ handoff file once. Trees are settled (older than the verdicts' settle time), as 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
+import os
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -23,13 +28,17 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 
 from bench.scaling import bare_walk, peak_rss_kb, read_walk
-from bench.stats import child_runs, timed
-from bench.trees import kept_tree
+from bench.startup import HANDSHAKE
+from bench.stats import FloorFailed, child_runs, paired, timed
+from bench.trees import kept_tree, make_change
 from handoff_core.services.tree.verdicts import SETTLE_SECONDS
 from server.config import Settings
 from server.mcp.app import build_server
 
 FLOORS = {"bare": bare_walk, "read": read_walk}
+# The token secret must lie outside the project: a folder of this process's own, removed at its exit.
+SECRETS = Path(tempfile.mkdtemp(prefix="handoff-bench-secret-"))
+atexit.register(shutil.rmtree, SECRETS, ignore_errors=True)
 JUDGED_WITHIN = 1800.0  # seconds a warm child waits for its server to judge what it glanced at
 
 
@@ -41,7 +50,7 @@ async def _call(server: MCPServer) -> tuple[float, dict[str, Any], int]:
     assert isinstance(result, CallToolResult)
     assert not result.is_error, result.content
     assert result.structured_content is not None
-    return seconds, result.structured_content, len(result.content[0].text.encode())  # type: ignore[union-attr]
+    return seconds, result.structured_content, len(result.model_dump_json(by_alias=True, exclude_none=True))
 
 
 def _settings(state_root: Path, cache_dir: str) -> Settings:
@@ -50,7 +59,7 @@ def _settings(state_root: Path, cache_dir: str) -> Settings:
         role="lead",
         project_root=state_root.parent,
         state_root=state_root,
-        secret_file=state_root.parent / "secret",
+        secret_file=SECRETS / "secret",
         cache_dir=cache,
     )
 
@@ -73,7 +82,113 @@ async def warm_answers(state_root: Path, rounds: int = 7) -> dict[str, Any]:
         seconds, answer, size = await _call(server)
         times["seconds"].append(seconds)
     medians = {name: statistics.median(values) for name, values in times.items()}
-    return {**medians, "bytes": size, "unjudged": answer["unjudged"], "counts": answer["counts"]}
+    ratios = {f"{name}_ratio": paired(times["seconds"], times[name]) for name in FLOORS}
+    return {**medians, **ratios, "bytes": size, "unjudged": answer["unjudged"], "counts": answer["counts"]}
+
+
+def _ask(server: subprocess.Popen[bytes], ident: int) -> tuple[float, dict[str, Any], int]:
+    """One handoff_status over stdio: seconds from the request to its whole reply line, and that line's bytes."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    call = {
+        "jsonrpc": "2.0",
+        "id": ident,
+        "method": "tools/call",
+        "params": {"name": "handoff_status", "arguments": {}},
+    }
+    start = time.perf_counter()
+    server.stdin.write(json.dumps(call).encode() + b"\n")
+    server.stdin.flush()
+    for line in server.stdout:
+        message = json.loads(line)
+        if message.get("id") == ident:
+            seconds = time.perf_counter() - start
+            result = message.get("result") or {}
+            if result.get("isError") or "structuredContent" not in result:
+                raise FloorFailed(f"handoff_status over stdio failed: {str(message)[:300]}")
+            return seconds, result["structuredContent"], len(line)
+    raise FloorFailed("the stdio server closed before answering handoff_status")
+
+
+def over_stdio(state_root: Path, cache_dir: str, rounds: int = 7) -> dict[str, Any]:
+    """A fresh stdio server's first three answers back to back (the Lead that asks twice), then warm ones."""
+    project = state_root.parent
+    command = [sys.executable, "-m", "server", "serve", "--role", "lead", "--project-root", str(project)]
+    command += ["--state-root", str(state_root), "--secret-file", str(SECRETS / "secret")]
+    env = {**os.environ, "HANDOFF_CACHE_DIR": cache_dir or "off"}
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=project) as server:
+        try:
+            assert server.stdin is not None
+            server.stdin.write("".join(json.dumps(m) + "\n" for m in HANDSHAKE).encode())
+            server.stdin.flush()
+            _answered(server, 2)  # started and listed: what follows times the answers alone
+            first = [_ask(server, 10 + index) for index in range(3)]
+            deadline = time.monotonic() + JUDGED_WITHIN
+            ident = 20
+            while _ask(server, ident)[1]["unjudged"] and time.monotonic() < deadline:
+                ident += 1
+                time.sleep(0.5)  # the server judges on a thread of its own meanwhile
+            times: dict[str, list[float]] = {"warm": [], "read": []}
+            for index in range(rounds):
+                times["read"].append(timed(lambda: read_walk(state_root)))
+                seconds, answer, size = _ask(server, 1000 + index)
+                times["warm"].append(seconds)
+            peak = _peak_of(server.pid)
+        finally:
+            server.kill()
+    return {
+        "calls": [round(call[0], 4) for call in first],
+        "unjudged_first": first[0][1]["unjudged"],
+        "bytes": first[0][2],
+        "warm": statistics.median(times["warm"]),
+        "warm_read_ratio": paired(times["warm"], times["read"]),
+        "warm_unjudged": answer["unjudged"],
+        "warm_bytes": size,
+        "server_peak_rss_mb": peak,
+    }
+
+
+def _answered(server: subprocess.Popen[bytes], ident: int) -> dict[str, Any]:
+    assert server.stdout is not None
+    for line in server.stdout:
+        message = json.loads(line)
+        if message.get("id") == ident:
+            return dict(message)
+    raise FloorFailed(f"the stdio server closed before answering request {ident}")
+
+
+def _peak_of(pid: int) -> float:
+    """Another process's high-water mark of resident memory, in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
+def _stdio(state_root: Path, repeats: int, cache_dir: str = "") -> dict[str, Any]:
+    """Fresh stdio servers, each beside a read walk in a fresh process of the same round."""
+    runs: dict[str, list[dict[str, Any]]] = {"answer": [], "read": []}
+    for _ in range(repeats):
+        runs["read"] += child_runs("bench.status", [str(state_root), "read"], 1)
+        runs["answer"] += child_runs("bench.status", [str(state_root), "stdio", cache_dir], 1, timeout=3600)
+    read = [r["seconds"] for r in runs["read"]]
+    last = runs["answer"][-1]
+    return {
+        "read_seconds": round(statistics.median(read), 4),
+        **{
+            f"call{index + 1}": {
+                "seconds": round(statistics.median(r["calls"][index] for r in runs["answer"]), 4),
+                "read_ratio": paired([r["calls"][index] for r in runs["answer"]], read),
+            }
+            for index in range(3)
+        },
+        "warm": {
+            "seconds": round(statistics.median(r["warm"] for r in runs["answer"]), 4),
+            "read_ratio": last["warm_read_ratio"],
+        },
+        **{k: last[k] for k in ("bytes", "warm_bytes", "unjudged_first", "warm_unjudged")},
+        "server_peak_rss_mb": max(r["server_peak_rss_mb"] for r in runs["answer"]),
+    }
 
 
 def child(state_root: str, what: str, cache_dir: str = "") -> None:
@@ -89,6 +204,8 @@ def child(state_root: str, what: str, cache_dir: str = "") -> None:
         store.queries.save_cache(force=True)
     elif what == "warm":
         figures = asyncio.run(warm_answers(root))
+    elif what in ("stdio", "stdio_cached"):
+        figures = over_stdio(root, cache_dir)
     else:
         figures = asyncio.run(first_answer(root, cache_dir))
     print(json.dumps({**figures, "peak_rss_mb": round(peak_rss_kb() / 1024, 1)}))
@@ -106,7 +223,9 @@ def _first(state_root: Path, what: str, repeats: int, cache_dir: str = "") -> di
             runs[name] += child_runs("bench.status", [str(state_root), name], 1)
         runs["answer"] += child_runs("bench.status", [str(state_root), what, cache_dir], 1, timeout=3600)
     answer = runs["answer"][-1]
+    seconds = [r["seconds"] for r in runs["answer"]]
     return {
+        **{f"{name}_ratio": paired(seconds, [r["seconds"] for r in runs[name]]) for name in FLOORS},
         "seconds": _median(runs["answer"], "seconds"),
         "bare_seconds": _median(runs["bare"], "seconds"),
         "read_seconds": _median(runs["read"], "seconds"),
@@ -118,7 +237,11 @@ def _first(state_root: Path, what: str, repeats: int, cache_dir: str = "") -> di
 
 
 def run(workdir: Path, sizes: list[int], repeats: int) -> dict[str, Any]:
-    result: dict[str, Any] = {}
+    """Each size's answers; ``empty_server_peak_rss_mb``: a stdio server's peak on a tree of no tasks, the
+    floor its memory per task is counted above."""
+    empty = workdir / "status-empty" / "speculo" / ".speculo"
+    make_change(empty)
+    result: dict[str, Any] = {"empty_server_peak_rss_mb": over_stdio(empty, "", rounds=1)["server_peak_rss_mb"]}
     for size in sizes:
         state_root = kept_tree(size, workdir)
         time.sleep(SETTLE_SECONDS + 0.1)  # settled, as a server's tree usually is: only those are glanced at
@@ -133,8 +256,11 @@ def run(workdir: Path, sizes: list[int], repeats: int) -> dict[str, Any]:
             "seconds": round(warm["seconds"], 4),
             "bare_seconds": round(warm["bare"], 4),
             "read_seconds": round(warm["read"], 4),
-            **{k: warm[k] for k in ("bytes", "unjudged", "counts", "peak_rss_mb")},
+            **{k: warm[k] for k in ("bytes", "unjudged", "counts", "peak_rss_mb", "bare_ratio", "read_ratio")},
         }
+        figures["stdio"] = _stdio(state_root, once)
+        # Default settings: the disk cache on, starting empty, as a Lead's first server on a machine.
+        figures["stdio_default"] = _stdio(state_root, 1, str(workdir / f"stdio-cache-{size}"))
         result[str(size)] = figures
     return result
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.stats import spread
 from server.config import TOOLS_LIST_BUDGET
 
 TARGETS = {
@@ -16,6 +17,7 @@ TARGETS = {
     "first dispatch 10k": "issue: <= 100 ms at 10,000",
     "steady dispatch": "issue: tree <= 1.2x empty, <= 2 ms",
     "handoff-validate": "<= 80 ms; issue: <= 1.3x floor",
+    "handoff-validate return": "issue 33: <= 0.6x seed (node start bounds it)",
     "tools/list bytes": f"lead <= {TOOLS_LIST_BUDGET['lead']}, executor <= {TOOLS_LIST_BUDGET['executor']}",
     "search_history 50 MB": "<= 1 s, bounded memory",
     "http p50": "HTTP p50 <= 2x stdio",
@@ -26,7 +28,13 @@ TARGETS = {
 }
 
 
-STATUS_TARGETS = {"cold": "issue 26: <= 3x read walk at 10k, 100k", "warm": "<= 1x bare walk"}
+STATUS_TARGETS = {
+    "cold": "issue 26: <= 3x read walk at 10k, 100k",
+    "warm": "<= 1x bare walk",
+    "stdio": "issue 33: call 1 <= 2.5x read walk; 2, 3 never slower than 1",
+    "stdio warm": "issue 33: <= 1.2x read walk",
+    "memory": "issue 33: <= 1 KB/task warm at 100k (default settings)",
+}
 
 
 def _row(label: str, value: str, target: str = "") -> str:
@@ -35,13 +43,13 @@ def _row(label: str, value: str, target: str = "") -> str:
 
 def _startup(s: dict[str, Any]) -> list[str]:
     rows = [
-        _row(f"start-up {name} (min / p50 ms)", f"{s[name]['min_ms']} / {s[name]['p50_ms']}")
-        for name in ("lead", "executor", "minimal")
+        _row(f"start-up {name} (min / p50 ms)", f"{s[name.split()[0]]['min_ms']} / {s[name.split()[0]]['p50_ms']}")
+        for name in ("lead", "executor", "minimal floor")
     ]
     rows.append(
         _row(
             "startup ratio (lead, executor)",
-            f"{s['ratio_lead']}, {s['ratio_executor']}",
+            f"lead {spread(s['ratio_lead'])}, executor {spread(s['ratio_executor'])}",
             TARGETS["startup ratio (lead, executor)"],
         )
     )
@@ -72,23 +80,20 @@ def _latency(s: dict[str, Any]) -> list[str]:
 
 def _validator(s: dict[str, Any]) -> list[str]:
     seed = s["seed_validate-handoff.mjs"]
-    floor, ours = s["python_-c_import_yaml"]["p50_ms"], s["handoff-validate"]["p50_ms"]
-    return [
+    rows = [
         _row("python -c pass (p50 ms)", str(s["python_-c_pass"]["p50_ms"])),
-        _row("python -c 'import yaml' (p50 ms, floor)", str(floor)),
-        _row("handoff-validate (p50 ms)", f"{ours} ({ours / floor:.2f}x floor)", TARGETS["handoff-validate"]),
-        _row("seed validate-handoff.mjs (p50 ms)", str(seed["p50_ms"]) if isinstance(seed, dict) else seed),
-        *_node_floor(s, ours),
+        _row("python -c 'import yaml' (p50 ms, floor)", str(s["python_-c_import_yaml"]["p50_ms"])),
     ]
-
-
-def _node_floor(s: dict[str, Any], ours: float) -> list[str]:
-    """Without the seed validator, node's own start is a floor under it: our ratio to that bounds ours to it."""
-    node = s.get("node_-e_empty")
-    if not isinstance(node, dict):
-        return []
-    ratio = f"handoff-validate / node start = {ours / node['p50_ms']:.2f} (an upper bound on the ratio to the seed's)"
-    return [_row("node -e '' (p50 ms, floor under any node validator)", str(node["p50_ms"])), _row("", ratio)]
+    if "node_-e_empty" in s:
+        rows.append(_row("node -e '' (p50 ms, floor under any node validator)", str(s["node_-e_empty"]["p50_ms"])))
+    rows.append(_row("seed validate-handoff.mjs (p50 ms)", str(seed["p50_ms"]) if isinstance(seed, dict) else seed))
+    for case in ("review", "implementation", "implementation_signed"):
+        ratios = s[f"ratio_{case}"]
+        value = f"{s[f'handoff-validate_{case}']['p50_ms']}; {spread(ratios['yaml'])} yaml"
+        value += "".join(f", {spread(ratios[k])} {k}" for k in ("node", "seed") if k in ratios)
+        target = TARGETS["handoff-validate"] if case == "review" else TARGETS["handoff-validate return"]
+        rows.append(_row(f"handoff-validate return, {case.replace('_', ' ')} (p50 ms)", value, target))
+    return rows
 
 
 def _status_cell(what: str, f: dict[str, Any]) -> str:
@@ -150,17 +155,20 @@ def _scaling(s: dict[str, Any]) -> list[str]:
 
 
 def _status_row(size: str, what: str, f: dict[str, Any]) -> str:
-    read, bare = f["seconds"] / f["read_seconds"], f["seconds"] / f["bare_seconds"]
+    read, bare = spread(f["read_ratio"]), spread(f["bare_ratio"])
     value = (
-        f"{f['seconds']} s = {read:.2f}x read walk, {bare:.2f}x bare walk; {f['bytes']} B;"
+        f"{f['seconds']} s = {read} read walk, {bare} bare walk; {f['bytes']} B;"
         f" unjudged {f['unjudged']}; peak {f['peak_rss_mb']} MB"
     )
     return _row(f"handoff_status {what} @ {size} tasks", value, STATUS_TARGETS.get(what, ""))
 
 
 def _status(s: dict[str, Any]) -> list[str]:
-    rows = []
+    empty = s["empty_server_peak_rss_mb"]
+    rows = [_row("stdio server peak, no tasks (floor)", f"{empty} MB")]
     for size, figures in s.items():
+        if not isinstance(figures, dict):
+            continue
         floors = figures["cold"]
         rows.append(
             _row(
@@ -168,7 +176,27 @@ def _status(s: dict[str, Any]) -> list[str]:
             )
         )
         rows += [_status_row(size, what, figures[what]) for what in ("cold", "cached", "warm")]
+        rows += [
+            *_stdio_rows(size, "stdio", figures["stdio"], empty),
+            *_stdio_rows(size, "stdio, disk cache on", figures["stdio_default"], empty),
+        ]
     return rows
+
+
+def _stdio_rows(size: str, how: str, f: dict[str, Any], empty: float) -> list[str]:
+    """A fresh stdio server's first three answers and its warm one, each beside the read walk of its round."""
+    calls = "; ".join(f"{f[f'call{n}']['seconds']} s {spread(f[f'call{n}']['read_ratio'])}" for n in (1, 2, 3))
+    warm = f"{f['warm']['seconds']} s {spread(f['warm']['read_ratio'])}"
+    per_task = (f["server_peak_rss_mb"] - empty) * 1024 / int(size)
+    return [
+        _row(f"handoff_status over {how} @ {size}: calls 1, 2, 3", calls, STATUS_TARGETS["stdio"]),
+        _row("", f"warm {warm}; read walk {f['read_seconds']} s", STATUS_TARGETS["stdio warm"]),
+        _row(
+            "",
+            f"reply {f['bytes']} B on the wire; server peak {f['server_peak_rss_mb']} MB = {per_task:.2f} KB/task",
+            STATUS_TARGETS["memory"],
+        ),
+    ]
 
 
 def _contention(s: dict[str, Any]) -> list[str]:
@@ -189,7 +217,7 @@ def _http(s: dict[str, Any]) -> list[str]:
         over_http, over_stdio = s[f"http_{name}"], s[f"stdio_{name}"]
         value = (
             f"http {over_http['p50_ms']}/{over_http['p95_ms']}  stdio {over_stdio['p50_ms']}/{over_stdio['p95_ms']}  "
-            f"ratio {s['ratio_p50'][name]}"
+            f"ratio {spread(s['ratio'][name])}"
         )
         rows.append(
             _row(
@@ -246,14 +274,14 @@ def _evidence(s: dict[str, Any]) -> list[str]:
     return [
         _row(
             "guard per hook event (p50 ms)",
-            f"{s['guard_event']['p50_ms']} (floor, python -c pass: "
-            f"{s['python_-c_pass']['p50_ms']}; x{s['guard_ratio']})",
+            f"{s['guard_event']['p50_ms']} (floor, minimal hook under python -I -S: "
+            f"{s['minimal_hook']['p50_ms']}; {spread(s['guard_ratio'])})",
             "a fresh process per write, as the CLIs run it",
         ),
         _row(
             f"audit_task, {s['files']}-file change (p50 ms)",
             f"{s['audit_task']['p50_ms']} (floor, git diff --name-status: {s['git_diff_floor']['p50_ms']}; "
-            f"x{s['audit_ratio']}) {s['verdict']}",
+            f"{spread(s['audit_ratio'])}) {s['verdict']}",
         ),
         _row(
             "proof of one signed REPORT (p50 ms)",
@@ -310,6 +338,14 @@ def _tokens(s: dict[str, Any]) -> list[str]:
     return rows
 
 
+def _load(load: dict[str, list[float]] | None) -> list[str]:
+    """The machine's load around a section: on a shared machine, what every figure below is read against."""
+    if load is None:
+        return []
+    before, after = ("/".join(str(v) for v in load[when]) for when in ("before", "after"))
+    return [_row("load average (1/5/15 min) before, after", f"{before}, {after}")]
+
+
 def render(results: dict[str, Any]) -> str:
     m = results["machine"]
     lines = [f"handoff-mcp bench · Python {m['python']} ({m['executable']}) · {m['cpus']} CPUs", ""]
@@ -330,5 +366,5 @@ def render(results: dict[str, Any]) -> str:
         ("tokens", _tokens),
     ):
         if key in results:
-            lines += [f"[{key}]", *fn(results[key]), ""]
+            lines += [f"[{key}]", *_load(results.get("load", {}).get(key)), *fn(results[key]), ""]
     return "\n".join(lines)

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from bench.__main__ import SECTIONS
+from bench.startup import commands, handshake
+from bench.stats import FloorFailed
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow  # the benchmark, in its own processes
@@ -77,14 +79,14 @@ def test_the_quick_benchmark_prints_a_table_and_writes_json(tmp_path: Path) -> N
     assert result.returncode == 0, result.stderr
     figures = json.loads(out.read_text())
     assert figures["machine"]["cpus"] >= 1
-    assert figures["validator"]["handoff-validate"]["p50_ms"] > 0
+    assert figures["validator"]["handoff-validate_implementation"]["p50_ms"] > 0
     assert figures["history"]["hits"] == 5
     assert figures["scaling"]["1000"]["status"]["seconds_median"] > 0
     dispatch = figures["scaling"]["1000"]["dispatch"]
     assert {"steady_review_tree_p50_ms", "steady_implementation_tree_p50_ms", "steady_stat_floor_p50_ms"} <= set(
         dispatch
     )
-    assert "handoff-validate (p50 ms)" in result.stdout
+    assert "handoff-validate return, implementation (p50 ms)" in result.stdout
 
 
 def test_the_evidence_section_measures_guard_and_audit_beside_their_floors(tmp_path: Path) -> None:
@@ -105,7 +107,8 @@ def test_every_section_runs_quick_alone_from_a_plain_install(tmp_path: Path, sec
     result = bench(tmp_path, "--only", section, "--json", str(out))
     assert result.returncode == 0, result.stderr
     figures = json.loads(out.read_text())
-    assert set(figures) == {"machine", "settings", section}
+    assert set(figures) == {"machine", "settings", "load", section}
+    assert set(figures["load"]) == {section}
     assert figures[section]
     assert f"[{section}]" in result.stdout
 
@@ -134,7 +137,7 @@ def test_a_section_saves_its_figures_before_the_next_one_ends(tmp_path: Path) ->
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
     figures = json.loads(out.read_text())
-    assert figures["validator"]["handoff-validate"]["p50_ms"] > 0
+    assert figures["validator"]["handoff-validate_implementation"]["p50_ms"] > 0
     assert "scaling" not in figures
 
 
@@ -155,3 +158,51 @@ def test_the_hooks_section_times_every_event_kind_beside_the_floor(tmp_path: Pat
     assert set(figures["ratio_to_floor"]) == kinds
     assert all(figures[kind]["p50_ms"] > 0 for kind in (*kinds, "floor"))
     assert "hook floor: python -I -S script reading the event" in result.stdout
+
+
+def test_the_start_up_floor_answers_tools_list_from_its_own_folder(tmp_path: Path) -> None:
+    """bench/http.py beside the minimal server must not shadow the standard ``http`` package in it."""
+    seconds, size = handshake(commands(tmp_path, tmp_path / "secret")["minimal"], tmp_path)
+    assert seconds > 0
+    assert size > 100  # one tool, its schema and description
+
+
+def test_a_server_that_dies_before_tools_list_fails_the_bench(tmp_path: Path) -> None:
+    with pytest.raises(FloorFailed, match="no tools/list"):
+        handshake([sys.executable, "-c", "import sys; sys.exit(3)"], tmp_path)
+
+
+def test_every_floor_of_a_quick_run_ran_to_its_end(tmp_path: Path) -> None:
+    """Each ratio the bench prints divides by a floor that did its work, in the same round as its subject."""
+    out = tmp_path / "bench.json"
+    result = bench(tmp_path, "--only", "startup,validator,evidence", "--json", str(out))
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(out.read_text())
+    startup = figures["startup"]
+    assert startup["tools_list_bytes"]["minimal"] > 100
+    assert startup["ratio_lead"]["rounds"] == figures["settings"]["startup_runs"]
+    validator = figures["validator"]
+    for floor in ("python_-c_pass", "python_-c_import_yaml"):
+        assert validator[floor]["n"] == figures["settings"]["validator_runs"]
+    for case in ("review", "implementation", "implementation_signed"):
+        assert validator[f"ratio_{case}"]["yaml"]["rounds"] == figures["settings"]["validator_runs"]
+    evidence = figures["evidence"]
+    assert evidence["minimal_hook"]["n"] == evidence["guard_ratio"]["rounds"] > 0
+    assert evidence["audit_ratio"]["min"] <= evidence["audit_ratio"]["p50"] <= evidence["audit_ratio"]["max"]
+    assert "load average" in result.stdout
+
+
+def test_the_status_floors_and_the_stdio_server_ran_in_a_quick_run(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    result = bench(tmp_path, "--only", "status", "--json", str(out))
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(out.read_text())["status"]
+    assert figures["empty_server_peak_rss_mb"] > 10
+    (size,) = (key for key in figures if key.isdigit())
+    tree = figures[size]
+    assert tree["cold"]["read_ratio"]["rounds"] == tree["cold"]["bare_ratio"]["rounds"] > 0
+    stdio = tree["stdio"]
+    assert stdio["call1"]["read_ratio"]["rounds"] == stdio["call3"]["read_ratio"]["rounds"] > 0
+    assert stdio["warm_unjudged"] == 0
+    assert stdio["bytes"] > 1000  # a page of tasks, not an error
+    assert "handoff_status over stdio" in result.stdout

@@ -46,7 +46,7 @@ def test_the_readme_lists_every_tool_of_both_roles_once_with_its_role() -> None:
 
 def test_the_pages_the_readme_links_on_this_branch_exist() -> None:
     linked = set(re.findall(r"\]\((docs/[a-z-]+\.(?:md|png))", README.read_text()))
-    mine = {"docs/reference.md", "docs/validator.md", "docs/layout.md", "docs/benchmarks.md", "docs/board.png"}
+    mine = {"docs/reference.md", "docs/validator.md", "docs/layout.md", "docs/performance.md", "docs/board.png"}
     assert mine <= linked
     assert [page for page in sorted(mine) if not (ROOT / page).exists()] == []
 

@@ -25,8 +25,8 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import ToolAnnotations
-from pydantic import ValidationError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
 
 from handoff_core.errors import HandoffError, InvalidArguments, NotFound
 from server.mcp.services import check_scope
@@ -94,10 +94,23 @@ def resource_errors(what: str) -> Iterator[None]:
 
 
 class HandoffTool(Tool):
+    # The text block of a tool whose answer is large: a short summary, the answer itself only once, in
+    # structuredContent. None: the SDK's text (the structured answer serialised again).
+    summary: Callable[[dict[str, Any]], str] | None = Field(default=None, exclude=True)
+
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
         with tool_errors(self.name):
             check_scope(self.name, self.parameters.get("properties", {}), arguments)  # before any tool body
-            return await super().run(arguments, context, convert_result)
+            result = await super().run(arguments, context, convert_result)
+        return _summarised(result, self.summary)
+
+
+def _summarised(result: Any, summary: Callable[[dict[str, Any]], str] | None) -> Any:
+    """Send a large answer once in full: structuredContent carries it, the text block only its summary
+    (enough for a client that reads text alone to act on), not a second serialisation of it."""
+    if summary is None or not isinstance(result, CallToolResult) or result.structured_content is None:
+        return result
+    return result.model_copy(update={"content": [TextContent(type="text", text=summary(result.structured_content))]})
 
 
 def untitled(schema: dict[str, Any]) -> dict[str, Any]:
@@ -119,8 +132,12 @@ def untitled(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def tool(fn: Callable[..., Any], annotations: ToolAnnotations) -> Tool:
+def tool(
+    fn: Callable[..., Any], annotations: ToolAnnotations, summary: Callable[[dict[str, Any]], str] | None = None
+) -> Tool:
     built = HandoffTool.from_function(fn, annotations=annotations)
+    assert isinstance(built, HandoffTool)  # from_function builds the class it is called on
+    built.summary = summary
     untitled(built.parameters)
     if built.output_schema is not None:
         untitled(built.output_schema)

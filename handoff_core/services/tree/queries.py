@@ -79,6 +79,7 @@ def _no_cycle_collection() -> Iterator[None]:
 
 
 PACE_EVERY, PACE_SECONDS = 8, 0.0005  # background judging: ~1 ms of work, then the GIL is let go
+YIELD_SECONDS = 1.0  # how long background judging waits at a time for the answers being made to end
 SAVE_EVERY = 64  # new verdicts that make a save of the disk cache worth its cost (and 1 in 64 of those held)
 
 
@@ -92,6 +93,8 @@ class Queries:
         self._arrivals = Arrivals(roots.state_root)
         self._judging: threading.Thread | None = None  # judging what a glancing walk left (``status``)
         self._judging_lock = threading.Lock()
+        self._answers = 0  # answers being made now: background judging waits for them (``_yield_to_answers``)
+        self._answers_changed = threading.Condition()
         self._anchor_of: Callable[[], TaskAnchor | None] | None = None
         self._anchor: TaskAnchor | None = None
 
@@ -211,7 +214,30 @@ class Queries:
         """
         if session is not None:
             check_round(session)
-        return with_writers_since(self._walk(change, session, glancing=glancing))
+        with self.answering():
+            return with_writers_since(self._walk(change, session, glancing=glancing))
+
+    @contextmanager
+    def answering(self) -> Iterator[None]:
+        """Mark an answer in the making: the background judging pauses until none is (a Lead that asks
+        again while the server judges never waits longer than the first time)."""
+        with self._answers_changed:
+            self._answers += 1
+        try:
+            yield
+        finally:
+            with self._answers_changed:
+                self._answers -= 1
+                self._answers_changed.notify_all()
+
+    def _yield_to_answers(self) -> None:
+        with self._answers_changed:
+            self._answers_changed.wait_for(lambda: self._answers == 0, timeout=YIELD_SECONDS)
+
+    def _judging_elsewhere(self) -> bool:
+        """Whether a background judging runs now, on another thread than this one."""
+        judging = self._judging
+        return judging is not None and judging.is_alive() and judging is not threading.current_thread()
 
     def _walk(
         self, change: str | None, session: str | None, *, glancing: bool = False, paced: bool = False
@@ -232,7 +258,8 @@ class Queries:
         """``status`` judged in full (read afresh when it is a glance); ``among`` is the answer it is part of."""
         if status.judged:
             return status
-        return named_since(task_status(status.ref, self.snapshot(status.ref), self.anchor), among)
+        with self.answering():
+            return named_since(task_status(status.ref, self.snapshot(status.ref), self.anchor), among)
 
     def judge_later(self, tasks: list[TaskStatus], change: str | None, session: str | None) -> None:
         """Judge in full, on one thread at a time, what a glancing walk of ``change`` (and
@@ -275,7 +302,9 @@ class Queries:
         readers = 0 if self._verdicts.expects_reuse or glancing or paced else 2
         found: list[TaskStatus] = []
         try:
-            if glancing and not self._verdicts.expects_reuse:  # cold: nothing held to reuse
+            # Cold (nothing held to reuse), or judged only in part while the background judging runs:
+            # the lean walk, so that the answers after the first cost no more than the first.
+            if glancing and (not self._verdicts.expects_reuse or self._judging_elsewhere()):
                 return hold + self._sighted(change, session, began, anchor)
             walk = read_change_snapshots(self.roots.state_root, change, session, reuse=self._verdicts, readers=readers)
             for index, (r, t, snapshot) in enumerate(walk):
@@ -285,8 +314,10 @@ class Queries:
                 )
                 if paced and not snapshot.reused and index % PACE_EVERY == 0:
                     # Judging in the background holds the GIL in long runs of Python: a short sleep now
-                    # and then lets the threads that answer (and the event loop that sends) run at once.
+                    # and then lets the threads that answer (and the event loop that sends) run at once,
+                    # and while an answer is being made it waits for it to end.
                     time.sleep(PACE_SECONDS)
+                    self._yield_to_answers()
         except ChangeNotFound:
             raise
         except HandoffError as exc:  # a round that is a symlink, say: the change holds the workspace (``claims``)

@@ -22,6 +22,7 @@ from server.mcp.models import ReportWritten, Status, TaskState, TaskView, Valida
 from server.mcp.params import RefArg, RefNamed
 from server.mcp.registration import READ_ONLY, WRITE_ONCE, tool
 from server.mcp.services import TASK_SCOPE, Services
+from server.mcp.summaries import status_summary
 
 __all__ = ["tools"]
 
@@ -140,7 +141,7 @@ def tools(services: Services) -> list[Tool]:
         tool(write_report, WRITE_ONCE),
         tool(read_task, READ_ONLY),
         tool(validate_handoff, READ_ONLY),
-        tool(handoff_status, READ_ONLY),
+        tool(handoff_status, READ_ONLY, summary=status_summary),
     ]
 
 

@@ -187,6 +187,21 @@ def test_judging_left_for_later_that_finds_the_tree_changed_under_it_stops_with_
     assert "in the background stopped" in caplog.records[0].getMessage()
 
 
+def test_background_judging_waits_while_an_answer_is_being_made(store: Store) -> None:
+    history(store, reviews=60)
+    old_times(store)
+    queries = cold(store)
+    first = queries.status(glancing=True)
+    with queries.answering():  # an answer in the making, from the first call on
+        queries.judge_later(first, None, None)
+        assert not queries.wait_judged(timeout=0.5)  # it judged at most one paced step, then waited
+        again = queries.status(glancing=True)  # asked again meanwhile: the lean walk, as the first
+    assert [t.ref for t in again] == [t.ref for t in first]
+    assert sum(not t.judged for t in again) == sum(not t.judged for t in first) > 0
+    assert queries.wait_judged(timeout=60)  # once no answer is being made, it judges everything
+    assert all(t.judged for t in queries.status(glancing=True))
+
+
 def odd_files(store: Store) -> None:
     """Tasks whose files a cold walk must read exactly as the full reader does, or leave to it."""
     crlf = task_file(store, "review-1")
