@@ -34,7 +34,7 @@ def test_as_root_it_says_it_installs_debian_chromium_with_apt_get(tmp_path: Path
         ["/bin/bash", str(ENSURE)], env={"PATH": str(path)}, capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert "installing Debian's chromium with apt-get, as root" in done.stderr
+    assert "installing Debian's chromium and fonts-noto-cjk with apt-get, as root" in done.stderr
     assert "install -y -qq chromium" in (tmp_path / "apt.log").read_text()
 
 
