@@ -26,7 +26,17 @@ def implementation(topic: str = "implement-a1", **overrides: object) -> TaskRequ
         "acceptance": "`pytest tests/a1 -q` exits 0.",
     }
     fields.update(overrides)
-    keys = ("change", "topic", "session", "force_new", "writer_limit", "retry_of", "signing_key")
+    keys = (
+        "change",
+        "topic",
+        "session",
+        "new_round",
+        "force_new",
+        "writer_limit",
+        "retry_of",
+        "review_of",
+        "signing_key",
+    )
     request = {key: fields.pop(key) for key in keys if key in fields}
     return TaskRequest(body=TaskBody(**fields), **request)
 
@@ -34,7 +44,8 @@ def implementation(topic: str = "implement-a1", **overrides: object) -> TaskRequ
 def review(topic: str = "review-a1", **overrides: object) -> TaskRequest:
     base = {
         "kind": "review",
-        "scope": Scope(workspace=None, writable=(), read_only=("src/**",), shared=(), artifacts=(".pytest_cache/**",)),
+        # No artifacts: a review writes only its REPORT, so any number of them run side by side.
+        "scope": Scope(workspace=None, writable=(), read_only=("src/**",), shared=(), artifacts=()),
     }
     return implementation(topic, **{**base, **overrides})
 

@@ -46,6 +46,8 @@ __all__ = [
     "REPORT_SECTIONS",
     "REPORT_STATUSES",
     "REPORT_WORK",
+    "REVIEWING_KINDS",
+    "SELF_WRITERS",
     "SESSIONS",
     "STAGES",
     "STATUS_PAGE_BYTES",
@@ -173,6 +175,8 @@ StatusView = Literal["needs_lead", "all", "incomplete", "dispatched", "returned"
 
 KINDS: Final[tuple[Kind, ...]] = get_args(Kind)
 WORKSPACES: Final[tuple[Workspace, ...]] = get_args(Workspace)
+SELF_WRITERS: Final[tuple[SelfWriter, ...]] = get_args(SelfWriter)
+REVIEWING_KINDS: Final[tuple[Kind, ...]] = ("review", "test-observation")  # the kinds review_of pins to a checkpoint
 REPORT_STATUSES: Final[tuple[ReportStatus, ...]] = get_args(ReportStatus)
 RELEASE_KINDS: Final[tuple[ReleaseKind, ...]] = get_args(ReleaseKind)
 STAGES: Final[tuple[Stage, ...]] = get_args(Stage)

@@ -10,7 +10,16 @@ from handoff_core.contract.frontmatter import load_yaml, quote
 from handoff_core.contract.globs import check_glob_count, check_globs
 from handoff_core.contract.values import is_real
 from handoff_core.errors import InvalidContent, OwnershipConflict
-from handoff_core.layout import AUTHORISED_ACTIONS, MAX_STOP_CONDITIONS, WORKSPACES, AuthorisedAction, Kind, Workspace
+from handoff_core.layout import (
+    AUTHORISED_ACTIONS,
+    MAX_STOP_CONDITIONS,
+    REVIEWING_KINDS,
+    SELF_WRITERS,
+    WORKSPACES,
+    AuthorisedAction,
+    Kind,
+    Workspace,
+)
 
 __all__ = [
     "LIST_START",
@@ -57,6 +66,11 @@ class Scope(NamedTuple):
     # seed template's authorised actions and stop conditions).
     actions: tuple[AuthorisedAction, ...] = ()
     stop_conditions: tuple[str, ...] = ()
+    # Links to earlier tasks (refs): the task this one retries, the reported task this one reviews
+    # at its fixed checkpoint (then ``base``); and who writes a claim_writer task itself (lead, team).
+    retry_of: str = ""
+    review_of: str = ""
+    self_writer: str = ""
 
 
 def _check_glob(glob: str, where: str) -> str:
@@ -95,6 +109,7 @@ def check_scope(kind: Kind, scope: Scope) -> Scope:
             )
     _check_workspace(kind, scope)
     _check_actions(scope)
+    _check_links(kind, scope)
     for shared in scope.shared:
         _check_glob(shared.path, "shared")
         if not is_real(shared.owner):
@@ -171,6 +186,19 @@ def _check_workspace(kind: Kind, scope: Scope) -> None:
         raise InvalidContent(f"at most {MAX_DIRTY} printable dirty paths are recorded")
 
 
+_REF = re.compile(r"^[a-z0-9-]+/[0-9TZ-]+/[0-9]+-[a-z0-9-]+\Z")
+
+
+def _check_links(kind: Kind, scope: Scope) -> None:
+    for key in ("retry_of", "review_of"):
+        if (value := getattr(scope, key)) and not _REF.match(value):
+            raise InvalidContent(f"{key} {value!r} is not a task ref (change/session/task)")
+    if scope.review_of and (kind not in REVIEWING_KINDS or not scope.base):
+        raise InvalidContent("review_of is for a review or test-observation task, at a fixed base commit")
+    if scope.self_writer and (scope.self_writer not in SELF_WRITERS or kind != "implementation"):
+        raise InvalidContent(f"self_writer is one of {', '.join(SELF_WRITERS)}, on an implementation claim")
+
+
 def _globs(values: tuple[str, ...]) -> str:
     return ", ".join(f"`{value}`" for value in values) or "none"
 
@@ -194,6 +222,7 @@ def scope_lines(scope: Scope) -> list[str]:
         *([f"dirty_at_dispatch: {quote(list(scope.dirty))}"] if scope.dirty else []),
         *([f"authorised_actions: {quote(list(scope.actions))}"] if scope.actions else []),
         *([f"stop_conditions: {quote(list(scope.stop_conditions))}"] if scope.stop_conditions else []),
+        *(f"{key}: {quote(value)}" for key, value in _links(scope)),
         "```",
     ]
     readable = [
@@ -209,15 +238,25 @@ def scope_lines(scope: Scope) -> list[str]:
         *([f"- Dirty at dispatch (not this task's): {_globs(scope.dirty)}"] if scope.dirty else []),
         *([f"- Authorised actions: {_globs(scope.actions)}"] if scope.actions else []),
         *(["- Stop conditions:", *(f"  - {line}" for line in scope.stop_conditions)] if scope.stop_conditions else []),
+        *([f"- Retry of: `{scope.retry_of}`"] if scope.retry_of else []),
+        *([f"- Review of: `{scope.review_of}` at its checkpoint `{scope.base}`"] if scope.review_of else []),
+        *([f"- Written by: {scope.self_writer} itself (claim_writer)"] if scope.self_writer else []),
         "",
     ]
     return ([scope.notes, ""] if scope.notes else []) + readable + block
 
 
+_LINKS = ("retry_of", "review_of", "self_writer")
 _SCOPE_KEYS = frozenset(
     {"workspace", "writable", "read_only", "shared", "artifacts", "resources", "worktree", "branch", "base"}
-    | {"dirty_at_dispatch", "remote", "authorised_actions", "stop_conditions"}
+    | {"dirty_at_dispatch", "remote", "authorised_actions", "stop_conditions", *_LINKS}
 )
+
+
+def _links(scope: Scope) -> list[tuple[str, str]]:
+    return [(key, value) for key in _LINKS if (value := getattr(scope, key))]
+
+
 RESOURCE_RE = re.compile(r"^[a-z][a-z0-9-]*(?::[A-Za-z0-9._/@-]+)?\Z")
 
 
@@ -269,6 +308,9 @@ def scope_from(data: object, notes: str) -> Scope:
         remote=_string(data, "remote"),
         actions=authorised_actions(_strings(data, "authorised_actions")),
         stop_conditions=_strings(data, "stop_conditions"),
+        retry_of=_string(data, "retry_of"),
+        review_of=_string(data, "review_of"),
+        self_writer=_string(data, "self_writer"),
     )
 
 

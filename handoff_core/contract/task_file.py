@@ -22,7 +22,7 @@ from handoff_core.contract.task import (
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import KINDS, TASK_SECTIONS, TASK_TITLE
 
-__all__ = ["TaskIdentity", "parse_task", "render_checked", "render_task", "task_identity"]
+__all__ = ["TaskIdentity", "original_contract", "parse_task", "render_checked", "render_task", "task_identity"]
 
 
 def _read_line(returns: str, label: str, pattern: re.Pattern[str]) -> str | None:
@@ -159,3 +159,18 @@ def parse_task(text: str) -> Task:
         change=meta.get("change"),
         ticket=meta.get("ticket"),
     )
+
+
+def original_contract(data: bytes | None) -> bool:
+    """Whether a TASK was written under the seed's original contract: text with no frontmatter, no
+    ``schema_version`` and no scope block. Such a TASK is collected under its own contract and is
+    never part of a new dispatch's scan [seed 000 session-files: 存量 TASK、REPORT……按原合同回收……
+    新版校验器不把旧无版本 TASK 当作新版通过，历史不纳入新派遣扫描]. A TASK that opens a frontmatter,
+    or is empty or not UTF-8, is not: it may be one of ours gone bad, and holds what it can."""
+    if not data or not data.strip():
+        return False
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        return False
+    return not text.lstrip().startswith("---") and "schema_version" not in text and SCOPE_FENCE not in text

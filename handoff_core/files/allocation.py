@@ -8,11 +8,12 @@ identical earlier request is found by its rendered TASK, so a retry needs no sta
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from contextlib import suppress
 from datetime import datetime, timedelta
 
-from handoff_core.contract.ids import next_round, round_base, round_time
+from handoff_core.contract.ids import is_round_id, next_round, round_base, round_time
 from handoff_core.contract.snapshot import MISSING, Entry
 from handoff_core.errors import HandoffError, InvalidContent
 from handoff_core.files.entries import read_entry
@@ -20,7 +21,7 @@ from handoff_core.files.paths import open_dir
 from handoff_core.files.publishing import repair_links
 from handoff_core.layout import CLOSING_FILES, TASK_FILE
 
-__all__ = ["find_retry", "open_round", "recent_rounds", "undo"]
+__all__ = ["find_retry", "newest_round", "open_round", "recent_rounds", "undo"]
 
 RETRY_WINDOW = timedelta(minutes=10)
 
@@ -36,6 +37,24 @@ def open_round(sessions_fd: int, session: str | None, now: datetime) -> tuple[st
     os.mkdir(name, 0o755, dir_fd=sessions_fd)
     os.fsync(sessions_fd)
     return name, open_dir(sessions_fd, name), True
+
+
+def _round_order(name: str) -> tuple[str, int]:
+    base, _, suffix = name.partition("-")
+    return base, int(suffix or 0)
+
+
+def newest_round(sessions_fd: int) -> str | None:
+    """The change's newest round (its open one): the latest UTC id, then the largest suffix; None without one."""
+    rounds = [name for name in os.listdir(sessions_fd) if is_round_id(name) and _is_dir(sessions_fd, name)]
+    return max(rounds, key=_round_order, default=None)
+
+
+def _is_dir(fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def undo(sessions_fd: int, round_fd: int, new_round: str | None, task_id: str) -> None:

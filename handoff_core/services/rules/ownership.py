@@ -4,6 +4,13 @@ An outstanding implementation task (TASK present, no REPORT, no RELEASE) claims 
 and writable globs, with no TTL: a quiet pane never proves a writer stopped. Whether two write
 sets overlap is decided exactly (``glob_overlap.overlap``), so ``src/**/*.py`` and ``src/a/*`` overlap
 on ``src/a/x.py`` while ``src/a/**`` and ``src/b/**`` never do.
+
+Every writer is counted [seed 001 coordination-contract: 另核对 shared paths、端口、数据库等实际资源;
+000 session-files: 共享路径、Git index、构建输出及其他语义资源仍按原 owner/串行阶段协调]: an
+outstanding read-only task that names resources or artifacts claims them too. A named resource is
+exclusive across every outstanding task, whatever its kind; a read-only task's artifacts overlap
+neither a writer's globs nor another task's artifacts. A read-only task claiming neither never
+conflicts, and its dispatch never reads the claims.
 """
 
 from __future__ import annotations
@@ -29,19 +36,30 @@ PARALLEL_WAY = (
 @dataclass(kw_only=True, frozen=True)
 class Claim:
     ref: Ref
-    workspace: Workspace
+    workspace: Workspace | None  # None: a read-only task (it holds only its artifacts and resources)
     writable: tuple[str, ...]
     shared: tuple[tuple[str, str], ...]  # (path, owner)
     age_seconds: float
     unreadable: bool = False  # its TASK could not be read: it holds the whole workspace
     resources: tuple[str, ...] = ()  # named, exclusive: port:5432, db:test, git-index, integration:main
     held_because: str = ""  # a whole change that cannot be read: why (its tasks then hold the whole workspace)
+    artifacts: tuple[str, ...] = ()  # a read-only task's outputs
+    worktree: str = ""  # where its writer works, when not the project tree
+    self_writer: str = ""  # "lead" or "team": the Lead's own claim (claim_writer), not an executor's
+
+    @property
+    def writer(self) -> bool:
+        """Whether it counts as an implementation writer (the cap, the current workspace)."""
+        return self.workspace is not None
 
     def describe(self) -> str:
         if self.held_because:
             return f"{self.ref} ({self.held_because}: it holds the whole workspace until that is fixed)"
         if self.unreadable:
             return f"{self.ref} (TASK.md unreadable, so it holds the whole workspace; fix it or release it)"
+        if not self.writer:
+            held = ", ".join((*self.artifacts, *self.resources))
+            return f"{self.ref} (read-only, holding {held}, age {int(self.age_seconds)}s)"
         return f"{self.ref} ({self.workspace}, {', '.join(self.writable)}, age {int(self.age_seconds)}s)"
 
 
@@ -107,19 +125,36 @@ def check_dispatch(
 ) -> None:
     """Refuse a dispatch that would break single-writer ownership.
 
-    Read-only kinds never conflict, so their dispatch never reads the claims: that read costs a
-    stat per task of every active change, the one part of a dispatch that grows with history.
+    A read-only task naming no artifacts and no resources never conflicts, so its dispatch never
+    reads the claims: that read costs a stat per task of every active change, the one part of a
+    dispatch that grows with history.
     """
-    if kind != "implementation":
+    if kind != "implementation" and not scope.artifacts and not scope.resources:
         return
-    claims = read_claims()
+    every = read_claims()
+    _check_resources(scope, every)
+    if kind != "implementation":
+        _check_artifacts(scope.artifacts, every, Budget())
+    else:
+        _check_writer(scope, every, writer_limit, writer_cap)
+
+
+def _check_writer(scope: Scope, every: list[Claim], writer_limit: int | None, writer_cap: int) -> None:
+    budget = Budget()  # the whole check runs under the state-root lock: bound it
+    readers = [c for c in every if not c.writer]
+    if (held := _first_held(scope.writable, readers, budget)) is not None:
+        raise _refuse(
+            f"writable {held[1]!r} overlaps {held[2]!r}, an artifact of a read-only task (both cover {held[3]!r}); "
+            "leave that path out",
+            [held[0]],
+        )
+    claims = [c for c in every if c.writer]
     if scope.workspace == "current" and (current := [c for c in claims if c.workspace == "current"]):
         raise _refuse(
             "the current workspace already has an outstanding implementation writer, and it holds one writer "
             f"whatever the globs; to write in parallel use {PARALLEL_WAY}",
             current,
         )
-    budget = Budget()  # the whole check runs under the state-root lock: bound it
     for claim in claims:
         if (hit := _first_overlap(scope.writable, claim.writable, budget)) is not None:
             raise _refuse(
@@ -127,8 +162,6 @@ def check_dispatch(
                 "task writable globs that leave that path out",
                 [claim],
             )
-        if taken := sorted(set(scope.resources) & set(claim.resources)):
-            raise _refuse(f"resource {taken[0]!r} is held by another writer", [claim])
         _check_shared(scope, claim, budget)
     if room(len(claims), writer_limit, writer_cap) == 0:
         raise _over_cap(claims, writer_limit, writer_cap)
@@ -147,3 +180,36 @@ def _check_shared(scope: Scope, claim: Claim, budget: Budget) -> None:
     theirs = [p for p, o in claim.shared if (p, o) not in mine]
     if (hit := _first_overlap(scope.writable, theirs, budget)) is not None:
         raise _refuse(f"writable {hit[0]!r} reaches {hit[1]!r}, a shared path another task owns", [claim])
+
+
+def _check_resources(scope: Scope, claims: list[Claim]) -> None:
+    for claim in claims:
+        if taken := sorted(set(scope.resources) & set(claim.resources)):
+            raise _refuse(
+                f"resource {taken[0]!r} is held by another task (a named resource is exclusive whatever the kind); "
+                "name another (e.g. another port) or wait",
+                [claim],
+            )
+
+
+def _held_paths(claim: Claim) -> tuple[str, ...]:
+    """What a claim keeps from others' artifacts: a writer's globs and shared paths, a reader's artifacts."""
+    return (*claim.writable, *(path for path, _ in claim.shared), *claim.artifacts)
+
+
+def _first_held(mine: tuple[str, ...], claims: list[Claim], budget: Budget) -> tuple[Claim, str, str, str] | None:
+    for claim in claims:
+        if mine and (hit := _first_overlap(mine, _held_paths(claim), budget)) is not None:
+            return claim, *hit
+    return None
+
+
+def _check_artifacts(artifacts: tuple[str, ...], claims: list[Claim], budget: Budget) -> None:
+    """A read-only task's artifacts overlap no writer's globs and no other task's artifacts."""
+    if (hit := _first_held(artifacts, claims, budget)) is not None:
+        held = "artifacts" if not hit[0].writer else "writes"
+        raise _refuse(
+            f"artifacts {hit[1]!r} overlap {hit[2]!r}, which another task {held} (both cover {hit[3]!r}); give this "
+            "task artifacts that leave that path out",
+            [hit[0]],
+        )

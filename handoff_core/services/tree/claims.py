@@ -38,6 +38,7 @@ from typing import Any, NamedTuple
 
 from handoff_core.contract.ids import Ref, task_number
 from handoff_core.contract.snapshot import Stamp
+from handoff_core.contract.task_file import original_contract
 from handoff_core.contract.validate import closes_claim
 from handoff_core.errors import ChangeNotFound, HandoffError
 from handoff_core.files.change_dir import locate_change
@@ -78,8 +79,22 @@ def _judge(task_fd: int, ref: Ref, names: list[str]) -> _Seen | None:
         return None
     entry = read_entry(task_fd, TASK_FILE)
     kind, scope = task_kind_and_scope(entry.data)
+    if kind is None and original_contract(entry.data):
+        return _Seen(TASK_FILE, entry.stamp, None)  # the original contract's: not in a new dispatch's scan
     if kind is not None and kind != "implementation":
-        return _Seen(TASK_FILE, entry.stamp, None)
+        if scope is None or not (scope.artifacts or scope.resources):
+            return _Seen(TASK_FILE, entry.stamp, None)
+        reader = Claim(
+            ref=ref,
+            workspace=None,
+            writable=(),
+            shared=(),
+            age_seconds=0.0,
+            resources=scope.resources,
+            artifacts=scope.artifacts,
+            worktree=scope.worktree,
+        )
+        return _Seen(TASK_FILE, entry.stamp, reader, entry.mtime)
     if kind is None or scope is None or scope.workspace is None:
         claim = Claim(
             ref=ref, workspace="current", writable=WHOLE_WORKSPACE, shared=(), age_seconds=0.0, unreadable=True
@@ -93,6 +108,8 @@ def _judge(task_fd: int, ref: Ref, names: list[str]) -> _Seen | None:
             shared=shared,
             age_seconds=0.0,
             resources=scope.resources,
+            worktree=scope.worktree,
+            self_writer=scope.self_writer,
         )
     return _Seen(TASK_FILE, entry.stamp, claim, entry.mtime)
 
@@ -129,7 +146,8 @@ def change_hold(change: str, because: str) -> Claim:
 
 
 class ClaimIndex:
-    """Claims of outstanding implementation tasks (TASK, no valid REPORT or RELEASE); no TTL."""
+    """Claims of outstanding tasks (TASK, no valid REPORT or RELEASE): every implementation task, and
+    each read-only one that names artifacts or resources; no TTL."""
 
     def __init__(self) -> None:
         self._seen: dict[tuple[str, str, str], _Seen] = {}

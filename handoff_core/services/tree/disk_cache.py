@@ -31,7 +31,7 @@ from handoff_core.services.tree.status import TaskStatus
 
 __all__ = ["CACHE_FORMAT", "MAX_CACHE_BYTES", "DiskCache", "default_cache_dir"]
 
-CACHE_FORMAT = 4  # 2: a verdict row carries the REPORT's proof; 3: a scope its git remote; 4: its actions, stops
+CACHE_FORMAT = 5  # 2: a verdict row carries the REPORT's proof; 3: a scope its git remote; 4: its actions, stops; 5: its links, a claim's artifacts
 MAX_CACHE_BYTES = 512 * 1024 * 1024  # a verdict row is ~150 bytes, a claim row ~120: millions of tasks
 T = TypeVar("T")
 _MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError)
@@ -109,7 +109,7 @@ def _encode_scope(scope: Scope | None) -> list[Any] | None:
     shared = [[s.path, s.owner] for s in scope.shared]
     head = [scope.workspace, scope.writable, scope.read_only, shared, scope.artifacts, scope.notes, scope.resources]
     tail = [scope.worktree, scope.branch, scope.base, scope.dirty, scope.remote, scope.actions, scope.stop_conditions]
-    return [*head, *tail]
+    return [*head, *tail, *_links(scope)]
 
 
 def _decode_scope(row: list[Any] | None) -> Scope | None:
@@ -131,7 +131,14 @@ def _decode_scope(row: list[Any] | None) -> Scope | None:
         remote=str(row[11]),
         actions=tuple(action for name in row[12] for action in AUTHORISED_ACTIONS if action == name),
         stop_conditions=tuple(str(line) for line in row[13]),
+        retry_of=str(row[14]),
+        review_of=str(row[15]),
+        self_writer=str(row[16]),
     )
+
+
+def _links(scope: Scope) -> list[str]:
+    return [scope.retry_of, scope.review_of, scope.self_writer]
 
 
 def encode_body(status: TaskStatus) -> list[Any]:
@@ -139,12 +146,12 @@ def encode_body(status: TaskStatus) -> list[Any]:
     s = status
     scope = _encode_scope(s.scope)
     body = [s.kind, s.state, s.report_status, scope, s.has_locator, s.temp_files, s.problems, s.outstanding, s.notes]
-    return [*body, s.proof]
+    return [*body, s.proof, s.original]
 
 
 def decode_body(row: list[Any]) -> dict[str, Any]:
     """The fields of ``TaskStatus`` between its ref and its times, by name, checked for shape."""
-    kind, state, report_status, scope, locator, temps, problems, outstanding, notes, proof = row
+    kind, state, report_status, scope, locator, temps, problems, outstanding, notes, proof, original = row
     if kind not in (*KINDS, None) or state not in TASK_STATES or proof not in (*PROOFS, None):
         raise ValueError(row)
     report = None if report_status is None else str(report_status)
@@ -160,13 +167,23 @@ def decode_body(row: list[Any]) -> dict[str, Any]:
         "outstanding": bool(outstanding),
         "notes": tuple(notes),
         "proof": proof,
+        "original": bool(original),
     }
 
 
 def encode_claim(claim: Claim | None) -> list[Any] | None:
     if claim is None:
         return None
-    return [claim.workspace, claim.writable, claim.shared, claim.unreadable, claim.resources]
+    return [
+        claim.workspace,
+        claim.writable,
+        claim.shared,
+        claim.unreadable,
+        claim.resources,
+        claim.artifacts,
+        claim.worktree,
+        claim.self_writer,
+    ]
 
 
 def decode_claim(ref: Ref, row: list[Any] | None) -> Claim | None:
@@ -181,4 +198,7 @@ def decode_claim(ref: Ref, row: list[Any] | None) -> Claim | None:
         age_seconds=0.0,
         unreadable=bool(row[3]),
         resources=tuple(row[4]),
+        artifacts=tuple(row[5]),
+        worktree=str(row[6]),
+        self_writer=str(row[7]),
     )

@@ -13,6 +13,7 @@ from handoff_core.contract.proof import PROOF_INVALID, Proof
 from handoff_core.contract.report import header_fields, header_status
 from handoff_core.contract.scope import Scope, read_scope
 from handoff_core.contract.snapshot import Entry, TaskSnapshot
+from handoff_core.contract.task_file import original_contract
 from handoff_core.contract.validate import LATE_REPORT, check_handoff, closes_claim, identity_problems, meta_problems
 from handoff_core.errors import HandoffError
 from handoff_core.files.sightings import Sighting
@@ -40,6 +41,10 @@ __all__ = [
 ]
 
 _INACTIVE = "dispatch requires an active change"
+ORIGINAL_CONTRACT = (
+    "a TASK of the original contract (no schema_version, no handoff-scope): collected under that contract, "
+    "never in a new dispatch's scan; retry it as a new task"
+)
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)  # one per task held by a server: no __dict__ each
@@ -63,6 +68,8 @@ class TaskStatus:
     held_because: str = ""  # a change that cannot be read: why its tasks hold the whole workspace
     # False for a glance (``glance``): counted by its files' presence and headers, not yet validated.
     judged: bool = True
+    # A TASK of the seed's original contract (``task_file.original_contract``): shown as such, no claim.
+    original: bool = False
 
     def age(self, now: float) -> float:
         """Seconds since the TASK was dispatched (0 when there is no TASK file)."""
@@ -76,7 +83,7 @@ class TaskStatus:
     def claims_writer(self) -> bool:
         """An outstanding implementation task holds its workspace and writable globs (no TTL);
         one whose TASK cannot be read holds the whole workspace."""
-        return self.outstanding and (self.kind == "implementation" or self.kind is None)
+        return self.outstanding and not self.original and (self.kind == "implementation" or self.kind is None)
 
     @property
     def claim(self) -> str:
@@ -91,8 +98,19 @@ class TaskStatus:
 
     @property
     def label(self) -> str:
-        """The state as shown: ``returned:<status>`` for a returned task."""
-        return f"returned:{self.report_status or '?'}" if self.state == "returned" else self.state
+        """The state as shown: ``returned:<status>`` for a returned task; an original-contract task says so."""
+        shown = f"returned:{self.report_status or '?'}" if self.state == "returned" else self.state
+        return f"original-contract:{shown}" if self.original else shown
+
+    @property
+    def links(self) -> str:
+        """The task this one retries or reviews, as shown (``retry of REF``, ``review of REF at SHA``)."""
+        scope = self.scope
+        if scope is None:
+            return ""
+        if scope.review_of:
+            return f"review of {scope.review_of} at {scope.base[:12]}"
+        return f"retry of {scope.retry_of}" if scope.retry_of else ""
 
 
 def _state(snapshot: TaskSnapshot, problems: tuple[str, ...]) -> tuple[TaskState, str | None]:
@@ -133,6 +151,9 @@ def task_status(ref: Ref, snapshot: TaskSnapshot, anchor: TaskAnchor | None = No
     # A change that is no longer active still has readable tasks; only its dispatch is over.
     problems = tuple(p for p in verdict.errors if p not in (_INACTIVE, PROOF_INVALID))
     kind, scope = task_kind_and_scope(task_entry.data)
+    original = kind is None and original_contract(task_entry.data)
+    if original:  # collected under its own contract: the new contract's validation is no problem of it
+        problems = ()
     if kind == "implementation" and scope is None:
         problems += ("the handoff-scope block cannot be read: the task holds the whole workspace",)
     release = snapshot.file(RELEASE_FILE)
@@ -150,12 +171,13 @@ def task_status(ref: Ref, snapshot: TaskSnapshot, anchor: TaskAnchor | None = No
         temp_files=tuple(name for name in snapshot.task_entries if is_temp(name)),
         problems=problems,
         closed_at=closing.mtime if closing is not None else None,
-        notes=(LATE_REPORT,) if _late(snapshot) else (),
+        notes=((LATE_REPORT,) if _late(snapshot) else ()) + ((ORIGINAL_CONTRACT,) if original else ()),
         proof=verdict.proof,
         dispatched_at=task_entry.mtime if task_entry.kind == "file" else 0.0,
         released_at=_mtime(snapshot.file(RELEASE_FILE)),
         outstanding=task_entry.kind != "missing"
         and not any(closes_claim(snapshot.file(n), n, ref.session, ref.task) for n in CLOSING_FILES),
+        original=original,
     )
 
 
@@ -264,4 +286,5 @@ def named_since(status: TaskStatus, tasks: list[TaskStatus]) -> TaskStatus:
     since = [
         str(t.ref) for t in tasks if t.kind == "implementation" and t.ref != status.ref and t.dispatched_at > released
     ]
-    return replace(status, notes=(f"{LATE_REPORT}; writers dispatched since: {', '.join(since) or 'none'}",))
+    late = f"{LATE_REPORT}; writers dispatched since: {', '.join(since) or 'none'}"
+    return replace(status, notes=(late, *(note for note in status.notes if note != LATE_REPORT)))

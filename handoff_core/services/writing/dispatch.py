@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING
 from handoff_core.contract.anchor import anchored
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.ids import Ref, check_change, check_round, check_topic, next_task
+from handoff_core.contract.report import COMMIT_RE, header_fields
+from handoff_core.contract.scope import Scope
 from handoff_core.contract.task import Task, TaskBody, check_body, task_of
 from handoff_core.contract.task_file import render_checked
 from handoff_core.contract.validate import closes_claim, task_problems
 from handoff_core.errors import ChangeNotActive, HandoffError, InvalidContent, StateRefused, TaskNotFound
-from handoff_core.files.allocation import find_retry, open_round, recent_rounds, undo
+from handoff_core.files.allocation import find_retry, newest_round, open_round, recent_rounds, undo
 from handoff_core.files.paths import entry_mode, open_dir
 from handoff_core.files.publishing import publish
 from handoff_core.files.task_dir import StoredFile, sha256
@@ -26,10 +28,12 @@ from handoff_core.layout import (
     CLOSING_FILES,
     MAX_FILE_BYTES,
     REPORT_FILE,
+    REVIEWING_KINDS,
     TASK_FILE,
     UNFINISHED_STATUSES,
 )
 from handoff_core.services.rules.ownership import check_dispatch
+from handoff_core.services.tree.status import task_kind_and_scope
 
 if TYPE_CHECKING:
     from handoff_core.services.writing.store import Store
@@ -46,11 +50,13 @@ class TaskRequest:
     change: str
     topic: str
     body: TaskBody
-    session: str | None = None  # None opens a new round
+    session: str | None = None  # None: the round of retry_of/review_of, else the change's open round
+    new_round: bool = False  # True: open a new round (a new, independent orchestration or run)
     force_new: bool = False  # True: never answer with an identical task created just before
     token_check: Callable[[Ref], str] | None = None  # the hash of the task's report token, once its ref is known
     writer_limit: int | None = None  # the plan's declared limit of parallel writers; none declared: one
     retry_of: Ref | None = None  # the earlier task this one fixes or retries
+    review_of: Ref | None = None  # the reported task this review or test-observation reads, at its checkpoint
     signing_key: Callable[[Ref], str] | None = None  # the public key its report token seeds (contract.proof)
 
 
@@ -94,10 +100,38 @@ def checked_body(store: Store, request: TaskRequest) -> TaskBody:
     if request.session is not None:
         check_round(request.session)
     check_topic(request.topic)
-    body = check_body(request.body)  # the one check of the Lead's text, before anything is made
+    _check_round_choice(request)
+    body = request.body if request.review_of is None else _reviewing(store, request.review_of, request.body)
+    body = check_body(body)  # the one check of the Lead's text, before anything is made
     if request.retry_of is not None:
         body = _citing(store, request.retry_of, body)
     return body
+
+
+def _check_round_choice(request: TaskRequest) -> None:
+    """A retry and a review stay in their task's round [seed 000 session-files: 同一编排计划的实施、审查与
+    修复沿用原轮次]; a round is given, or a new one asked for, not both."""
+    linked = [ref for ref in (request.retry_of, request.review_of) if ref is not None]
+    if request.new_round and (request.session or linked):
+        raise InvalidContent("new_round opens a round: give neither session nor retry_of/review_of with it")
+    for ref in linked:
+        if ref.change != request.change or (request.session and request.session != ref.session):
+            raise InvalidContent(
+                f"{ref} is in round {ref.change}/{ref.session}: a retry or review stays in its task's round; "
+                "dispatch it in that change and omit session"
+            )
+
+
+def round_for(sessions_fd: int, request: TaskRequest) -> str | None:
+    """The round a dispatch goes to; None opens a new one. Without session or new_round: the round of
+    the task it retries or reviews, else the change's open round (its newest): restoring the Lead or
+    changing tool sessions opens none [seed 000 session-files: 恢复 Lead 或更换工具会话不自动新建轮次]."""
+    if request.session is not None or request.new_round:
+        return request.session
+    for ref in (request.retry_of, request.review_of):
+        if ref is not None:
+            return ref.session
+    return newest_round(sessions_fd)
 
 
 def create_in(store: Store, sessions_fd: int, request: TaskRequest, body: TaskBody) -> StoredFile:
@@ -105,7 +139,7 @@ def create_in(store: Store, sessions_fd: int, request: TaskRequest, body: TaskBo
     if not request.force_new and (earlier := _find_retry(store, sessions_fd, request, body)) is not None:
         return earlier
     check_dispatch(body.kind, body.scope, store.queries.claims, request.writer_limit, store.writer_cap)
-    session, round_fd, new_round = open_round(sessions_fd, request.session, store.clock())
+    session, round_fd, new_round = open_round(sessions_fd, round_for(sessions_fd, request), store.clock())
     task_id = ""
     try:
         task_id = next_task(request.topic, os.listdir(round_fd))
@@ -144,7 +178,40 @@ def _citing(store: Store, earlier: Ref, body: TaskBody) -> TaskBody:
     data = snapshot.file(ended[0]).data or b""
     where = store.roots.shown(store.roots.task_dir(earlier) / ended[0])
     cite = f"- Retry of `{earlier}`: read its {ended[0]} first, `{where}` (sha256 {sha256(data)})."
-    return body._replace(inputs=f"{body.inputs}\n{cite}")
+    return body._replace(inputs=f"{body.inputs}\n{cite}", scope=body.scope._replace(retry_of=str(earlier)))
+
+
+def _reviewing(store: Store, earlier: Ref, body: TaskBody) -> TaskBody:
+    """A review pinned to the reported checkpoint of ``earlier``, citing its REPORT; refused while it
+    may still be writing [seed 001 execution-policy: 测试、审查不读正在漂移的候选]."""
+    if body.kind not in REVIEWING_KINDS:
+        raise InvalidContent(f"review_of is for a {' or '.join(REVIEWING_KINDS)} task, not {body.kind}")
+    snapshot = store.queries.snapshot(earlier)
+    if not snapshot.task_found or snapshot.file(TASK_FILE).kind == "missing":
+        raise TaskNotFound(f"review_of {earlier}: no such task; give the ref of the task to review")
+    report = snapshot.file(REPORT_FILE)
+    if not closes_claim(report, REPORT_FILE, earlier.session, earlier.task):
+        raise StateRefused(
+            f"{earlier} has no REPORT yet: its candidate may still be drifting. Wait for its REPORT "
+            "(wait_for_reports), then dispatch the review"
+        )
+    data = report.data or b""
+    checkpoint = header_fields(data.decode("utf-8", "replace"))[0].get("Source-Checkpoint", "")
+    if not COMMIT_RE.match(checkpoint):
+        raise StateRefused(
+            f"the REPORT of {earlier} names no Source-Checkpoint commit: there is no fixed candidate to review; "
+            "ask for a checkpoint (a retry that commits), or review without review_of naming the files"
+        )
+    theirs = task_kind_and_scope(snapshot.file(TASK_FILE).data)[1] or Scope()
+    scope = body.scope
+    if not scope.worktree and theirs.worktree:  # the fixed candidate's own workspace, no new worktree
+        scope = scope._replace(worktree=theirs.worktree, branch=theirs.branch)
+    where = store.roots.shown(store.roots.task_dir(earlier) / REPORT_FILE)
+    cite = (
+        f"- Review of `{earlier}` at commit `{checkpoint}`: read its REPORT first, `{where}` (sha256 {sha256(data)})."
+    )
+    scope = scope._replace(base=checkpoint, review_of=str(earlier))
+    return body._replace(inputs=f"{body.inputs}\n{cite}", scope=scope)
 
 
 def _attempt_warnings(store: Store, request: TaskRequest, body: TaskBody) -> tuple[str, ...]:
@@ -160,7 +227,8 @@ def _attempt_warnings(store: Store, request: TaskRequest, body: TaskBody) -> tup
 
 def _find_retry(store: Store, sessions_fd: int, request: TaskRequest, body: TaskBody) -> StoredFile | None:
     """The task an identical earlier request created (a caller that never saw the answer)."""
-    rounds = [request.session] if request.session else recent_rounds(sessions_fd, store.clock())
+    target = round_for(sessions_fd, request)
+    rounds = [target] if target else recent_rounds(sessions_fd, store.clock())
 
     def expected(session: str, task: str) -> bytes:
         return _rendered(store, request, body, Ref(request.change, session, task)).encode()

@@ -96,7 +96,9 @@ def pin_workspace(project: Path, state_root: Path, kind: Kind, scope: Scope) -> 
         return _pushed(project, scope)
     if scope.worktree:
         resolved = _printable(os.path.realpath(scope.worktree), "the worktree's resolved path")
-        return scope._replace(worktree=resolved, base=_linked(project, scope.worktree, scope.branch))
+        tip = _linked(project, scope.worktree, scope.branch)
+        # A review stays at the fixed checkpoint it was given, wherever the branch has gone since.
+        return scope._replace(worktree=resolved, base=scope.base if scope.review_of else tip)
     top = git.work_tree_of(Path(os.path.realpath(project)))
     if kind != "implementation" or scope.workspace != "current" or top is None:
         return scope

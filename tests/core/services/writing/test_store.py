@@ -66,7 +66,7 @@ def test_tasks_in_one_round_get_increasing_numbers(store: Store) -> None:
 def test_two_rounds_opened_in_the_same_second_get_a_suffix(state_root: Path, project: Path) -> None:
     frozen = Store(state_root, project, clock=lambda: datetime(2026, 11, 30, 4, 45, tzinfo=UTC))
     first = frozen.create_task(implementation())
-    second = frozen.create_task(review())
+    second = frozen.create_task(review(new_round=True))
     assert (first.ref.session, second.ref.session) == ("20261130T044500Z", "20261130T044500Z-01")
 
 
