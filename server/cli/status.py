@@ -37,6 +37,7 @@ def _status_json(settings: Settings, every: list[TaskStatus], rows: list[TaskFac
             "state": f.state,
             "age_seconds": round(f.age_seconds, 1),
             "claim": f.claim,
+            "link": f.link,
             "has_locator": f.has_locator,
             "proof": f.proof,
             "audit": f.audit,
@@ -78,7 +79,8 @@ def _print_table(settings: Settings, every: list[TaskStatus], rows: list[TaskFac
     )
     for f in rows:
         state = f"{f.state} {ATTENTION_MARK}" if f.attention else f.state
-        cells = [str(f.ref), f.kind or "?", state, _age(f.age_seconds), f.claim, "yes" if f.has_locator else ""]
+        claim = "; ".join(part for part in (f.claim, f.link) if part)
+        cells = [str(f.ref), f.kind or "?", state, _age(f.age_seconds), claim, "yes" if f.has_locator else ""]
         # Names come from the tree: shown as plain text (no rich markup), control characters spelled out.
         table.add_row(*(Text(visible(cell)) for cell in [*cells, f.proof, f.audit, "; ".join(f.problems)]))
     console = Console(width=200)

@@ -59,6 +59,7 @@ def _row(facts: TaskFacts) -> dict[str, Any]:
         "workspace": facts.workspace,
         "writable": list(facts.writable),
         "claim": facts.claim,
+        "link": facts.link,
         "has_locator": facts.has_locator,
         "proof": facts.proof,
         "audit": facts.audit,

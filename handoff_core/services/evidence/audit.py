@@ -80,13 +80,14 @@ def _judged(rule: ScopeRule, top: str, change: git.Change, prefix: str) -> list[
     return found
 
 
-def _left_over(rule: ScopeRule, base_dir: str, dirty: list[git.Change]) -> list[Violation]:
-    """Each uncommitted or untracked path fails the audit; the scope rule says whether it was allowed at all."""
+def _left_over(rule: ScopeRule, base_dir: str, dirty: list[git.Change], review: bool) -> list[Violation]:
+    """Each uncommitted or untracked path fails the audit; the scope rule says whether it was allowed at all.
+    A review commits nothing: its artifacts are left uncommitted, and only a path outside them fails."""
     found = []
     for change in dirty:
         judged = _judged(rule, base_dir, change, "uncommitted (not in the checkpoint), ")
         found += judged
-        if change.path not in {v.path for v in judged}:
+        if not review and change.path not in {v.path for v in judged}:
             found.append(Violation(change.path, "uncommitted: not in the checkpoint"))
     return found
 
@@ -114,6 +115,8 @@ def audit_task(queries: Queries, ref: Ref) -> Audit:
     checkpoint = _checkpoint(queries, ref)
     if checkpoint is None:
         return Audit(verdict="unknown", reason="no REPORT yet: nothing to audit", base=scope.base)
+    if not checkpoint and scope.review_of:
+        checkpoint = scope.base  # a review commits nothing: its tree stays at the fixed checkpoint it read
     if not checkpoint:
         return Audit(verdict="unknown", reason="the REPORT names no Source-Checkpoint commit", base=scope.base)
     # Both come from files anyone can edit, and become git arguments: only full object names pass.
@@ -159,7 +162,7 @@ def _audit(
     violations = [v for change in changes for v in _judged(rule, base_dir, change, "")]
     if not shared and found.head != checkpoint:  # later commits are work the checkpoint does not hold
         violations.append(Violation("HEAD", f"the worktree is at {found.head}, past the checkpoint: not audited"))
-    violations += _left_over(rule, base_dir, dirty)
+    violations += _left_over(rule, base_dir, dirty, review=bool(rule.task.scope.review_of))
     if shared:
         verdict: Verdict = "unknown"
         reason = SHARED_TREE

@@ -87,9 +87,11 @@ class TaskStatus:
 
     @property
     def claim(self) -> str:
-        """The claim as shown: ``current: src/a1/**``, or why it is the whole workspace."""
+        """The claim as shown: ``current: src/a1/**``, a read-only task's artifacts and resources, or why it
+        is the whole workspace."""
         if not self.claims_writer:
-            return ""
+            held = (*self.scope.artifacts, *self.scope.resources) if self.outstanding and self.scope else ()
+            return f"read-only: {', '.join(held)}" if held and not self.original else ""
         if self.held_because:
             return f"whole workspace ({self.held_because})"
         if self.scope is None or self.scope.workspace is None:

@@ -35,6 +35,7 @@ class TaskFacts:
     age_seconds: float
     closed_seconds: float | None  # since the REPORT (or RELEASE) closed it; None while open
     claim: str  # the writer claim as shown; "" when it holds none
+    link: str  # the task it retries or reviews: ``retry of REF``, ``review of REF at SHA``; "" for none
     workspace: str
     writable: tuple[str, ...]
     has_locator: bool
@@ -123,6 +124,7 @@ def task_facts(status: TaskStatus, now: float, audit: str = "", state_root: Path
         age_seconds=status.age(now),
         closed_seconds=status.closed_age(now),
         claim=status.claim,
+        link=status.links,
         workspace=(scope.workspace or "") if scope else "",
         writable=tuple(scope.writable) if scope else (),
         has_locator=status.has_locator,

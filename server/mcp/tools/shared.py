@@ -151,7 +151,7 @@ def _task_state(facts: TaskFacts) -> TaskState:
         kind=facts.kind,
         state=facts.state,
         age_seconds=facts.age_seconds,
-        claim=facts.claim,
+        claim="; ".join(part for part in (facts.claim, facts.link) if part),  # a link costs no schema field
         has_locator=facts.has_locator,
         problems=list(facts.problems),
         proof=facts.proof,

@@ -40,7 +40,12 @@ def tools(services: Services) -> list[Tool]:
             kind="implementation",
             goal=f"{writer} writes here itself: {why}",
             inputs="None: this task records a writer that is not an executor, so that no dispatch overlaps it.",
-            scope=Scope(workspace=workspace_of(workspace), writable=tuple(writable), resources=tuple(resources)),
+            scope=Scope(
+                workspace=workspace_of(workspace),
+                writable=tuple(writable),
+                resources=tuple(resources),
+                self_writer=who,
+            ),
             acceptance=(
                 "The Lead ends this claim with release_writer (evidence: its own stop) when the writing is done."
             ),

@@ -113,7 +113,8 @@ function stateCell(row) {
 
 function taskRow(row, bar) {
   const tr = el("tr", { class: "task", "data-ref": row.ref, tabindex: "0" },
-    el("td", { class: "mono", text: row.ref.split("/")[2] }),
+    el("td", { class: "mono", text: row.ref.split("/")[2] },
+      ...(row.link ? [el("div", { class: "link", text: row.link })] : [])),
     el("td", { text: row.kind }),
     stateCell(row),
     el("td", { text: age(row.age_seconds) }),
