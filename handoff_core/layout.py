@@ -171,7 +171,7 @@ AuthorisedAction = Literal[
     "commit", "merge", "push", "rebase", "reset-hard", "switch-branch", "stash", "stage-outside-scope"
 ]
 # What a status reply lists: the tasks that need the Lead (the default), all, or those in one state.
-StatusView = Literal["needs_lead", "all", "incomplete", "dispatched", "returned", "released", "invalid"]
+StatusView = Literal["needs_lead", "all", "outstanding", "incomplete", "dispatched", "returned", "released", "invalid"]
 
 KINDS: Final[tuple[Kind, ...]] = get_args(Kind)
 WORKSPACES: Final[tuple[Workspace, ...]] = get_args(Workspace)

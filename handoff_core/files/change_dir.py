@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
 from handoff_core.contract.change import MONTH_RE, ChangeFacts, read_outcome
+from handoff_core.contract.ids import is_change_id
 from handoff_core.contract.snapshot import Entry
 from handoff_core.errors import ChangeNotFound, UnsafePath
 from handoff_core.files.entries import exists_dir, read_entry, try_open
@@ -32,11 +34,7 @@ def locate_change(root: Path, change: str) -> Iterator[tuple[ChangeFacts, int]]:
             homes += [("archived", (*ARCHIVE, month)) for month in months]
         found = [(kind, (*parts, change)) for kind, parts in homes if try_open(stack, root_fd, (*parts, change))]
         if not found:
-            raise ChangeNotFound(
-                f"change {change!r} not found under specdev/changes or specdev/archive of the state root; "
-                f"the server never creates a change: create {'/'.join((*CHANGES, change, CHANGE_README))} holding the "
-                f"line '{ACTIVE_LINE}', or pass an existing id"
-            )
+            raise ChangeNotFound(_not_found(change, stack, root_fd, homes))
         if len(found) > 1:
             raise UnsafePath(f"change {change!r} exists in more than one place ({found}); keep exactly one")
         kind, parts = found[0]
@@ -45,6 +43,27 @@ def locate_change(root: Path, change: str) -> Iterator[tuple[ChangeFacts, int]]:
         readme = read_entry(fd, CHANGE_README)
         outcome = read_outcome(readme.data.decode("utf-8", "replace")) if readme.data is not None else None
         yield ChangeFacts(change, kind, parts, outcome, _unreadable(readme)), fd
+
+
+MAX_NEAREST = 3
+
+
+def _not_found(change: str, stack: ExitStack, root_fd: int, homes: list[tuple[Location, tuple[str, ...]]]) -> str:
+    """Why ``change`` is not found: the existing changes closest to it when there are any (a typo is
+    never advised to be created), else how a change comes to exist."""
+    names: set[str] = set()
+    for _, parts in homes:
+        with suppress(OSError):
+            if (fd := try_open(stack, root_fd, parts)) is not None:
+                names.update(n for n in os.listdir(fd) if is_change_id(n))
+    nearest = difflib.get_close_matches(change, sorted(names), n=MAX_NEAREST, cutoff=0.6)
+    where = "not found under specdev/changes or specdev/archive of the state root"
+    if nearest:
+        return f"change {change!r} {where}; the closest existing: {', '.join(nearest)}. Pass one of those"
+    return (
+        f"change {change!r} {where}; the server never creates a change: create "
+        f"{'/'.join((*CHANGES, change, CHANGE_README))} holding the line '{ACTIVE_LINE}', or pass an existing id"
+    )
 
 
 def _unreadable(readme: Entry) -> str:

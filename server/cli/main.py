@@ -68,6 +68,9 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--session")
             sub.add_argument("--since", help="only tasks whose files appeared since (ISO 8601, e.g. 2026-12-01T09:00Z)")
             sub.add_argument("--json", action="store_true", help="one JSON object on stdout, for scripts and CI")
+            sub.add_argument(
+                "--archive-check", action="store_true", help="with --change: exit 1 naming the writers to end first"
+            )
         if name == "serve":
             _http_arguments(sub)
             sub.add_argument("--ref", help="an executor's one task: every call naming another is refused")
@@ -183,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "serve":
             return _serve(settings, args)
         if args.command == "status":
-            return status(settings, args.change, args.session, args.since, args.json)
+            return status(settings, args.change, args.session, args.since, args.json, archive_check=args.archive_check)
         if args.command == "doctor":
             return doctor(settings, args.fix)
         if args.command in ("package", "receive"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -53,8 +54,16 @@ def _status_json(settings: Settings, every: list[TaskStatus], rows: list[TaskFac
 
 
 def status(
-    settings: Settings, change: str | None, session: str | None, since: str | None = None, as_json: bool = False
+    settings: Settings,
+    change: str | None,
+    session: str | None,
+    since: str | None = None,
+    as_json: bool = False,
+    *,
+    archive_check: bool = False,
 ) -> int:
+    if archive_check:
+        return archive(settings, change, as_json)
     from handoff_core.services.tree.status_page import changed_since
 
     queries = open_store(settings).queries
@@ -95,6 +104,22 @@ def _print_table(settings: Settings, every: list[TaskStatus], rows: list[TaskFac
             console.print(Text(visible(f"{ATTENTION_MARK} {f.ref}: {f.attention}")), soft_wrap=True)
     claims = sum(1 for task in every if task.claims_writer)  # a filter never frees a slot
     console.print(f"writer claims: {claims}; {writer_slots(claims, settings.writer_cap).describe()}")
+
+
+def archive(settings: Settings, change: str | None, as_json: bool) -> int:
+    """``status --change C --archive-check``: 0 when C may be archived, 1 naming the writers to end first."""
+    from handoff_core.services.tree.archiving import archive_check
+
+    if not change:
+        print("handoff-mcp status: --archive-check needs --change CHANGE", file=sys.stderr)
+        return 2
+    found = archive_check(open_store(settings).queries, change)
+    if as_json:
+        must_end = [{"ref": str(t.ref), "state": t.label, "claim": t.claim} for t in found.must_end]
+        print(json.dumps({"change": change, "archivable": found.archivable, "must_end": must_end}, ensure_ascii=True))
+    else:
+        print(visible(found.describe()))
+    return 0 if found.archivable else 1
 
 
 def doctor(settings: Settings, fix: bool) -> int:

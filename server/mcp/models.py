@@ -94,7 +94,6 @@ class TaskState(Wire):
     state: str
     age_seconds: float
     claim: str = ""
-    link: str = ""  # retry of REF, review of REF at SHA
     has_locator: bool = False
     problems: list[str] = []
     proof: str = ""

@@ -2,7 +2,7 @@
 to a byte budget, with a cursor to the rest.
 
 A view is ``needs_lead`` (outstanding, with problems or notes, or closed within
-``RECENT_ARRIVAL_SECONDS``), ``all``, or one state. A cursor is ``<view>|<change/session/task>`` of
+``RECENT_ARRIVAL_SECONDS``), ``all``, ``outstanding``, or one state. A cursor is ``<view>|<change/session/task>`` of
 the last task shown and is passed back in place of the view: the next page starts after that
 task, so paging a view returns each of its tasks exactly once.
 """
@@ -70,6 +70,8 @@ def _read_view(view: str) -> tuple[StatusView, _Place | None]:
 def _in_view(status: TaskStatus, view: StatusView, now: float) -> bool:
     if view == "needs_lead":
         return needs_lead(status, now)
+    if view == "outstanding":  # what must end before its change is archived (``archiving``)
+        return status.outstanding
     return view in ("all", status.state)
 
 

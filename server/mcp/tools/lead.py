@@ -53,13 +53,13 @@ def tools(services: Services) -> list[Tool]:
         scope_notes: Text = "",
         return_notes: Text = "",
         ticket: str = "",
-        session: Annotated[str, Field(description="round to add to; default: the open one")] = "",
-        new_round: Annotated[bool, Field(description="open a new round (independent plan)")] = False,
+        session: Annotated[str, Field(description="default: the open round")] = "",
+        new_round: Annotated[bool, Field(description="independent plan")] = False,
         force_new: Annotated[bool, Field(description="never reuse an identical task")] = False,
         writer_limit: Annotated[int, Field(description="the plan's parallel writers; none declared: 1")] = 0,
         resources: Annotated[list[str], Field(description="exclusive names: port:5432, db:test")] = [],  # noqa: B006
         retry_of: Annotated[str, Field(description="ref this task fixes or retries")] = "",
-        review_of: Annotated[str, Field(description="reported ref to review at its checkpoint")] = "",
+        review_of: Annotated[str, Field(description="ref reviewed at its checkpoint")] = "",
         worktree: Annotated[str, Field(description="linked worktree, with branch")] = "",
         branch: Annotated[str, Field(description="alone: pushed to the git remote")] = "",
         authorised_actions: list[AuthorisedAction] = [],  # noqa: B006 - beyond writing in scope, running checks

@@ -15,6 +15,7 @@ from handoff_core.contract.report import Report, first_sentence, focused_problem
 from handoff_core.layout import FOCUSED_LENGTH, REPORT_FILE, ReportStatus, Stage
 from handoff_core.services.exchange.outbound import external_dispatches
 from handoff_core.services.rules.ownership import writer_slots
+from handoff_core.services.tree.archiving import archive_check_of
 from handoff_core.services.tree.status import TaskStatus
 from handoff_core.services.tree.status_page import changed_since, page_status
 from handoff_core.services.views.status_view import AuditBudget, TaskFacts, task_facts
@@ -131,7 +132,7 @@ def tools(services: Services) -> list[Tool]:
             tasks=[rows[str(t.ref)] for t in page.tasks],
             next_cursor=page.next_cursor,
             free_writer_slots=(slots := writer_slots(len(claims), services.settings.writer_cap)).free,
-            writers=slots.describe(),
+            writers=slots.describe() + (f"; {archive_check_of(change, every).describe()}" if change else ""),
             state_root=str(services.settings.state_root),
             external=[] if TASK_SCOPE.get() else external_dispatches(Path(services.settings.project_root)),
             events=services.events(),
