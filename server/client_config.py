@@ -221,6 +221,36 @@ def _as_role(launch: Launch, line: list[str]) -> str:
     return shlex.join(["env", f"{ROLE_VARIABLE}=executor", *line] if launch.role == "executor" else line)
 
 
+def lead_guard(settings: Settings, command: str | None = None) -> tuple[str, str]:
+    """The Lead's own guard (``guard --lead``) for its session: Claude Code settings JSON and a Codex
+    ``config.toml`` entry. The Lead is a writer too: it may not edit what an executor holds."""
+    found = command or server_command()[0]
+    line = shlex.join(
+        [
+            found,
+            "guard",
+            "--lead",
+            "--project-root",
+            str(settings.project_root),
+            "--state-root",
+            str(settings.state_root),
+        ]
+    )
+    hook = {"type": "command", "command": line}
+    claude = json.dumps({"hooks": {"PreToolUse": [{"matcher": CLAUDE_EDIT_TOOLS, "hooks": [hook]}]}})
+    codex = "\n".join(
+        [
+            "[[hooks.PreToolUse]]",
+            f"matcher = {_toml(CODEX_PATCH_TOOL)}",
+            "",
+            "[[hooks.PreToolUse.hooks]]",
+            'type = "command"',
+            f"command = {_toml(line)}",
+        ]
+    )
+    return claude, codex
+
+
 def claude_settings(hooks: TaskHooks) -> str:
     """Claude Code settings JSON: the guard before every file edit and shell command, the shell-write
     check after every shell command, and the stop check."""

@@ -8,6 +8,9 @@ which task it works for and its TASK's SHA-256; ``--uninstall`` removes it); the
 --pre-commit``, which refuses a commit staging a path outside that task's scope, or any commit once
 a recorded TASK changed. An argument error exits 64 with the usage on stderr: never 0 (an allow)
 nor 2 (a deny).
+``guard --lead`` is the Lead's own session's hook: it denies a write to a path an outstanding
+executor holds (``lead_guard``); in a tree no task works for (the main tree), the pre-commit hook
+refuses a commit staging such a path.
 
 On a machine without the Lead's tree, ``--url URL`` (the team server's executor endpoint) with
 ``--task-sha256 HEX`` reads the task from the team server (``remote_task``) with the report token
@@ -49,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--ref", help="change/session/task: the task whose scope is enforced")
     parser.add_argument("--event", choices=("pre-tool", "post-tool", "stop"), default="pre-tool")
     parser.add_argument("--client", choices=("claude-code", "codex"), help="the agent CLI running the hook")
+    parser.add_argument("--lead", action="store_true", help="the Lead's own session: deny paths executors hold")
     parser.add_argument("--project-root", help="default: $HANDOFF_PROJECT_ROOT or the current directory")
     parser.add_argument("--state-root", help="default: $HANDOFF_STATE_ROOT or <project>/speculo/.speculo")
     parser.add_argument("--install-git-hook", action="store_true", help="install the pre-commit hook here")
@@ -94,6 +98,8 @@ def _pre_commit(roots: Roots, remote: RemoteTask | None = None) -> int:
         ref, violations = guard.check_commit(tree, roots, keep, remote.rule, remote.ref)
     else:
         ref, violations = guard.check_commit(tree, roots, keep)
+    if ref is None and remote is None:  # the main tree: nobody stages another's work (lead_guard)
+        return _main_tree_commit(tree, roots, keep)
     if not violations:
         return 0
     print(f"handoff-mcp guard: this commit stages paths outside task {ref}'s scope:", file=sys.stderr)
@@ -114,6 +120,28 @@ def _install_remote(args: argparse.Namespace) -> int:
     remote = ["--url", args.url, "--ref", args.ref, "--task-sha256", args.task_sha256, "--token-env", args.token_env]
     path = git_hooks.install(tree, [server_command()[0], "guard", "--pre-commit", *remote])
     print(f"handoff-mcp guard: pre-commit hook at {path} (task {args.ref}, read from {args.url})")
+    return 0
+
+
+def _main_tree_commit(tree: Path, roots: Roots, keep: dict[str, str]) -> int:
+    from handoff_core.services.evidence import lead_guard
+
+    held = lead_guard.main_tree_commit(tree, roots, keep, os.environ.get("HANDOFF_REF", ""))
+    if not held:
+        return 0
+    print("handoff-mcp guard: this commit stages paths an outstanding executor holds:", file=sys.stderr)
+    for line in held:
+        print(f"  {line}", file=sys.stderr)
+    print(f"Unstage them (git restore --staged PATH), or {lead_guard.WAY_OUT}.", file=sys.stderr)
+    return 1
+
+
+def _lead_hook(roots: Roots) -> int:
+    from handoff_core.services.evidence import lead_guard
+    from handoff_core.services.evidence.hook_event import MAX_EVENT_BYTES
+
+    data = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
+    print(lead_guard.hook_answer(lead_guard.decide_lead(data, roots)), end="")
     return 0
 
 
@@ -148,13 +176,15 @@ def main(argv: Sequence[str]) -> int:
     if cli.hook_mode(list(argv)):  # the agent CLIs' hook: the lean core, never this parser
         return cli.main(["guard", *argv])
     args = _parser().parse_args(list(argv))
-    modes = [args.install_git_hook, args.pre_commit]
+    modes = [args.install_git_hook, args.pre_commit, args.lead]
     if (
         sum(modes) != 1
         or (args.uninstall and not args.install_git_hook)
         or (args.pre_commit and args.ref and not args.url)
     ):
-        _parser().error("give exactly one of --ref REF, --install-git-hook [--ref REF] [--uninstall], --pre-commit")
+        _parser().error(
+            "give exactly one of --ref REF, --lead, --install-git-hook [--ref REF] [--uninstall], --pre-commit"
+        )
     if args.event != "pre-tool":
         _parser().error(f"--event {args.event} is not judged by this guard")
     try:
@@ -166,9 +196,17 @@ def main(argv: Sequence[str]) -> int:
             roots = Roots(Path(os.devnull), Path(os.devnull))
             return _pre_commit(roots, remote)
         roots = _roots(args)
+        if args.lead:
+            return _lead_hook(roots)
         if args.pre_commit:
             return _pre_commit(roots)
         return _install(roots, args.ref, args.uninstall)
     except HandoffError as exc:
+        if args.lead:  # a hook that cannot judge denies, in the hook's own form
+            from handoff_core.services.evidence import lead_guard
+
+            denied = lead_guard.Decision(False, f"handoff guard for the Lead: {exc.message}; denied")
+            print(lead_guard.hook_answer(denied))
+            return 0
         print(f"handoff-mcp guard: {exc}", file=sys.stderr)
         return 1 if args.pre_commit else 2

@@ -11,7 +11,16 @@ from handoff_core.contract.values import visible
 from handoff_core.errors import ConfigError, HandoffError
 from handoff_core.services.capabilities.tokens import executor_session_id, lead_token, load_secret, reprinted_token
 from handoff_core.services.project.coordination_setup import plan_choice, save_choice
-from server.client_config import Client, ExecutorTask, Launch, claude_settings, http_launch, launch_for, render
+from server.client_config import (
+    Client,
+    ExecutorTask,
+    Launch,
+    claude_settings,
+    http_launch,
+    launch_for,
+    lead_guard,
+    render,
+)
 from server.config import Settings
 from server.mcp.services import open_store
 
@@ -93,6 +102,10 @@ def config(
             print(f"handoff-mcp: {note}", file=sys.stderr)
     if client in ("claude-code", "claude-code-cli") and settings.role == "lead" and url is None:
         print(f"handoff-mcp: {PROJECT_APPROVAL}", file=sys.stderr)
+    if settings.role == "lead" and url is None:  # the Lead is a writer too (the plugin wires this itself)
+        claude, codex = lead_guard(settings, command)
+        where = f"for .claude/settings.json: {claude}" if client.startswith("claude") else f"for config.toml:\n{codex}"
+        print(f"handoff-mcp: the Lead's own guard, {where}", file=sys.stderr)
     return 0
 
 

@@ -9,6 +9,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -212,3 +213,25 @@ def test_every_executor_form_for_a_task_carries_its_hooks_or_says_on_stderr_wher
     assert ".mcp.json holds no hooks" in shown.err  # ... so stderr says where they go, and gives them
     assert all(event in shown.err for event in events)
     assert "no session id is pinned" in shown.err
+
+
+@pytest.mark.parametrize("client", ["codex", "codex-args"])
+def test_a_codex_lead_configuration_prints_the_leads_own_guard(
+    project: Path, capsys: pytest.CaptureFixture[str], client: str
+) -> None:
+    assert main(["config", "--project-root", str(project), "--role", "lead", "--client", client]) == 0
+    err = capsys.readouterr().err
+    toml = tomllib.loads(err.split("for config.toml:\n", 1)[1])
+    (entry,) = toml["hooks"]["PreToolUse"]
+    assert entry["matcher"] == "^apply_patch$"
+    assert "guard --lead" in entry["hooks"][0]["command"]
+
+
+def test_a_claude_code_lead_configuration_prints_the_guard_settings(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["config", "--project-root", str(project), "--role", "lead", "--client", "claude-code"]) == 0
+    err = capsys.readouterr().err
+    settings = json.loads(err.split("for .claude/settings.json: ", 1)[1].splitlines()[0])
+    (entry,) = settings["hooks"]["PreToolUse"]
+    assert "guard --lead" in entry["hooks"][0]["command"]

@@ -122,3 +122,26 @@ def test_the_cli_status_labels_original_contract_tasks_and_shows_links(
     (row,) = json.loads(out)["tasks"]
     assert (code, row["state"], row["claim"]) == (0, "original-contract:dispatched", "")
     assert json.loads(out)["writer_claims"] == 0
+
+
+async def test_the_leads_claim_admits_its_own_edits_and_an_executors_denies_them(
+    lead: Client, project: Path, store: Store
+) -> None:
+    from handoff_core.services.evidence.lead_guard import decide_lead
+    from tests.core.services.evidence.test_lead_guard import event
+
+    await call(
+        lead,
+        "claim_writer",
+        change=CHANGE,
+        topic="lead-docs",
+        who="lead",
+        workspace="required",
+        writable=["docs/**"],
+        why="the Lead edits the guide",
+        writer_limit=2,
+    )
+    executor_task = await call(lead, "create_task", **task_args(writer_limit=2))
+    assert decide_lead(event(project / "docs/guide.md", project), store.roots).allow
+    denied = decide_lead(event(project / "src/a1/core.py", project), store.roots)
+    assert (denied.allow, executor_task["ref"] in denied.reason) == (False, True)

@@ -93,3 +93,10 @@ def test_the_skill_walks_the_loop_with_the_leads_own_tools() -> None:
     positions = [text.index(step) for step in loop]
     assert positions == sorted(positions)  # dispatch, launch, wait, read, audit, accept: in that order
     assert "handoff-mcp guard" in text
+
+
+def test_the_plugin_guards_the_leads_own_edits_with_guard_lead() -> None:
+    hooks = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]["PreToolUse"]
+    assert [(h["matcher"], [c["command"] for c in h["hooks"]]) for h in hooks] == [
+        ("Write|Edit|MultiEdit|NotebookEdit", ["handoff-mcp guard --lead"])
+    ]

@@ -131,7 +131,10 @@ def audit_task(queries: Queries, ref: Ref) -> Audit:
             if isinstance(found, str):
                 return Audit(verdict="unknown", reason=found, base=scope.base, checkpoint=checkpoint)
             return _audit(rule, top, scope.base, checkpoint, shared=False, dirty_then=set(), found=found)
-        return _audit(rule, top, scope.base, checkpoint, shared=not scope.worktree, dirty_then=set(scope.dirty))
+        shared, dirty_then = not scope.worktree, set(scope.dirty)
+        return _audit(
+            rule, top, scope.base, checkpoint, shared=shared, dirty_then=dirty_then, review=bool(scope.review_of)
+        )
     except GitError as exc:
         return Audit(verdict="unknown", reason=exc.message, base=scope.base, checkpoint=checkpoint)
 
@@ -145,6 +148,7 @@ def _audit(
     shared: bool,
     dirty_then: set[str],
     found: git.Evidence | None = None,
+    review: bool = False,
 ) -> Audit:
     made = partial(Audit, base=base, checkpoint=checkpoint, worktree=str(top) if not shared else "")
     found = found or git.evidence(top, base, checkpoint)
@@ -162,7 +166,7 @@ def _audit(
     violations = [v for change in changes for v in _judged(rule, base_dir, change, "")]
     if not shared and found.head != checkpoint:  # later commits are work the checkpoint does not hold
         violations.append(Violation("HEAD", f"the worktree is at {found.head}, past the checkpoint: not audited"))
-    violations += _left_over(rule, base_dir, dirty, review=bool(rule.task.scope.review_of))
+    violations += _left_over(rule, base_dir, dirty, review=review)
     if shared:
         verdict: Verdict = "unknown"
         reason = SHARED_TREE

@@ -31,7 +31,9 @@ from handoff_core.services.tree.status import TaskStatus
 
 __all__ = ["CACHE_FORMAT", "MAX_CACHE_BYTES", "DiskCache", "default_cache_dir"]
 
-CACHE_FORMAT = 5  # 2: a verdict row carries the REPORT's proof; 3: a scope its git remote; 4: its actions, stops; 5: its links, a claim's artifacts
+# 2: a verdict row carries the REPORT's proof; 3: a scope its git remote; 4: its actions and stops;
+# 5: its links (retry_of, review_of, self_writer), a claim's artifacts, worktree and self writer
+CACHE_FORMAT = 5
 MAX_CACHE_BYTES = 512 * 1024 * 1024  # a verdict row is ~150 bytes, a claim row ~120: millions of tasks
 T = TypeVar("T")
 _MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError)

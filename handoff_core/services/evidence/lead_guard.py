@@ -1,0 +1,119 @@
+"""The Lead's own session as a writer: its PreToolUse hook, and a commit in the main tree.
+
+The Lead and the host's native collaborators count as writers [seed 001 coordination-contract:
+Lead 及宿主原生协作者参与代码写入同样计数; 003 路径所有权：路径所有权是逻辑写入边界]; the Git
+index is serialised and nobody stages another's work [seed 000 implementation-procedure: Git index
+操作由 Lead 协调串行，不暂存他人改动]. So a write of the Lead's session (``handoff-mcp guard
+--lead``) to a path an outstanding executor task holds is denied, naming the holder and the way
+out; a path no executor holds, or one the Lead's own claim (``claim_writer``) covers, is allowed.
+What an executor holds: its writable globs and shared paths (whichever tree the path is in: path
+ownership is logical, the project tree and the executor's worktree alike), a read-only task's
+artifacts, and, for a task whose TASK cannot be read, everything. A commit in the main tree that
+stages such a path is refused the same way. Anything unreadable denies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+from handoff_core.contract.globs import glob_regex
+from handoff_core.errors import HandoffError
+from handoff_core.files.task_dir import Roots
+from handoff_core.services.evidence.hook_event import EventUnreadable, read_event
+from handoff_core.services.rules.ownership import Claim
+from handoff_core.services.tree.queries import Queries
+
+__all__ = ["Decision", "decide_lead", "holder_of", "hook_answer", "main_tree_commit"]
+
+
+class Decision(NamedTuple):
+    allow: bool
+    reason: str = ""
+
+
+def hook_answer(decision: Decision) -> str:
+    """Nothing for an allow (the CLI's own permissions apply), the PreToolUse deny both CLIs document otherwise."""
+    if decision.allow:
+        return ""
+    output = {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": decision.reason}
+    return json.dumps({"hookSpecificOutput": output})
+
+
+WAY_OUT = (
+    "wait for its REPORT (wait_for_reports), or end it with release_writer and evidence; then claim_writer "
+    "the path before the Lead writes it"
+)
+
+
+def _relative(path: str, root: str) -> str | None:
+    prefix = root.rstrip("/") + "/"
+    return path[len(prefix) :] if path.startswith(prefix) else None
+
+
+def _held(claim: Claim) -> tuple[str, ...]:
+    return (*claim.writable, *(path for path, _ in claim.shared), *claim.artifacts)
+
+
+def _covers(globs: Iterable[str], relative: str) -> str | None:
+    for glob in globs:
+        if re.fullmatch(glob_regex(glob), relative):
+            return glob
+    return None
+
+
+def holder_of(path: str, claims: list[Claim], roots: Roots) -> tuple[Claim, str] | None:
+    """The executor claim that holds ``path`` (absolute, resolved) and the glob that covers it; None
+    when no executor holds it or the Lead's own claim does. The handoff tree is the tools' own."""
+    project, state = (os.path.realpath(r) for r in (roots.project_root, roots.state_root))
+    if path == state or _relative(path, state) is not None:
+        return None
+    own = [c for c in claims if c.self_writer]
+    for claim in [c for c in claims if not c.self_writer] + own:
+        trees = [t for t in (project, os.path.realpath(claim.worktree) if claim.worktree else "") if t]
+        for relative in (r for t in trees if (r := _relative(path, t)) is not None):
+            if claim.unreadable or claim.held_because:
+                return claim, "**"
+            if (glob := _covers(_held(claim), relative)) is not None:
+                return None if claim.self_writer else (claim, glob)
+    return None
+
+
+def decide_lead(data: bytes, roots: Roots) -> Decision:
+    """Whether the write the Lead's hook event describes may go ahead."""
+    try:
+        event = read_event(data, "pre-tool")  # the executors' hook reads events the same way
+    except EventUnreadable as exc:
+        return Decision(False, f"handoff guard for the Lead: {exc}; denied")
+    paths, cwd = event.paths, event.cwd
+    if not paths:
+        return Decision(True)
+    try:
+        claims = Queries(roots).claims()
+    except (HandoffError, OSError) as exc:
+        return Decision(False, f"handoff guard for the Lead: cannot read the writer claims ({exc}); denied")
+    for path in paths:
+        resolved = os.path.realpath(os.path.join(cwd, path))
+        if (held := holder_of(resolved, claims, roots)) is not None:
+            claim, glob = held
+            why = f"the Lead may not write {resolved}: {claim.describe()} holds it ({glob}); {WAY_OUT}"
+            return Decision(False, why)
+    return Decision(True)
+
+
+def main_tree_commit(tree: Path, roots: Roots, keep: dict[str, str], committer: str = "") -> list[str]:
+    """Each staged path of a commit in ``tree`` that an outstanding executor holds, as ``path: holder``;
+    a path held by ``committer`` (the ref in ``HANDOFF_REF``: that task committing its own work) is not."""
+    from handoff_core.files import git  # here: the PreToolUse hook never starts git
+
+    claims = [c for c in Queries(roots).claims() if not committer or str(c.ref) != committer]
+    found = []
+    for change in git.staged_paths(tree, keep):
+        for side in (change.path, change.old_path):
+            if side and (held := holder_of(os.path.realpath(f"{tree}/{side}"), claims, roots)) is not None:
+                found.append(f"{side}: held by {held[0].describe()} ({held[1]})")
+    return found

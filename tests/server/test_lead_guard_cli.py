@@ -1,0 +1,71 @@
+"""``handoff-mcp guard --lead`` and the main tree's pre-commit hook, as real processes in a real repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from handoff_core.contract.ids import Ref
+from handoff_core.services.writing.store import Store
+from tests.conftest import implementation
+from tests.core.evidence.gitrepo import ENV, git, make_repo, write
+from tests.server.test_guard_cli import event, guard
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def held(store: Store, project: Path) -> Ref:
+    make_repo(project)
+    return store.create_task(implementation()).ref  # current, src/a1/**
+
+
+def test_the_leads_hook_denies_a_held_path_in_the_documented_form(project: Path, held: Ref) -> None:
+    denied = guard(project, "--lead", stdin=event(project / "src/a1/core.py", project))
+    assert denied.returncode == 0
+    output = json.loads(denied.stdout)["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny"
+    assert str(held) in output["permissionDecisionReason"]
+    allowed = guard(project, "--lead", stdin=event(project / "src/b/other.py", project))
+    assert (allowed.returncode, allowed.stdout) == (0, "")
+
+
+def commit(tree: Path, *paths: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    for path in paths:
+        write(tree, path, f"changed {path}\n")
+        git(tree, "add", path)
+    return subprocess.run(
+        ["git", "commit", "-q", "-m", "work"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env or ENV,
+    )
+
+
+def test_the_main_tree_hook_refuses_staging_a_path_an_executor_holds(project: Path, held: Ref) -> None:
+    assert guard(project, "--install-git-hook", cwd=project).returncode == 0
+    refused = commit(project, "src/a1/core.py")
+    assert refused.returncode != 0
+    assert "src/a1/core.py" in refused.stderr
+    assert str(held) in refused.stderr
+    git(project, "reset", "-q")
+    assert commit(project, "src/b/other.py").returncode == 0
+
+
+def test_the_holder_itself_may_commit_its_own_paths_in_the_main_tree(project: Path, held: Ref) -> None:
+    assert guard(project, "--install-git-hook", cwd=project).returncode == 0
+    assert commit(project, "src/a1/core.py", env={**ENV, "HANDOFF_REF": str(held)}).returncode == 0
+
+
+def test_the_lead_may_commit_once_the_executor_reported(store: Store, project: Path, held: Ref) -> None:
+    assert guard(project, "--install-git-hook", cwd=project).returncode == 0
+    store.release_writer(held, "none", "never started")
+    assert commit(project, "src/a1/core.py").returncode == 0
+    assert os.path.exists(project / "src/a1/core.py")
