@@ -66,7 +66,7 @@ async def test_every_executor_tool_refuses_another_tasks_ref_in_process(
     lead: Client, settings_for: Callable[[Role], Settings], mode: str
 ) -> None:
     mine = await call(lead, "create_task", **task_args(topic="review-a", **REVIEW))
-    other = await call(lead, "create_task", **task_args(topic="review-b", **REVIEW))
+    other = await call(lead, "create_task", **task_args(topic="review-b", new_round=True, **REVIEW))
     scoped = build_server(replace(settings_for("executor"), task=parse_ref(mine["ref"])))
     async with Client(scoped, mode=mode) as executor:
         outcomes = await every_tool_is_refused(executor, other, mine)
@@ -78,7 +78,7 @@ async def test_every_executor_tool_refuses_another_tasks_ref_in_process(
 
 
 async def test_an_unscoped_executor_still_reads_any_task(lead: Client, executor: Client) -> None:
-    other = await call(lead, "create_task", **task_args(topic="review-b", **REVIEW))
+    other = await call(lead, "create_task", **task_args(topic="review-b", new_round=True, **REVIEW))
     assert (await call(executor, "read_task", ref=other["ref"]))["task_sha256"] == other["task_sha256"]
 
 
@@ -88,7 +88,7 @@ async def test_every_executor_tool_refuses_another_tasks_ref_over_stdio(
 ) -> None:
     async with Client(lead_server) as lead:
         mine = await call(lead, "create_task", **task_args(topic="review-a", **REVIEW))
-        other = await call(lead, "create_task", **task_args(topic="review-b", **REVIEW))
+        other = await call(lead, "create_task", **task_args(topic="review-b", new_round=True, **REVIEW))
     command = serve_command("executor", project, secret_file, "--ref", mine["ref"])
     async with Client(StdioServerParameters(command=command[0], args=command[1:])) as executor:
         outcomes = await every_tool_is_refused(executor, other, mine)

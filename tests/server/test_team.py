@@ -361,7 +361,7 @@ async def test_a_planted_task_quoting_a_check_line_in_its_goal_is_not_opened_by_
 
 async def test_every_executor_tool_refuses_another_tasks_ref_over_http(team: Team) -> None:
     mine = await dispatch(team, topic="review-a", **REVIEW)
-    other = await dispatch(team, topic="review-b", **REVIEW)
+    other = await dispatch(team, topic="review-b", new_round=True, **REVIEW)  # another round, not this one's
     async with team.client("executor", mine["report_token"]) as executor:
         outcomes = await every_tool_is_refused(executor, other, mine)
     assert all_refused(outcomes), outcomes
