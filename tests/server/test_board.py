@@ -395,7 +395,7 @@ async def test_the_rounds_of_a_change_share_one_column_grid(
 ) -> None:
     async with Client(build_server(settings_for("lead"))) as lead:
         await call(lead, "create_task", **task_args(topic="a-much-longer-topic-name-for-the-first-round"))
-        await call(lead, "create_task", **{**task_args_review(), "topic": "x"})  # a round of its own
+        await call(lead, "create_task", **{**task_args_review(), "topic": "x", "new_round": True})  # its own round
     page = await opened(browser, board)
     await page.click("details.change > summary")
     await page.wait_for_selector("tr.task >> nth=1", timeout=5000)
