@@ -161,16 +161,24 @@ def parse_task(text: str) -> Task:
     )
 
 
+ORIGINAL_GROUPS = ("身份与目标", "输入", "工作区与范围", "验收", "返回与通信")  # seed 2.0.5's five TASK groups
+ORIGINAL_GROUPS_NAMED = 3  # headings a TASK names of them to read as the original contract's
+
+
 def original_contract(data: bytes | None) -> bool:
-    """Whether a TASK was written under the seed's original contract: text with no frontmatter, no
-    ``schema_version`` and no scope block. Such a TASK is collected under its own contract and is
-    never part of a new dispatch's scan [seed 000 session-files: 存量 TASK、REPORT……按原合同回收……
-    新版校验器不把旧无版本 TASK 当作新版通过，历史不纳入新派遣扫描]. A TASK that opens a frontmatter,
-    or is empty or not UTF-8, is not: it may be one of ours gone bad, and holds what it can."""
+    """Whether a TASK was written under the seed's original contract: no frontmatter, no
+    ``schema_version``, no scope block, and headings naming at least three of that contract's five
+    groups. Such a TASK is collected under its own contract and is never part of a new dispatch's
+    scan [seed 000 session-files: 存量 TASK、REPORT……按原合同回收……新版校验器不把旧无版本 TASK
+    当作新版通过，历史不纳入新派遣扫描]. Anything else that does not read as ours (empty, not UTF-8,
+    a frontmatter gone bad, text replacing a published TASK) may be ours gone bad: it holds what it can."""
     if not data or not data.strip():
         return False
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
         return False
-    return not text.lstrip().startswith("---") and "schema_version" not in text and SCOPE_FENCE not in text
+    if text.lstrip().startswith("---") or "schema_version" in text or SCOPE_FENCE in text:
+        return False
+    headings = [line.lstrip("#").strip() for line in text.splitlines() if line.startswith("#")]
+    return sum(any(group in heading for heading in headings) for group in ORIGINAL_GROUPS) >= ORIGINAL_GROUPS_NAMED

@@ -102,8 +102,17 @@ ORIGINAL_TASK = """# 任务简报
 ## 身份与目标
 session 20250101T000000Z, task 001-implement, implementation.
 
+## 输入
+SPEC.md.
+
 ## 工作区与范围
 current workspace, src/**.
+
+## 验收
+pytest.
+
+## 返回与通信
+REPORT.md beside this file.
 """
 
 
@@ -136,3 +145,9 @@ def test_a_task_of_ours_gone_bad_still_holds_the_whole_workspace(store: Store, s
     (found,) = store.queries.status(CHANGE)
     assert not found.original
     assert found.claims_writer
+
+
+def test_plain_text_in_place_of_a_task_still_holds_the_whole_workspace(store: Store, state_root: Path) -> None:
+    folder = original_task(state_root)
+    (folder / "TASK.md").write_text("not a TASK\n")  # no group of the original contract: not one of its TASKs
+    refused(store, implementation(new_round=True))
