@@ -44,7 +44,7 @@ def test_the_lean_reading_agrees_with_the_contract_s_parser(store: Store, scope:
 
 
 def test_a_read_only_task_reads_its_artifacts(store: Store) -> None:
-    stored = store.create_task(review())
+    stored = store.create_task(review(scope=Scope(read_only=("src/**",), artifacts=(".pytest_cache/**",))))
     assert read_pinned(str(store.roots.state_root), str(stored.ref), stored.sha256).task.scope.artifacts == (
         ".pytest_cache/**",
     )
