@@ -38,6 +38,7 @@ __all__ = [
     "OUTCOMES",
     "READABLE_FILES",
     "RECENT_ARRIVAL_SECONDS",
+    "REF_VARIABLE",
     "RELEASE_FILE",
     "RELEASE_KINDS",
     "REPORT_FILE",
@@ -203,3 +204,7 @@ RECENT_ARRIVAL_SECONDS: Final = 24 * 3600  # a REPORT or RELEASE this recent sti
 # One size limit for every handoff file: refused on input, and the same bound on every read (a
 # larger file on disk is reported as too large, never judged by a prefix).
 MAX_FILE_BYTES: Final = 4 * 1024 * 1024
+
+# The task an executor's launch line works for (set there beside the executor role): the main tree's
+# pre-commit hook lets that task commit the paths it holds.
+REF_VARIABLE = "HANDOFF_REF"

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple, get_args
 
+from handoff_core.layout import REF_VARIABLE
 from server.config import ROLE_TOOLS, Role, Settings
 
 __all__ = [
@@ -217,8 +218,12 @@ def _claude_line(launch: Launch) -> str:
 
 
 def _as_role(launch: Launch, line: list[str]) -> str:
-    """The launch line, an executor's in the executor role: its shell's `handoff-mcp token` refuses."""
-    return shlex.join(["env", f"{ROLE_VARIABLE}=executor", *line] if launch.role == "executor" else line)
+    """The launch line, an executor's in the executor role (its shell's `handoff-mcp token` refuses)
+    and naming its task (the main tree's pre-commit hook lets that task commit the paths it holds)."""
+    if launch.role != "executor":
+        return shlex.join(line)
+    task = [f"{REF_VARIABLE}={launch.hooks.ref}"] if launch.hooks is not None else []
+    return shlex.join(["env", f"{ROLE_VARIABLE}=executor", *task, *line])
 
 
 def lead_guard(settings: Settings, command: str | None = None) -> tuple[str, str]:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, NoReturn
 from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import ConfigError, HandoffError, WorkspaceRefused
 from handoff_core.files.task_dir import Roots
+from handoff_core.layout import REF_VARIABLE
 from handoff_core.services.evidence import guard
 
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ def _install_remote(args: argparse.Namespace) -> int:
 def _main_tree_commit(tree: Path, roots: Roots, keep: dict[str, str]) -> int:
     from handoff_core.services.evidence import lead_guard
 
-    held = lead_guard.main_tree_commit(tree, roots, keep, os.environ.get("HANDOFF_REF", ""))
+    held = lead_guard.main_tree_commit(tree, roots, keep, os.environ.get(REF_VARIABLE, ""))
     if not held:
         return 0
     print("handoff-mcp guard: this commit stages paths an outstanding executor holds:", file=sys.stderr)
