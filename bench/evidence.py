@@ -38,39 +38,54 @@ GIT_ENV = {  # a git of its own: no user or system config, fixed identities (the
 }
 
 
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, capture_output=True, text=True, check=True).stdout
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=GIT_ENV, capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+
+
+def based_project(project: Path, files: dict[str, str], change: str = CHANGE) -> None:
+    """A git project holding ``change`` and ``files`` (path -> text), committed on main as its base; the
+    handoff tree is ignored, as the walk-through's projects ignore it."""
+    make_change(project / "speculo" / ".speculo", change)
+    git(project, "init", "-q", "-b", "main")
+    (project / ".gitignore").write_text("speculo/\n")
+    for name, text in files.items():
+        path = project / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "base")
 
 
 def _files(root: Path, count: int, text: str) -> None:
-    for index in range(count):
-        path = root / "src" / "a1" / f"d{index % 20}" / f"f{index}.py"
+    for name, content in _named(count, text).items():
+        path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"{text} {index}\n")
+        path.write_text(content)
+
+
+def _named(count: int, text: str) -> dict[str, str]:
+    return {f"src/a1/d{index % 20}/f{index}.py": f"{text} {index}\n" for index in range(count)}
 
 
 def _setup(work: Path, files: int) -> tuple[Store, str, Path, str, str]:
     project = work / "evidence"
     state_root = project / "speculo" / ".speculo"
-    make_change(state_root)
-    _git(project, "init", "-q", "-b", "main")
-    (project / ".gitignore").write_text("speculo/\n")
-    _files(project, files, "first")
-    _git(project, "add", "-A")
-    _git(project, "commit", "-q", "-m", "base")
+    based_project(project, _named(files, "first"))
     tree = work / "evidence-wt"
-    _git(project, "worktree", "add", "-q", str(tree), "-b", "task")
+    git(project, "worktree", "add", "-q", str(tree), "-b", "task")
     store = Store(state_root, project)
     scope = Scope(workspace="required", writable=("src/a1/**",), worktree=str(tree), branch="task")
     body = TaskBody(
         kind="implementation", goal="Change the files.", inputs="None.", scope=scope, acceptance="`pytest` exits 0."
     )
     ref = store.create_task(TaskRequest(change=CHANGE, topic="change-files", body=body)).ref
-    base = _git(tree, "rev-parse", "HEAD").strip()
+    base = git(tree, "rev-parse", "HEAD").strip()
     _files(tree, files, "second")
-    _git(tree, "add", "-A")
-    _git(tree, "commit", "-q", "-m", "change")
-    checkpoint = _git(tree, "rev-parse", "HEAD").strip()
+    git(tree, "add", "-A")
+    git(tree, "commit", "-q", "-m", "change")
+    checkpoint = git(tree, "rev-parse", "HEAD").strip()
     report = Report(
         session=ref.session,
         task=ref.task,

@@ -20,9 +20,9 @@ import sys
 import time
 from pathlib import Path
 
-from bench.evidence import GIT_ENV
+from bench.evidence import based_project, git
 from bench.stats import summary
-from bench.trees import CHANGE, make_change
+from bench.trees import CHANGE
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.task import TaskBody
 from handoff_core.services.writing.dispatch import TaskRequest
@@ -31,10 +31,6 @@ from handoff_core.services.writing.store import Store
 ROOT = Path(__file__).resolve().parents[1]
 FLOOR = "import json, sys\nevent = json.loads(sys.stdin.buffer.read())\nsys.exit(0 if 'cwd' in event else 3)\n"
 TARGET_RATIO = 1.5
-
-
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, capture_output=True, check=True, timeout=60)
 
 
 def plain_copy(work: Path) -> Path:
@@ -48,17 +44,9 @@ def plain_copy(work: Path) -> Path:
 
 def _task(work: Path) -> tuple[Store, str, str, Path]:
     project = work / "hooks"
-    make_change(project / "speculo" / ".speculo")
-    _git(project, "init", "-q", "-b", "main")
-    (project / ".gitignore").write_text("speculo/\n")
-    for index in range(50):
-        path = project / "src" / "a1" / f"f{index}.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"{index}\n")
-    _git(project, "add", "-A")
-    _git(project, "commit", "-q", "-m", "base")
+    based_project(project, {f"src/a1/f{index}.py": f"{index}\n" for index in range(50)})
     tree = work / "hooks-wt"
-    _git(project, "worktree", "add", "-q", str(tree), "-b", "task")
+    git(project, "worktree", "add", "-q", str(tree), "-b", "task")
     store = Store(project / "speculo" / ".speculo", project)
     scope = Scope(workspace="required", writable=("src/a1/**",), worktree=str(tree), branch="task")
     body = TaskBody(kind="implementation", goal="Change A1.", inputs="None.", scope=scope, acceptance="`pytest` ok.")

@@ -21,10 +21,9 @@ from typing import Any
 
 import anyio
 
-from bench.evidence import GIT_ENV, _git
+from bench.evidence import GIT_ENV, based_project, git
 from bench.http import _free_port, _session
 from bench.stats import summary
-from bench.trees import make_change
 from handoff_core.contract.ids import parse_ref
 from handoff_core.services.capabilities.tokens import lead_token, load_secret
 from handoff_core.services.evidence.audit import audit_task
@@ -37,20 +36,12 @@ CHANGE = "2026-11-30-remote"
 
 def _repositories(work: Path) -> tuple[Path, Path, Path]:
     project, bare, clone = work / "remote-lead", work / "remote.git", work / "remote-elsewhere" / "clone"
-    make_change(project / "speculo" / ".speculo", CHANGE)
-    _git(project, "init", "-q", "-b", "main")
-    (project / ".gitignore").write_text("speculo/\n")
-    for index in range(200):
-        path = project / "src" / "a1" / f"f{index}.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"x = {index}\n")
-    _git(project, "add", "-A")
-    _git(project, "commit", "-q", "-m", "initial")
-    _git(work, "init", "-q", "--bare", "-b", "main", str(bare))
-    _git(project, "remote", "add", "origin", str(bare))
-    _git(project, "push", "-q", "-u", "origin", "main")
-    _git(work, "clone", "-q", str(bare), str(clone))
-    _git(clone, "checkout", "-q", "-b", "task-remote")
+    based_project(project, {f"src/a1/f{index}.py": f"x = {index}\n" for index in range(200)}, CHANGE)
+    git(work, "init", "-q", "--bare", "-b", "main", str(bare))
+    git(project, "remote", "add", "origin", str(bare))
+    git(project, "push", "-q", "-u", "origin", "main")
+    git(work, "clone", "-q", str(bare), str(clone))
+    git(clone, "checkout", "-q", "-b", "task-remote")
     return project, bare, clone
 
 
@@ -113,9 +104,9 @@ def _guard_times(created: dict[str, Any], clone: Path, runs: int) -> tuple[dict[
 def _audit_times(project: Path, clone: Path, created: dict[str, Any], base: str, runs: int) -> dict[str, Any]:
     for index in range(20):
         (clone / "src" / "a1" / f"f{index}.py").write_text("changed\n")
-    _git(clone, "commit", "-q", "-am", "work")
-    _git(clone, "push", "-q", "origin", "task-remote")
-    checkpoint = _git(clone, "rev-parse", "HEAD").strip()
+    git(clone, "commit", "-q", "-am", "work")
+    git(clone, "push", "-q", "origin", "task-remote")
+    checkpoint = git(clone, "rev-parse", "HEAD").strip()
     store = Store(project / "speculo" / ".speculo", project)
     from handoff_core.contract.report import Report
 
@@ -150,7 +141,7 @@ async def _run(work: Path, command: list[str], runs: int) -> dict[str, Any]:
     finally:
         team.terminate()
         team.wait(timeout=30)
-    head = _git(project, "rev-parse", "HEAD").strip()
+    head = git(project, "rev-parse", "HEAD").strip()
     audited = _audit_times(project, clone, created, head, runs)
     figures = {name: summary(values) for name, values in {**times, **audited["times"]}.items()}
     floor = figures["python_-c_pass"]["p50_ms"]
