@@ -35,6 +35,7 @@ from bench import (
     scaling,
     startup,
     status,
+    targets,
     tokens,
     validator,
 )
@@ -207,6 +208,10 @@ def collect(sections: list[str], sizes: dict[str, Any], work: Path, out: Path) -
             save(out, results)
             section = {"machine": results["machine"], "load": results["load"], name: results[name]}
             print(render(section).split("\n", 2)[2], flush=True)
+    found = targets.standings(results)
+    results["targets"] = targets.as_json(found)
+    save(out, results)
+    print("[targets: each beside its floor, all from this run]", *targets.rows(found), sep="\n", flush=True)
     return results
 
 
@@ -224,9 +229,12 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=Path("bench/results/latest.json"))
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
     parser.add_argument("--status-sizes", default="", help="comma-separated tree sizes of the status section")
+    parser.add_argument("--targets", action="store_true", help="only the sections and sizes the targets need")
     args = parser.parse_args()
-    sections = _sections(args.only)
+    sections = _sections(",".join(targets.SECTIONS) if args.targets else args.only)
     sizes = dict(QUICK if args.quick else FULL)
+    if args.targets and not args.quick:
+        sizes |= {"status_sizes": list(targets.STATUS_SIZES), "sizes": [targets.DISPATCH_SIZE]}
     if args.status_sizes:
         sizes["status_sizes"] = [int(size) for size in args.status_sizes.split(",")]
     # Byte-compile the packages as an install does (pip compiles; an editable checkout under

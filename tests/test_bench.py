@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import targets
 from bench.__main__ import SECTIONS
 from bench.startup import commands, handshake
 from bench.stats import FloorFailed
@@ -46,6 +47,17 @@ def plain_install_env(tmp_path: Path) -> dict[str, str]:
     (site / "sitecustomize.py").write_text(BLOCKER)
     path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
     return {**os.environ, "PYTHONPATH": path, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+
+def assert_targets_measured(figures: dict[str, object], *sections: str) -> None:
+    """Every target of the sections that ran is read from this run: a figure, its floor, a verdict."""
+    rows = figures["targets"]
+    assert isinstance(rows, list)
+    measured = set(sections) & set(targets.SECTIONS) - {"http"}
+    mine = [row for row in rows if row["section"] in measured]
+    assert {row["section"] for row in mine} == measured
+    unmeasured = [row["target"] for row in mine if row["met"] is None or not row["floor"]]
+    assert not unmeasured
 
 
 def bench(tmp_path: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
@@ -87,6 +99,8 @@ def test_the_quick_benchmark_prints_a_table_and_writes_json(tmp_path: Path) -> N
         dispatch
     )
     assert "handoff-validate return, implementation (p50 ms)" in result.stdout
+    assert_targets_measured(figures, "validator", "scaling")
+    assert "measured targets met" in result.stdout
 
 
 def test_the_evidence_section_measures_guard_and_audit_beside_their_floors(tmp_path: Path) -> None:
@@ -107,9 +121,10 @@ def test_every_section_runs_quick_alone_from_a_plain_install(tmp_path: Path, sec
     result = bench(tmp_path, "--only", section, "--json", str(out))
     assert result.returncode == 0, result.stderr
     figures = json.loads(out.read_text())
-    assert set(figures) == {"machine", "settings", "load", section}
+    assert set(figures) == {"machine", "settings", "load", "targets", section}
     assert set(figures["load"]) == {section}
     assert figures[section]
+    assert_targets_measured(figures, section)
     assert f"[{section}]" in result.stdout
 
 

@@ -1,0 +1,175 @@
+"""The performance targets, each read from the figures of the run it is printed in, beside its floor.
+
+One home for what each target is: which section measures it, which figure is the subject, which
+is the floor it is read against, and the limit. ``python -m bench --targets`` runs exactly the
+sections these need, at the sizes they name (10,000 and 100,000 tasks), and prints this table
+last; every run prints it for the sizes it ran, each row naming its size. A target whose section
+did not run says "not measured in this run": no figure is ever carried over from another run. A
+missed target is printed as missed; it does not stop the bench (a failed *floor* does:
+``stats.FloorFailed``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from bench.stats import spread
+
+SECTIONS = ("startup", "validator", "status", "scaling", "hooks", "http")
+STATUS_SIZES = (10_000, 100_000)
+DISPATCH_SIZE = 100_000
+_STATUS_LIMITS = {"call1": 2.5, "warm": 1.2}
+_CALLS = {"call1": "a fresh server's first answer", "warm": "warm"}
+_KB_PER_TASK = 1.0
+_CREATE_MS = 50.0
+_VALIDATOR_RATIO = 0.6
+_HOOK_RATIO = 1.5
+_CPU_FLAT = 1.2
+
+
+@dataclass(frozen=True)
+class Standing:
+    section: str
+    target: str
+    figure: str  # the subject as measured, with its ratio to the floor where there is one
+    floor: str  # what it is read against, measured in the same run
+    met: bool | None  # None: not measured in this run
+
+
+def _at(results: dict[str, Any], *path: str) -> Any:
+    node: Any = results
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    return node
+
+
+def _missing(section: str, target: str) -> Standing:
+    return Standing(section, target, "not measured in this run", "", None)
+
+
+def _hooks(results: dict[str, Any]) -> Iterator[Standing]:
+    hooks = results.get("hooks")
+    if hooks is None:
+        yield _missing("hooks", f"guard per hook event <= {_HOOK_RATIO}x a minimal python -I -S hook")
+        return
+    floor = f"minimal hook p50 {hooks['floor']['p50_ms']} ms"
+    for event in ("pre_tool_allow", "pre_tool_deny", "post_tool", "stop"):
+        ratio = hooks["ratio_to_floor"][event]
+        figure = f"{hooks[event]['p50_ms']} ms, x{ratio}"
+        yield Standing(
+            "hooks", f"guard {event.replace('_', ' ')} <= {_HOOK_RATIO}x floor", figure, floor, ratio <= _HOOK_RATIO
+        )
+
+
+def _startup(results: dict[str, Any]) -> Iterator[Standing]:
+    minimal = _at(results, "startup", "tools_list_bytes", "minimal")
+    target = "start-up floor answers (a minimal MCPServer's tools/list)"
+    if minimal is None:
+        yield _missing("startup", target)
+        return
+    ratios = results["startup"]
+    figure = f"lead {spread(ratios['ratio_lead'])}, executor {spread(ratios['ratio_executor'])}"
+    yield Standing("startup", target, figure, f"minimal server answered, tools/list {minimal} B", minimal > 0)
+
+
+def _status(results: dict[str, Any]) -> Iterator[Standing]:
+    for size in results["settings"]["status_sizes"]:
+        stdio = _at(results, "status", str(size), "stdio")
+        for call, limit in _STATUS_LIMITS.items():
+            target = f"status over stdio, {_CALLS[call]} @ {size:,} <= {limit}x read walk"
+            ratio = _at(stdio or {}, call, "read_ratio")
+            if ratio is None:
+                yield _missing("status", target)
+                continue
+            figure = f"{stdio[call]['seconds']} s, {spread(ratio)}"
+            yield Standing("status", target, figure, f"read walk {stdio['read_seconds']} s", ratio["p50"] <= limit)
+        yield from _later_calls(stdio, size)
+        yield _memory(results, size)
+
+
+def _later_calls(stdio: dict[str, Any] | None, size: int) -> Iterator[Standing]:
+    target = f"status over stdio @ {size:,}: calls 2 and 3 no slower than call 1"
+    if stdio is None or "call3" not in stdio:
+        yield _missing("status", target)
+        return
+    first, second, third = (stdio[call]["seconds"] for call in ("call1", "call2", "call3"))
+    met = max(second, third) <= first
+    yield Standing("status", target, f"{first}, {second}, {third} s", "call 1 of the same fresh servers", met)
+
+
+def _memory(results: dict[str, Any], size: int) -> Standing:
+    target = f"warm server memory @ {size:,} <= {_KB_PER_TASK} KB/task (default settings)"
+    peak = _at(results, "status", str(size), "stdio_default", "server_peak_rss_mb")
+    peak = peak if peak is not None else _at(results, "status", str(size), "stdio", "server_peak_rss_mb")
+    empty = _at(results, "status", "empty_server_peak_rss_mb")
+    if peak is None or empty is None:
+        return _missing("status", target)
+    per_task = (peak - empty) * 1024 / size
+    figure = f"peak {peak} MB, {per_task:.2f} KB/task"
+    return Standing("status", target, figure, f"empty tree's server {empty} MB", per_task <= _KB_PER_TASK)
+
+
+def _dispatch(results: dict[str, Any]) -> Iterator[Standing]:
+    size = max(results["settings"]["sizes"])
+    target = f"implementation create_task @ {size:,} active tasks <= {_CREATE_MS:g} ms"
+    dispatch = _at(results, "scaling", str(size), "dispatch")
+    if dispatch is None:
+        yield _missing("scaling", target)
+        return
+    p50 = dispatch["steady_implementation_tree_p50_ms"]
+    stat, review = dispatch["steady_stat_floor_p50_ms"], dispatch["steady_review_tree_p50_ms"]
+    floor = f"a stat of each task {stat} ms; a review's create_task {review} ms"
+    yield Standing("scaling", target, f"p50 {p50} ms", floor, p50 <= _CREATE_MS)
+
+
+def _validator(results: dict[str, Any]) -> Iterator[Standing]:
+    for case in ("implementation", "implementation_signed"):
+        target = f"handoff-validate, {case.replace('_', ' ')} return <= {_VALIDATOR_RATIO}x the seed"
+        ratio = _at(results, "validator", f"ratio_{case}", "node")
+        if ratio is None:
+            yield _missing("validator", target)
+            continue
+        p50 = results["validator"][f"handoff-validate_{case}"]["p50_ms"]
+        floor = f"node's bare start {results['validator']['node_-e_empty']['p50_ms']} ms (a lower bound of the seed)"
+        yield Standing("validator", target, f"{p50} ms, {spread(ratio)}", floor, ratio["p50"] <= _VALIDATOR_RATIO)
+
+
+def _team(results: dict[str, Any]) -> Iterator[Standing]:
+    target = f"team server CPU per status call, 50 clients <= {_CPU_FLAT}x 1 client"
+    cpu = _at(results, "http", "status_clients")
+    if cpu is None:
+        yield _missing("http", target)
+        return
+    ratio = cpu["cpu_ratio"]
+    figure = f"{cpu['50']['cpu_ms_per_call']} ms/call, {spread(ratio)}"
+    yield Standing("http", target, figure, f"1 client {cpu['1']['cpu_ms_per_call']} ms/call", ratio["p50"] <= _CPU_FLAT)
+
+
+_READERS: tuple[Callable[[dict[str, Any]], Iterator[Standing]], ...] = (
+    _startup,
+    _hooks,
+    _status,
+    _team,
+    _dispatch,
+    _validator,
+)
+
+
+def standings(results: dict[str, Any]) -> list[Standing]:
+    return [standing for read in _READERS for standing in read(results)]
+
+
+def rows(found: list[Standing]) -> list[str]:
+    mark = {True: "met", False: "MISSED", None: "-"}
+    lines = [f"{mark[s.met]:<7} {s.target:<72} {s.figure}  [floor: {s.floor}]" for s in found]
+    measured = [s for s in found if s.met is not None]
+    lines.append(f"{sum(bool(s.met) for s in measured)} of {len(measured)} measured targets met")
+    return lines
+
+
+def as_json(found: list[Standing]) -> list[dict[str, Any]]:
+    return [asdict(s) for s in found]

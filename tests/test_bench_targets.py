@@ -1,0 +1,74 @@
+"""The targets table reads only the run it is printed in, and never calls a target met without its figure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench import targets
+
+
+def _run(**sections: Any) -> dict[str, Any]:
+    settings = {"status_sizes": [10_000], "sizes": [100, 100_000]}
+    return {"machine": {}, "settings": settings, **sections}
+
+
+def _ratio(p50: float) -> dict[str, float]:
+    return {"rounds": 3, "p50": p50, "min": p50 * 0.9, "max": p50 * 1.2}
+
+
+def _standing(found: list[targets.Standing], starts: str) -> targets.Standing:
+    (standing,) = (s for s in found if s.target.startswith(starts))
+    return standing
+
+
+def test_a_target_whose_section_did_not_run_is_not_measured_and_never_met() -> None:
+    found = targets.standings(_run())
+    assert {s.section for s in found} == set(targets.SECTIONS)
+    assert all(s.met is None and s.figure == "not measured in this run" for s in found)
+    assert targets.rows(found)[-1] == "0 of 0 measured targets met"
+
+
+def test_the_dispatch_target_reads_the_largest_size_of_this_run() -> None:
+    dispatch = {"steady_implementation_tree_p50_ms": 61.0, "steady_stat_floor_p50_ms": 240.0}
+    small = {"steady_implementation_tree_p50_ms": 2.0, "steady_stat_floor_p50_ms": 1.0}
+    scaling = {"100": {"dispatch": {**small, "steady_review_tree_p50_ms": 1.0}}}
+    scaling["100000"] = {"dispatch": {**dispatch, "steady_review_tree_p50_ms": 1.5}}
+    standing = _standing(targets.standings(_run(scaling=scaling)), "implementation create_task")
+    assert "100,000" in standing.target
+    assert standing.met is False
+    assert "240.0" in standing.floor
+
+
+def test_status_targets_compare_each_answer_with_the_read_walk_of_its_round() -> None:
+    calls = {
+        f"call{n}": {"seconds": s, "read_ratio": _ratio(r)} for n, s, r in ((1, 0.3, 2.4), (2, 0.2, 1.6), (3, 0.4, 3.2))
+    }
+    stdio = {**calls, "warm": {"seconds": 0.1, "read_ratio": _ratio(1.3)}, "read_seconds": 0.12}
+    status = {
+        "10000": {"stdio": stdio, "stdio_default": {"server_peak_rss_mb": 80.0}},
+        "empty_server_peak_rss_mb": 73.0,
+    }
+    found = targets.standings(_run(status=status))
+    assert _standing(found, "status over stdio, a fresh server's first answer @ 10,000").met is True
+    assert _standing(found, "status over stdio, warm @ 10,000").met is False
+    assert _standing(found, "status over stdio @ 10,000: calls 2 and 3").met is False  # call 3 slower than call 1
+    memory = _standing(found, "warm server memory @ 10,000")
+    assert memory.met is True  # 7 MB over 10,000 tasks: 0.72 KB a task
+    assert "0.72 KB/task" in memory.figure
+
+
+def test_a_missed_target_is_printed_as_missed_beside_its_floor() -> None:
+    node = {"p50_ms": 60.0}
+    validator = {
+        "node_-e_empty": node,
+        "handoff-validate_implementation": {"p50_ms": 30.0},
+        "handoff-validate_implementation_signed": {"p50_ms": 45.0},
+        "ratio_implementation": {"node": _ratio(0.5)},
+        "ratio_implementation_signed": {"node": _ratio(0.75)},
+    }
+    found = targets.standings(_run(validator=validator))
+    lines = targets.rows(found)
+    (signed,) = (line for line in lines if "signed" in line)
+    assert signed.startswith("MISSED")
+    assert "node's bare start 60.0 ms" in signed
+    assert lines[-1] == "1 of 2 measured targets met"
