@@ -316,7 +316,7 @@ def _hooks(s: dict[str, Any]) -> list[str]:
     floor = s["floor"]["p50_ms"]
     rows = [_row("hook floor: python -I -S script reading the event (p50 ms)", f"{floor}", "the same interpreter")]
     for name, ratio in s["ratio_to_floor"].items():
-        value = f"{s[name]['p50_ms']} (p95 {s[name]['p95_ms']}; x{ratio} the floor)"
+        value = f"{s[name]['p50_ms']} (p95 {s[name]['p95_ms']}; {spread(ratio)} the floor)"
         rows.append(_row(f"hook {name.replace('_', ' ')} (p50 ms)", value, f"<= x{s['target_ratio']} the floor"))
     return rows
 

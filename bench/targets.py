@@ -59,9 +59,13 @@ def _hooks(results: dict[str, Any]) -> Iterator[Standing]:
     floor = f"minimal hook p50 {hooks['floor']['p50_ms']} ms"
     for event in ("pre_tool_allow", "pre_tool_deny", "post_tool", "stop"):
         ratio = hooks["ratio_to_floor"][event]
-        figure = f"{hooks[event]['p50_ms']} ms, x{ratio}"
+        figure = f"{hooks[event]['p50_ms']} ms, {spread(ratio)}"
         yield Standing(
-            "hooks", f"guard {event.replace('_', ' ')} <= {_HOOK_RATIO}x floor", figure, floor, ratio <= _HOOK_RATIO
+            "hooks",
+            f"guard {event.replace('_', ' ')} <= {_HOOK_RATIO}x floor",
+            figure,
+            floor,
+            ratio["p50"] <= _HOOK_RATIO,
         )
 
 

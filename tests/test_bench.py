@@ -171,6 +171,8 @@ def test_the_hooks_section_times_every_event_kind_beside_the_floor(tmp_path: Pat
     figures = json.loads(out.read_text())["hooks"]
     kinds = {"pre_tool_allow", "pre_tool_deny", "post_tool", "stop", "console_pre_tool_deny"}
     assert set(figures["ratio_to_floor"]) == kinds
+    runs = figures["floor"]["n"]
+    assert all(figures["ratio_to_floor"][kind]["rounds"] == runs for kind in kinds)  # each paired with its round
     assert all(figures[kind]["p50_ms"] > 0 for kind in (*kinds, "floor"))
     assert "hook floor: python -I -S script reading the event" in result.stdout
 
