@@ -168,8 +168,12 @@ def standings(results: dict[str, Any]) -> list[Standing]:
 
 
 def rows(found: list[Standing]) -> list[str]:
+    """One line per target measured; the sections that measured none, named once."""
     mark = {True: "met", False: "MISSED", None: "-"}
-    lines = [f"{mark[s.met]:<7} {s.target:<72} {s.figure}  [floor: {s.floor}]" for s in found]
+    ran = {s.section for s in found if s.met is not None}
+    lines = [f"{mark[s.met]:<7} {s.target:<72} {s.figure}  [floor: {s.floor}]" for s in found if s.section in ran]
+    if idle := [section for section in SECTIONS if section not in ran]:
+        lines.append(f"-       the targets of {', '.join(idle)}: not measured in this run")
     measured = [s for s in found if s.met is not None]
     lines.append(f"{sum(bool(s.met) for s in measured)} of {len(measured)} measured targets met")
     return lines

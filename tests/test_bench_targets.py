@@ -25,7 +25,10 @@ def test_a_target_whose_section_did_not_run_is_not_measured_and_never_met() -> N
     found = targets.standings(_run())
     assert {s.section for s in found} == set(targets.SECTIONS)
     assert all(s.met is None and s.figure == "not measured in this run" for s in found)
-    assert targets.rows(found)[-1] == "0 of 0 measured targets met"
+    assert targets.rows(found) == [
+        f"-       the targets of {', '.join(targets.SECTIONS)}: not measured in this run",
+        "0 of 0 measured targets met",
+    ]
 
 
 def test_the_dispatch_target_reads_the_largest_size_of_this_run() -> None:
