@@ -8,7 +8,6 @@ checker sees every comparison against it.
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 from typing import Final, Literal, get_args
 
 __all__ = [
@@ -115,7 +114,7 @@ def is_temp(name: str) -> bool:
 
 # -- where they live, below the state root -----------------------------------------------------------
 
-DEFAULT_STATE_ROOT: Final = PurePosixPath("speculo/.speculo")
+DEFAULT_STATE_ROOT: Final = "speculo/.speculo"  # text: handoff-validate never loads pathlib
 CHANGES: Final = ("specdev", "changes")
 ARCHIVE: Final = ("specdev", "archive")
 CHANGE_README: Final = "README.md"  # a change's README, holding its ``Outcome:`` line

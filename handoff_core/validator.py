@@ -7,7 +7,6 @@ import os
 import sys
 from collections.abc import Sequence
 from contextlib import ExitStack
-from pathlib import Path
 
 from handoff_core.contract.anchor import TaskAnchor
 from handoff_core.contract.validate import Verdict, check_handoff
@@ -69,20 +68,22 @@ def parse_args(argv: Sequence[str]) -> dict[str, str]:
     return values
 
 
-def state_root(values: dict[str, str]) -> Path:
-    given = values.get("state_root")
-    repo = Path(values["repo"]).absolute()
-    return repo / given if given else repo / Path(DEFAULT_STATE_ROOT)  # a relative root is the repo's, as in the seed
+def state_root(values: dict[str, str]) -> str:
+    """The state root: a relative one is the repo's, as in the seed. Joined as text, not with pathlib:
+    loading it (and the URL parser it brings) would cost this process ~3 ms for nothing."""
+    return os.path.join(os.getcwd(), values["repo"], values.get("state_root") or DEFAULT_STATE_ROOT)
 
 
-def _anchor(values: dict[str, str], root: Path) -> TaskAnchor | None:
+def _anchor(values: dict[str, str], root: str) -> TaskAnchor | None:
     """The Lead's anchor from ``--lead-key`` (the Lead's token secret), else None: the files alone."""
     if "lead_key" not in values:
         return None
+    from pathlib import Path
+
     from handoff_core.services.capabilities.tokens import load_secret, task_anchor
 
     secret = load_secret(Path(values["lead_key"]), Path(values["repo"]), create=False)
-    return task_anchor(secret, root)
+    return task_anchor(secret, Path(root))
 
 
 def validate(values: dict[str, str]) -> Verdict:
@@ -108,14 +109,14 @@ def parse_all(argv: Sequence[str]) -> dict[str, str]:
     return values
 
 
-def _active_changes(root: Path) -> list[str]:
+def _active_changes(root: str) -> list[str]:
     try:  # names from the tree: each one is validated as its tasks are (a bad id is a failure, not a skip)
-        return sorted(os.listdir(root.joinpath(*CHANGES)))
+        return sorted(os.listdir(os.path.join(root, *CHANGES)))
     except (FileNotFoundError, NotADirectoryError):
         return []
 
 
-def _tasks_of(root: Path, change: str) -> list[tuple[str, str]]:
+def _tasks_of(root: str, change: str) -> list[tuple[str, str]]:
     """``(round, task)`` of every task directory of the change, walked by handle."""
     with locate_change(root, change) as (_, change_fd), ExitStack() as stack:
         sessions_fd = try_open(stack, change_fd, (SESSIONS,))
@@ -135,7 +136,7 @@ def _line(change: str, session: str, task: str, verdict: Verdict, stage: str) ->
     return json.dumps(ids | found | {"caveat": verdict.caveat}, ensure_ascii=False)
 
 
-def _judged(root: Path, change: str, session: str, task: str) -> tuple[str, Verdict]:
+def _judged(root: str, change: str, session: str, task: str) -> tuple[str, Verdict]:
     """The task at its stage: ``return`` once it has a REPORT.md, as status judges it; read once."""
     snapshot = read_snapshot(root, change, session, task)
     stage = "return" if snapshot.file(REPORT_FILE).kind != "missing" else "dispatch"

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
-from pathlib import Path
 
 from handoff_core.contract.change import MONTH_RE, ChangeFacts, read_outcome
 from handoff_core.contract.ids import is_change_id
@@ -20,7 +18,7 @@ __all__ = ["locate_change"]
 
 
 @contextmanager
-def locate_change(root: Path, change: str) -> Iterator[tuple[ChangeFacts, int]]:
+def locate_change(root: str | os.PathLike[str], change: str) -> Iterator[tuple[ChangeFacts, int]]:
     """The change's facts and an open handle on its directory (active wins; two homes refuse)."""
     check_name(change)
     with ExitStack() as stack:
@@ -56,6 +54,8 @@ def _not_found(change: str, stack: ExitStack, root_fd: int, homes: list[tuple[Lo
         with suppress(OSError):
             if (fd := try_open(stack, root_fd, parts)) is not None:
                 names.update(n for n in os.listdir(fd) if is_change_id(n))
+    import difflib  # here: only a change not found needs it, and it costs a validator ~1 ms to load
+
     nearest = difflib.get_close_matches(change, sorted(names), n=MAX_NEAREST, cutoff=0.6)
     where = "not found under specdev/changes or specdev/archive of the state root"
     if nearest:

@@ -13,7 +13,6 @@ import stat
 import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 
 from handoff_core.errors import TooLarge, UnsafePath
 from handoff_core.layout import MAX_FILE_BYTES
@@ -78,13 +77,13 @@ def is_symlink(dir_fd: int, name: str) -> bool:
         return False
 
 
-def open_root(path: Path) -> int:
+def open_root(path: str | os.PathLike[str]) -> int:
     """The state root itself is the caller's choice; only what lies below it is walked."""
     return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
 
 
 @contextmanager
-def walked(root: Path, parts: Sequence[str], *, create: bool = False) -> Iterator[int]:
+def walked(root: str | os.PathLike[str], parts: Sequence[str], *, create: bool = False) -> Iterator[int]:
     """A handle on ``root/parts…``, every component checked; closed on exit."""
     fd = open_root(root)
     try:

@@ -11,7 +11,6 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from functools import partial
-from pathlib import Path
 from typing import Protocol
 
 from handoff_core.contract.change import ChangeFacts
@@ -121,7 +120,7 @@ def _read_task_dir(
 
 
 def read_change_snapshots(
-    root: Path,
+    root: str | os.PathLike[str],
     change: str,
     session: str | None = None,
     *,
@@ -239,7 +238,7 @@ def _held_probe(
     return probe if probe is not None and reuse.holds(facts, session, shown, same, probe) else None
 
 
-def read_snapshot(root: Path, change: str, session: str, task: str) -> TaskSnapshot:
+def read_snapshot(root: str | os.PathLike[str], change: str, session: str, task: str) -> TaskSnapshot:
     """Everything the validator needs about one task; walk failures become ``problems``."""
     facts: ChangeFacts | None = None
     try:
