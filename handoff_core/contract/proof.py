@@ -26,6 +26,7 @@ __all__ = [
     "SIGNATURE_FIELD",
     "SIGNING_KEY_LABEL",
     "Proof",
+    "b64decoded",
     "ed25519_verifies",
     "proof_by",
     "proof_of",
@@ -110,13 +111,16 @@ def _verified(key: str | None, report: bytes) -> Proof:
         return "absent"
     if not signature or key is None:
         return "invalid"
-    import base64  # here: only a signed REPORT needs it
-
     try:
-        public, raw_signature = base64.b64decode(key, validate=True), base64.b64decode(signature, validate=True)
-        return "valid" if ed25519_verifies(public, raw_signature, message) else "invalid"
+        return "valid" if ed25519_verifies(b64decoded(key), b64decoded(signature), message) else "invalid"
     except (ValueError, binascii.Error):
         return "invalid"
+
+
+def b64decoded(text: str) -> bytes:
+    """``base64.b64decode(text, validate=True)``, without loading base64 (and struct) for it; ValueError when
+    it is not strict base64."""
+    return binascii.a2b_base64(text.encode("ascii"), strict_mode=True)
 
 
 def ed25519_verifies(public: bytes, signature: bytes, message: bytes) -> bool:

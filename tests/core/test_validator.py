@@ -158,6 +158,34 @@ def test_a_signed_report_passes_and_a_hand_written_one_loads_no_cryptography(pro
     assert _loads_cryptography(absent) == "0 False"
 
 
+HEAVY = ("pathlib", "hashlib", "difflib", "base64", "urllib.parse", "yaml", "cryptography.hazmat.primitives")
+LEAN = (
+    "import sys, sysconfig\n"
+    "sys.path[:0] = [sys.argv.pop(1)]\n"  # the package itself; no site, so no editable finder loads anything
+    "sys.path.append(sysconfig.get_paths()['platlib'])\n"  # its dependencies, without running their .pth files
+    "from handoff_core.validator import main\n"
+    "code = main(sys.argv[1:])\n"
+    "print(code, sorted(m for m in HEAVY if m in sys.modules), 'cryptography.hazmat.bindings._rust' in sys.modules, "
+    "file=sys.stderr)"
+)
+
+
+def _loaded(args: list[str]) -> str:
+    root = str(Path(__file__).resolve().parents[2])
+    code = f"HEAVY = {HEAVY!r}\n{LEAN}"
+    result = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code, root, *args], capture_output=True, text=True, timeout=60, check=False
+    )
+    return result.stderr.strip()
+
+
+def test_the_return_stage_of_an_implementation_task_loads_only_what_it_checks(project: Path, store: Store) -> None:
+    """No pathlib (with its URL parser), hashlib (OpenSSL), difflib, base64, YAML or cryptography's Python
+    layers: a signed REPORT loads cryptography's compiled core, and that alone."""
+    assert _loaded(_signed(project, store, None)) == "0 [] False"
+    assert _loaded(_signed(project, store, SIGNING_TOKEN)) == "0 [] True"
+
+
 def test_a_report_edited_after_publishing_fails_validation_naming_the_signature(project: Path, store: Store) -> None:
     args = _signed(project, store, SIGNING_TOKEN)
     path = next(project.rglob("REPORT.md"))
