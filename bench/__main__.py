@@ -157,7 +157,7 @@ def run_validator(work: Path, runs: int) -> dict[str, object]:
         )
         store.write_report(report, requests.DEMO, token=token if case.endswith("signed") else None)
         refs[case] = (created.ref.change, created.ref.session, created.ref.task)
-    return validator.run(project, state_root, refs, runs)
+    return validator.run(work, project, state_root, refs, runs)
 
 
 def _runners(sizes: dict[str, Any], work: Path) -> dict[str, Callable[[], object]]:
