@@ -7,14 +7,17 @@ import os
 import sys
 from collections.abc import Sequence
 from contextlib import ExitStack
+from typing import TYPE_CHECKING
 
-from handoff_core.contract.anchor import TaskAnchor
 from handoff_core.contract.validate import Verdict, check_handoff
 from handoff_core.errors import HandoffError
 from handoff_core.files.change_dir import locate_change
 from handoff_core.files.entries import exists_dir, shown_name, try_open
 from handoff_core.files.reader import read_snapshot, round_names
 from handoff_core.layout import CHANGES, DEFAULT_STATE_ROOT, REPORT_FILE, SESSIONS, STAGES
+
+if TYPE_CHECKING:
+    from handoff_core.contract.anchor import TaskAnchor
 
 __all__ = ["arguments", "main", "validate_all"]
 

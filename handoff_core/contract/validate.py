@@ -7,15 +7,12 @@ not) agrees with the seed on every tree the seed knows, and says more where it c
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from handoff_core.contract.anchor import TaskAnchor, anchor_state, lead_proof, state_problem
 from handoff_core.contract.frontmatter import split_frontmatter
 from handoff_core.contract.ids import is_change_id, is_round_id, task_number
-from handoff_core.contract.locator import parse_locator
 from handoff_core.contract.markdown import section_problems, sections
 from handoff_core.contract.proof import PROOF_INVALID, Proof, proof_of
-from handoff_core.contract.release import release_problems
 from handoff_core.contract.report import focused_problem, header_fields
 from handoff_core.contract.snapshot import Entry, TaskSnapshot
 from handoff_core.contract.task import META_KEYS
@@ -35,6 +32,10 @@ from handoff_core.layout import (
     TASK_SECTIONS,
     is_temp,
 )
+
+if TYPE_CHECKING:  # the anchor, the locator and the release are loaded where a check meets them:
+    # handoff-validate's process pays for no module its task does not need
+    from handoff_core.contract.anchor import TaskAnchor
 
 
 def _sha256(data: bytes) -> str:
@@ -155,8 +156,22 @@ def closes_claim(entry: Entry, name: str, session: str, task: str) -> bool:
     if text is None:
         return False
     if name == RELEASE_FILE:
+        from handoff_core.contract.release import release_problems
+
         return not release_problems(text, session, task)
     return not report_problems(text, session, task, None)[0]
+
+
+def _anchor_problem(anchor: TaskAnchor, ref: str, task: bytes) -> str | None:
+    from handoff_core.contract.anchor import anchor_state, state_problem
+
+    return state_problem(anchor_state(anchor.key, ref, task))
+
+
+def _lead_proof(anchor: TaskAnchor, ref: str, task: bytes, report: bytes) -> Proof:
+    from handoff_core.contract.anchor import lead_proof
+
+    return lead_proof(anchor, ref, task, report)
 
 
 def _occupancy(snapshot: TaskSnapshot) -> list[str]:
@@ -209,7 +224,7 @@ def _check_files(
     task_sha = _sha256(task_entry.data) if task_text is not None and task_entry.data else None
     if task_text is not None:
         errors += task_problems(task_text, change, session, task)
-        if anchor is not None and (problem := state_problem(anchor_state(anchor.key, ref, task_entry.data or b""))):
+        if anchor is not None and (problem := _anchor_problem(anchor, ref, task_entry.data or b"")):
             errors.append(problem)
     report = snapshot.file(REPORT_FILE)
     proof: Proof | None = None
@@ -221,7 +236,7 @@ def _check_files(
         errors += more_errors
         warnings += more_warnings
         task_data, report_data = task_entry.data or b"", report.data or b""
-        proof = lead_proof(anchor, ref, task_data, report_data) if anchor else proof_of(task_data, report_data)
+        proof = _lead_proof(anchor, ref, task_data, report_data) if anchor else proof_of(task_data, report_data)
         errors += [PROOF_INVALID] if proof == "invalid" else []
     if report.kind == "file" and snapshot.file(RELEASE_FILE).kind == "file":
         warnings.append(f"{LATE_REPORT}; check the writers dispatched since")
@@ -232,5 +247,7 @@ def _check_files(
         elif locator.kind != "file" or locator.data is None:
             errors.append(f"{LOCATOR_FILE} is not a regular file (found {locator.kind})")
         else:
+            from handoff_core.contract.locator import parse_locator
+
             errors += parse_locator(locator.data)[1]
     return Verdict(tuple(errors), tuple(warnings), proof=proof)

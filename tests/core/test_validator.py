@@ -158,7 +158,10 @@ def test_a_signed_report_passes_and_a_hand_written_one_loads_no_cryptography(pro
     assert _loads_cryptography(absent) == "0 False"
 
 
-HEAVY = ("pathlib", "hashlib", "difflib", "base64", "urllib.parse", "yaml", "cryptography.hazmat.primitives")
+HEAVY = (
+    *("pathlib", "hashlib", "difflib", "base64", "urllib.parse", "yaml", "cryptography.hazmat.primitives"),
+    *("handoff_core.contract.anchor", "handoff_core.contract.release", "handoff_core.contract.locator"),
+)
 LEAN = (
     "import sys, sysconfig\n"
     "sys.path[:0] = [sys.argv.pop(1)]\n"  # the package itself; no site, so no editable finder loads anything
