@@ -21,9 +21,9 @@ from collections.abc import Callable
 from typing import Literal, NamedTuple
 
 from handoff_core.contract.proof import Proof, proof_by
+from handoff_core.contract.task import ANCHOR_LABEL
 
 __all__ = [
-    "ANCHOR_LABEL",
     "TASK_CHANGED",
     "TASK_UNANCHORED",
     "AnchorState",
@@ -34,7 +34,6 @@ __all__ = [
     "state_problem",
 ]
 
-ANCHOR_LABEL = "- Task anchor: "
 # The last line of the file, exactly as written: the bytes before it are all the MAC covers, so nothing may follow.
 _ANCHOR_RE = re.compile(rb"^- Task anchor: `hmac-sha256:([0-9a-f]{64})`\n\Z", re.MULTILINE)
 _LOOSE_RE = re.compile(rb"^- Task anchor:", re.MULTILINE)  # any line that claims to be one, well formed or not

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from handoff_core.contract.anchor import ANCHOR_LABEL
 from handoff_core.contract.ids import check_round
 from handoff_core.contract.ids import check_task as check_task_id
 from handoff_core.contract.markdown import check_fragment
@@ -16,6 +15,7 @@ from handoff_core.errors import InvalidContent, QuotedTokenCheck
 from handoff_core.layout import KINDS, Kind
 
 __all__ = [
+    "ANCHOR_LABEL",
     "META_KEYS",
     "RETURN_START",
     "SIGNING_KEY_RE",
@@ -30,6 +30,7 @@ __all__ = [
 
 META_KEYS = ("schema_version", "session", "task", "kind", "change", "ticket")
 RETURN_START = "- REPORT: "
+ANCHOR_LABEL = "- Task anchor: "  # the line contract.anchor writes and checks; known here, where a TASK is read
 TOKEN_CHECK = "- Report token check: "  # noqa: S105 - a line label, not a secret
 TOKEN_CHECK_RE = re.compile(r"^sha256:[0-9a-f]{64}\Z")
 SIGNING_KEY_RE = re.compile(r"^ed25519:[A-Za-z0-9+/]{43}=\Z")
