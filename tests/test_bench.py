@@ -199,10 +199,12 @@ def test_every_floor_of_a_quick_run_ran_to_its_end(tmp_path: Path) -> None:
     assert startup["tools_list_bytes"]["minimal"] > 100
     assert startup["ratio_lead"]["rounds"] == figures["settings"]["startup_runs"]
     validator = figures["validator"]
-    for floor in ("python_-c_pass", "python_-c_import_yaml"):
+    for floor in ("python_-I_-S_-c_pass", "python_-c_pass", "python_-c_import_yaml"):
         assert validator[floor]["n"] == figures["settings"]["validator_runs"]
     for case in ("review", "implementation", "implementation_signed"):
-        assert validator[f"ratio_{case}"]["yaml"]["rounds"] == figures["settings"]["validator_runs"]
+        for floor in ("yaml", "python -I -S"):
+            assert validator[f"ratio_{case}"][floor]["rounds"] == figures["settings"]["validator_runs"]
+    assert "pip's console script in a plain venv" in validator["command"]
     evidence = figures["evidence"]
     assert evidence["minimal_hook"]["n"] == evidence["guard_ratio"]["rounds"] > 0
     assert evidence["audit_ratio"]["min"] <= evidence["audit_ratio"]["p50"] <= evidence["audit_ratio"]["max"]
