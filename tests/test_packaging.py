@@ -12,6 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OWN = {"handoff_core", "server"}
+LATER_STDLIB = {"_sha2", "_sha256"}  # the built-in SHA-256: _sha2 from Python 3.12, _sha256 before it
 
 
 def _name(requirement: str) -> str:
@@ -37,7 +38,8 @@ def imported() -> dict[str, str]:
                     continue
                 for name in names:
                     top = name.partition(".")[0]
-                    if top not in OWN and top not in sys.stdlib_module_names and top != "__future__":
+                    stdlib = top in sys.stdlib_module_names or top in LATER_STDLIB or top == "__future__"
+                    if top not in OWN and not stdlib:
                         found.setdefault(top, str(path.relative_to(ROOT)))
     return found
 
