@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -19,6 +20,7 @@ from handoff_core.services.tree.archiving import archive_check_of
 from handoff_core.services.tree.status import TaskStatus
 from handoff_core.services.tree.status_page import changed_since, page_status
 from handoff_core.services.views.status_view import AuditBudget, TaskFacts, task_facts
+from server.mcp.answers import SharedAnswers
 from server.mcp.models import ReportWritten, Status, TaskState, TaskView, Validation
 from server.mcp.params import RefArg, RefNamed
 from server.mcp.registration import READ_ONLY, WRITE_ONCE, tool
@@ -93,13 +95,20 @@ def tools(services: Services) -> list[Tool]:
             proof=verdict.proof or "",
         )
 
-    def handoff_status(
+    answers: SharedAnswers[Status] = SharedAnswers()
+
+    async def handoff_status(
         change: Annotated[str, Field(description="default: all active")] = "",
         session: str = "",
         view: Annotated[str, Field(description="needs_lead, all, state or cursor")] = "",
         since: Annotated[str, Field(description="ISO time")] = "",
     ) -> Status:
         """Counts per state, a page of tasks."""
+        # Sessions asking the same at once share one answer, made after each of them asked.
+        question = (TASK_SCOPE.get(), change, session, view, since)
+        return await answers.answer(question, partial(status_of, change, session, view, since))
+
+    def status_of(change: str, session: str, view: str, since: str) -> Status:
         if (scope := TASK_SCOPE.get()) is not None:  # a task's session sees its own task only
             tasks = [t for t in queries.status(scope.change, scope.session) if t.ref == scope]
             view = "all"
