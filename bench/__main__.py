@@ -36,6 +36,7 @@ from bench import (
     startup,
     status,
     targets,
+    team_status,
     tokens,
     validator,
 )
@@ -55,6 +56,8 @@ FULL = {
     "per_process": 40,
     "log_mb": 50,
     "http_calls": 200,
+    "team_status_sizes": [100, 1000],
+    "team_status_calls": 200,
     "board_sizes": [100, 1000, 10000],
     "exchange": (5000, 20000),
     "evidence_runs": 30,
@@ -74,6 +77,8 @@ QUICK = {
     "per_process": 10,
     "log_mb": 5,
     "http_calls": 20,
+    "team_status_sizes": [100],
+    "team_status_calls": 20,
     "board_sizes": [100],
     "exchange": (500, 2000),
     "evidence_runs": 3,
@@ -137,6 +142,17 @@ def run_latency(work: Path, secret: Path, calls: int) -> dict[str, Any]:
     }
 
 
+def run_http(work: Path, sizes: dict[str, Any]) -> dict[str, Any]:
+    """HTTP beside stdio, fifty reports at once, then the team server's CPU per status call by clients."""
+    command = [sys.executable, "-m", "server"]
+    figures = http.run(work, command, sizes["http_calls"])
+    rounds = max(3, sizes["repeats"])
+    figures["status_clients"] = team_status.run(
+        work, command, sizes["team_status_sizes"], sizes["team_status_calls"], rounds
+    )
+    return figures
+
+
 def run_validator(work: Path, runs: int) -> dict[str, object]:
     """handoff-validate on the return stage of a review, an implementation task and a signed one."""
     project = work / "validator"
@@ -179,7 +195,7 @@ def _runners(sizes: dict[str, Any], work: Path) -> dict[str, Callable[[], object
         "evidence": lambda: evidence.run(work, sizes["evidence_runs"]),
         "remote": lambda: remote.run(work, [sys.executable, "-m", "server"], sizes["evidence_runs"]),
         "hooks": lambda: hooks.run(work, sizes["hook_runs"]),
-        "http": lambda: http.run(work, [sys.executable, "-m", "server"], sizes["http_calls"]),
+        "http": lambda: run_http(work, sizes),
         "tokens": lambda: tokens.run(
             work, [sys.executable, "-m", "server"], sizes["token_sizes"], sizes["token_calls"], sizes["trickling"]
         ),

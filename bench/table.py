@@ -21,6 +21,7 @@ TARGETS = {
     "tools/list bytes": f"lead <= {TOOLS_LIST_BUDGET['lead']}, executor <= {TOOLS_LIST_BUDGET['executor']}",
     "search_history 50 MB": "<= 1 s, bounded memory",
     "http p50": "HTTP p50 <= 2x stdio",
+    "status clients": "target: flat (<= 1.2x)",
     "board paint": "<= 1 s at 10,000 tasks",
     "initialize flooded": "issue: <= 2x idle, at 3,000 and 30,000 tasks",
     "trickling held": "issue: 0 of 1,000 past the header deadline",
@@ -235,6 +236,18 @@ def _http(s: dict[str, Any]) -> list[str]:
             f"{fifty['sessions']} reports in {fifty['seconds']} s = {fifty['reports_per_s']}/s",
         )
     )
+    return rows + _status_clients(s.get("status_clients", {}))
+
+
+def _status_clients(sizes: dict[str, Any]) -> list[str]:
+    """The team server's CPU per handoff_status call at 1, 10 and 50 clients, and 50 over 1."""
+    rows = []
+    for size, f in sizes.items():
+        cpu = " / ".join(str(f[n]["cpu_ms_per_call_p50"]) for n in ("1", "10", "50"))
+        rate = " / ".join(str(f[n]["calls_per_s_p50"]) for n in ("1", "10", "50"))
+        label = f"status CPU/call, team, {size} tasks"
+        rows.append(_row(f"{label}, 1/10/50 clients", f"{cpu} ms; {rate} calls/s"))
+        rows.append(_row(f"{label}, 50 vs 1 client", spread(f["ratio_50_1"]), TARGETS["status clients"]))
     return rows
 
 
