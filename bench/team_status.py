@@ -91,7 +91,7 @@ async def _measure(url: str, token: str, clients: int, calls: int, pid: int) -> 
     finally:
         for process in started:
             process.kill()
-            process.wait(timeout=30)
+            process.communicate(timeout=30)  # reaped, its pipes closed
     if used <= 0:
         raise FloorFailed(f"the team server used no measurable CPU for {each * clients} calls: no figure")
     return used / (each * clients), each * clients / seconds

@@ -225,3 +225,25 @@ def test_the_status_floors_and_the_stdio_server_ran_in_a_quick_run(tmp_path: Pat
     assert stdio["warm_unjudged"] == 0
     assert stdio["bytes"] > 1000  # a page of tasks, not an error
     assert "handoff_status over stdio" in result.stdout
+
+
+def test_the_http_section_times_status_by_clients_beside_its_one_client_floor(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    result = bench(tmp_path, "--only", "http", "--json", str(out))
+    assert result.returncode == 0, result.stderr
+    (size,) = json.loads(out.read_text())["http"]["status_clients"].values()
+    assert size["ratio_50_1"]["rounds"] == size["ratio_10_1"]["rounds"] == size["rounds"] >= 3
+    assert all(size[clients]["cpu_ms_per_call_min"] > 0 for clients in ("1", "10", "50"))
+    assert "50 vs 1 client" in result.stdout
+    assert "target: flat (<= 1.2x)" in result.stdout
+
+
+def test_a_status_client_process_that_ends_early_fails_the_bench() -> None:
+    """A client process that exits (it could not reach the server, say) is refused, not divided by."""
+    from bench.team_status import _expect
+
+    with (
+        subprocess.Popen([sys.executable, "-c", "pass"], stdout=subprocess.PIPE, text=True) as ended,
+        pytest.raises(FloorFailed, match="a client process said '' \\(exit 0\\)"),
+    ):
+        _expect(ended, "ready")
