@@ -75,3 +75,14 @@ def test_a_missed_target_is_printed_as_missed_beside_its_floor() -> None:
     assert signed.startswith("MISSED")
     assert "node's bare start 60.0 ms" in signed
     assert lines[-1] == "1 of 2 measured targets met"
+
+
+def test_the_team_cpu_target_reads_each_size_against_one_client_of_the_same_rounds() -> None:
+    at = {n: {"cpu_ms_per_call_p50": ms} for n, ms in (("1", 10.0), ("10", 9.0), ("50", 13.0))}
+    sizes = {"100": {**at, "ratio_50_1": {"rounds": 3, "p50": 1.3, "min": 1.1, "max": 1.5}}}
+    sizes["1000"] = {**at, "ratio_50_1": {"rounds": 3, "p50": 0.9, "min": 0.8, "max": 1.25}}
+    found = targets.standings(_run(http={"status_clients": sizes}))
+    team = {s.target: s for s in found if s.section == "http"}
+    assert team["team server CPU per status call @ 100 tasks, 50 clients <= 1.2x 1 client"].met is False
+    assert team["team server CPU per status call @ 1,000 tasks, 50 clients <= 1.2x 1 client"].met is True
+    assert all("1 client 10.0 ms/call" in s.floor for s in team.values())
