@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from handoff_core.contract.ids import Ref, task_number
-from handoff_core.contract.snapshot import Stamp
+from handoff_core.contract.snapshot import Entry, Stamp
 from handoff_core.contract.task_file import original_contract
 from handoff_core.contract.validate import closes_claim
 from handoff_core.errors import ChangeNotFound, HandoffError
@@ -70,14 +71,15 @@ def _restamp(round_fd: int, task: str, file: str) -> Stamp | None:
         return None
 
 
-def _judge(task_fd: int, ref: Ref, names: list[str]) -> _Seen | None:
-    """What a task directory says now; None while it has no TASK.md yet (not remembered)."""
+def judge(task_fd: int, ref: Ref, names: list[str], read: Callable[[int, str], Entry] = read_entry) -> _Seen | None:
+    """What a task directory says now; None while it has no TASK.md yet (not remembered). Every
+    file it rests on is read through ``read``."""
     for name in CLOSING_FILES:
-        if name in names and closes_claim(entry := read_entry(task_fd, name), name, ref.session, ref.task):
+        if name in names and closes_claim(entry := read(task_fd, name), name, ref.session, ref.task):
             return _Seen(name, entry.stamp, None)
     if TASK_FILE not in names:
         return None
-    entry = read_entry(task_fd, TASK_FILE)
+    entry = read(task_fd, TASK_FILE)
     kind, scope = task_kind_and_scope(entry.data)
     if kind is None and original_contract(entry.data):
         return _Seen(TASK_FILE, entry.stamp, None)  # the original contract's: not in a new dispatch's scan
@@ -179,17 +181,21 @@ class ClaimIndex:
             except FileNotFoundError:
                 return found
             stack.callback(os.close, sessions_fd)
-            for session in os.listdir(sessions_fd):
-                try:
-                    round_fd = open_dir(sessions_fd, session)
-                except (HandoffError, NotADirectoryError):
-                    if is_symlink(sessions_fd, session):
-                        raise  # a round elsewhere may hold writers: the change holds the workspace
-                    continue  # a stray file is no round
-                try:
-                    found += self._round_claims(round_fd, change, session, now)
-                finally:
-                    os.close(round_fd)
+            return self._sessions_claims(sessions_fd, change, now)
+
+    def _sessions_claims(self, sessions_fd: int, change: str, now: float) -> list[Claim]:
+        found: list[Claim] = []
+        for session in os.listdir(sessions_fd):
+            try:
+                round_fd = open_dir(sessions_fd, session)
+            except (HandoffError, NotADirectoryError):
+                if is_symlink(sessions_fd, session):
+                    raise  # a round elsewhere may hold writers: the change holds the workspace
+                continue  # a stray file is no round
+            try:
+                found += self._round_claims(round_fd, change, session, now)
+            finally:
+                os.close(round_fd)
         return found
 
     def _round_claims(self, round_fd: int, change: str, session: str, now: float) -> list[Claim]:
@@ -230,7 +236,7 @@ class ClaimIndex:
             unchanged = seen is not None and seen.file == TASK_FILE and not set(CLOSING_FILES) & set(names)
             if unchanged and seen is not None and _restamp(round_fd, task, TASK_FILE) == seen.stamp:
                 return seen  # an open claim whose TASK is as read and that has nothing closing it
-            judged = _judge(task_fd, Ref(change, session, shown_name(task)), names)
+            judged = judge(task_fd, Ref(change, session, shown_name(task)), names)
         finally:
             os.close(task_fd)
         if judged is None:

@@ -35,6 +35,7 @@ from handoff_core.services.tree.claims import ClaimIndex, change_hold, unreadabl
 from handoff_core.services.tree.disk_cache import DiskCache, Section
 from handoff_core.services.tree.status import TaskStatus, glance_sighted, named_since, task_status, with_writers_since
 from handoff_core.services.tree.verdicts import Verdicts
+from handoff_core.services.tree.watched_claims import WatchedClaimIndex
 
 __all__ = ["Queries", "held_status"]
 
@@ -97,6 +98,11 @@ class Queries:
         self._answers_changed = threading.Condition()
         self._anchor_of: Callable[[], TaskAnchor | None] | None = None
         self._anchor: TaskAnchor | None = None
+
+    def watch_claims(self) -> None:
+        """Keep the claims true by kernel watches rather than a stat per task (``watched_claims``): for a
+        process that answers many dispatches. A fresh process's one scan gains nothing by it."""
+        self._claims = WatchedClaimIndex()
 
     def use_anchor(self, anchor_of: Callable[[], TaskAnchor | None]) -> None:
         """Judge every TASK against the Lead's anchor (``contract.anchor``), got from ``anchor_of`` on first
