@@ -22,9 +22,10 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bench.latency import _request
-from bench.stats import child_runs, timed
+from bench.stats import FloorFailed, child_runs, paired, timed
 from bench.trees import CHANGE, make_change
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.task import TaskBody
@@ -91,7 +92,14 @@ def first_child(state_root: Path, cache_dir: str, kind: str) -> None:
 
 def steady_child(state_root: Path, empty_root: Path, cache_dir: str, calls: int) -> None:
     stores = {"tree": Store(state_root, cache_dir=Path(cache_dir)), "empty": Store(empty_root)}
-    sessions = {name: dispatch(store, "implementation", 0, None)[1] for name, store in stores.items()}
+    for store in stores.values():
+        store.queries.watch_claims()  # as a server does: the kernel reports what changed between dispatches
+    first: dict[str, float] = {}  # a server's first implementation dispatch: every task read, every watch set
+    sessions: dict[str, str] = {}
+    for name, store in stores.items():
+        first[name], sessions[name] = dispatch(store, "implementation", 0, None)
+    if stat_each_task(state_root) == 0 and _has_tasks(state_root):
+        raise FloorFailed(f"the stat floor found no task under {state_root}: its figure would be a lie")
     times: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(dir=empty_root) as floor_dir:
         dir_fd = os.open(floor_dir, os.O_RDONLY | os.O_DIRECTORY)
@@ -111,14 +119,24 @@ def steady_child(state_root: Path, empty_root: Path, cache_dir: str, calls: int)
             for name, measure in order.sample(subjects, len(subjects)):
                 times.setdefault(name, []).append(measure(index))
         os.close(dir_fd)
-    print(json.dumps({name: statistics.median(values) for name, values in times.items()}))
+    medians: dict[str, object] = {name: statistics.median(values) for name, values in times.items()}
+    subject = times["implementation_tree"]
+    medians["implementation_tree_range_ms"] = [round(min(subject) * 1000, 3), round(max(subject) * 1000, 3)]
+    medians["implementation_over_stat_floor"] = paired(subject, times["stat_floor"])
+    medians["implementation_over_review"] = paired(subject, times["review_tree"])
+    medians["first_watched_implementation_tree_ms"] = round(first["tree"] * 1000, 2)
+    print(json.dumps(medians))
+
+
+def _has_tasks(state_root: Path) -> bool:
+    return any(True for _ in state_root.glob("specdev/changes/*/sessions/*/*"))
 
 
 def _dispatcher(store: Store, kind: str, session: str) -> Callable[[int], float]:
     return lambda index: dispatch(store, kind, index, session)[0]
 
 
-def _run_child(args: list[str], state_root: Path) -> dict[str, float]:
+def _run_child(args: list[str], state_root: Path) -> dict[str, Any]:
     make_change(state_root, DISPATCH)
     try:
         return dict(child_runs("bench.dispatch", args, 1, timeout=1800)[0])
@@ -139,14 +157,21 @@ def run(state_root: Path, work: Path, cache_dir: Path, repeats: int, calls: int)
     steady = _steady(state_root, empty, cache_dir, calls)
     archived = _archived_steady(state_root, empty, cache_dir, calls)
     ms = {f"first_{name}_ms": round(statistics.median(values) * 1000, 2) for name, values in first.items()}
-    return {
-        **ms,
-        **{f"steady_{name}_p50_ms": round(value * 1000, 3) for name, value in steady.items()},
-        **{f"steady_archived_{name}_p50_ms": round(value * 1000, 3) for name, value in archived.items()},
-    }
+    return {**ms, **_named("steady", steady), **_named("steady_archived", archived)}
 
 
-def _archived_steady(state_root: Path, empty: Path, cache_dir: Path, calls: int) -> dict[str, float]:
+def _named(prefix: str, figures: dict[str, Any]) -> dict[str, Any]:
+    """Medians in seconds as ``<prefix>_<name>_p50_ms``; figures already in ms, ratios, ranges as named."""
+    named: dict[str, Any] = {}
+    for name, value in figures.items():
+        if isinstance(value, float) and not name.endswith("_ms"):
+            named[f"{prefix}_{name}_p50_ms"] = round(value * 1000, 3)
+        else:
+            named[f"{prefix}_{name}"] = value
+    return named
+
+
+def _archived_steady(state_root: Path, empty: Path, cache_dir: Path, calls: int) -> dict[str, Any]:
     """Steady dispatch with the same history archived (specdev/archive/): what a finished change costs."""
     active = state_root / "specdev" / "changes" / CHANGE
     archived = state_root / "specdev" / "archive" / CHANGE
@@ -158,7 +183,7 @@ def _archived_steady(state_root: Path, empty: Path, cache_dir: Path, calls: int)
         archived.rename(active)
 
 
-def _steady(state_root: Path, empty: Path, cache_dir: Path, calls: int) -> dict[str, float]:
+def _steady(state_root: Path, empty: Path, cache_dir: Path, calls: int) -> dict[str, Any]:
     """One steady child, beside an empty tree made afresh (else its dispatches would be retries)."""
     shutil.rmtree(empty, ignore_errors=True)
     make_change(empty, DISPATCH)

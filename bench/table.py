@@ -16,6 +16,7 @@ TARGETS = {
     "status warm 100k": "issue: <= 1 s at 100,000",
     "first dispatch 10k": "issue: <= 100 ms at 10,000",
     "steady dispatch": "issue: tree <= 1.2x empty, <= 2 ms",
+    "implementation dispatch 100k": "issue: <= 50 ms at 100,000 active tasks",
     "handoff-validate": "<= 80 ms; issue: <= 1.3x floor",
     "handoff-validate return": "<= 0.6x seed (the ratio to node bounds it above)",
     "tools/list bytes": f"lead <= {TOOLS_LIST_BUDGET['lead']}, executor <= {TOOLS_LIST_BUDGET['executor']}",
@@ -124,7 +125,24 @@ def _dispatch_rows(size: str, d: dict[str, Any]) -> list[str]:
         _row(f"first dispatch @ {size} tasks", first, target),
         *_steady_rows(f"create_task p50 @ {size} tasks", d, "steady"),
         *_steady_rows(f"create_task p50 @ {size} tasks archived", d, "steady_archived"),
+        *_implementation_rows(size, d),
     ]
+
+
+def _implementation_rows(size: str, d: dict[str, Any]) -> list[str]:
+    """The implementation dispatch of a server beside its floors from the same rounds."""
+    if "steady_implementation_over_stat_floor" not in d:
+        return []
+    low, high = d["steady_implementation_tree_range_ms"]
+    value = (
+        f"{d['steady_implementation_tree_p50_ms']} ms (rounds {low}-{high}); floors: a stat of each task "
+        f"{d['steady_stat_floor_p50_ms']} ms, review {d['steady_review_tree_p50_ms']} ms; "
+        f"{spread(d['steady_implementation_over_stat_floor'])} stat floor, "
+        f"{spread(d['steady_implementation_over_review'])} review; a server's first "
+        f"{d['steady_first_watched_implementation_tree_ms']} ms"
+    )
+    target = TARGETS["implementation dispatch 100k"] if size == "100000" else ""
+    return [_row(f"implementation create_task p50 @ {size} active tasks (server)", value, target)]
 
 
 def _steady_rows(label: str, d: dict[str, Any], prefix: str) -> list[str]:
