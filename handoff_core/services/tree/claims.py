@@ -8,11 +8,12 @@ file again; a file removed, replaced or rewritten no longer matches and the task
 so a stray file deleted by hand never leaves the server admitting a second writer. Scans run under
 the state-root lock that every TASK creation holds, so no TASK can appear half-seen.
 
-That stat per task is why an implementation dispatch grows with the tasks of active changes. A
-kernel watch (inotify) on each task directory would not replace it: a directory watch sees nothing
-of a hard link made elsewhere to a REPORT, nor of a write or chmod through that link, so a sound
-watch needs the file watched too: two per task, 200,000 for 100,000 tasks, beyond the usual
-per-user limit that every editor on the machine shares.
+That stat per task is why a fresh process's implementation dispatch grows with the tasks of active
+changes. A long-lived server does without it: ``watched_claims`` holds a kernel watch on exactly the
+inodes each judgement rests on (the file, not only its directory: a directory's watch sees nothing
+of a hard link made elsewhere to a REPORT, nor of a write or chmod through it) and re-judges, by
+this module's ``judge``, only what a watch reported; where a watch cannot be had it falls back to
+this scan.
 
 A task whose TASK.md cannot be read (broken frontmatter, a scope block that is missing, doubled
 or malformed, a file over the size limit, a symlink) claims the whole workspace: ``current`` and

@@ -116,9 +116,10 @@ class WatchedClaimIndex(ClaimIndex):
     def claims(self, root: Path, changes: list[str]) -> list[Claim]:
         with self._lock:
             watches = self._watching(root)
-            if watches is None:
+            if watches is not None:
+                self._take(watches.drain())
+            if self._watches is None:
                 return super().claims(root, changes)
-            self._take(watches.drain())
             for gone in set(self._changes) - set(changes):
                 self._forget_change(gone)
             now, found = time.time(), []
@@ -138,11 +139,17 @@ class WatchedClaimIndex(ClaimIndex):
             self._reset(None)
             return None
         if self._watches is None:
-            try:
-                self._reset(Watches(self._cap, self._max_events))
-            except OSError:
-                return None
+            self._renew()
         return self._watches
+
+    def _renew(self) -> None:
+        """Start again from a new inotify instance, or from none when none can be had (ENFILE, EMFILE,
+        the per-user instance limit): every task is then scanned as ``ClaimIndex`` does."""
+        try:
+            watches = Watches(self._cap, self._max_events)
+        except OSError:
+            watches = None
+        self._reset(watches)
 
     def _reset(self, watches: Watches | None) -> None:
         """Drop every watch at once (a new instance) and everything they kept true."""
@@ -156,7 +163,7 @@ class WatchedClaimIndex(ClaimIndex):
 
     def _take(self, events: list[Event] | None) -> None:
         if events is None or not all(self._note(event) for event in events):
-            self._reset(Watches(self._cap, self._max_events))
+            self._renew()
 
     def _note(self, event: Event) -> bool:
         """Mark what ``event`` may have changed; False for a watch this index does not know."""
@@ -193,7 +200,8 @@ class WatchedClaimIndex(ClaimIndex):
     # -- watches -----------------------------------------------------------------------------
 
     def _add(self, dir_fd: int, name: str, target: Target) -> int | None:
-        assert self._watches is not None
+        if self._watches is None:
+            return None  # renewal failed mid-scan: what this scan judges rests on no watch
         wd = self._watches.add(dir_fd, name)
         if wd is not None:
             self._targets.setdefault(wd, set()).add(target)
@@ -207,8 +215,8 @@ class WatchedClaimIndex(ClaimIndex):
         if not targets:
             del self._targets[wd]
             self._retired.add(wd)
-            assert self._watches is not None
-            self._watches.remove(wd)
+            if self._watches is not None:
+                self._watches.remove(wd)
 
     def _forget_task(self, key: Key, round_: _Round) -> None:
         for wd in self._wds_of.pop(key, ()):
@@ -236,7 +244,7 @@ class WatchedClaimIndex(ClaimIndex):
         if state is None:
             return
         if sum(len(r.tasks) + 1 for r in state.rounds.values()) > FORGET_AT_MOST:
-            self._reset(Watches(self._cap, self._max_events))
+            self._renew()
             return
         for session in list(state.rounds):
             self._forget_round(change, session)
@@ -288,6 +296,7 @@ class WatchedClaimIndex(ClaimIndex):
             round_fd = open_dir(sessions_fd, session)
         except FileNotFoundError:
             self._forget_round(change, session)
+            self._written.pop((change, session), None)
             return []
         except (HandoffError, NotADirectoryError):
             self._forget_round(change, session)

@@ -23,6 +23,15 @@ SPOOF = (
 FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
 
 
+@pytest.fixture(params=["scanned", "watched"])
+def store(project: Path, state_root: Path, request: pytest.FixtureRequest) -> Store:
+    """Each test against a fresh process's stat scan and against a server's watched claims."""
+    store = Store(state_root, project)
+    if request.param == "watched":
+        store.queries.watch_claims()
+    return store
+
+
 def editable(store: Store, ref: Ref, name: str = "TASK.md") -> Path:
     path = store.roots.task_dir(ref) / name
     path.chmod(0o644)
