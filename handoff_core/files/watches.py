@@ -18,12 +18,13 @@ import ctypes
 import errno
 import os
 import re
+import select
 import struct
 import weakref
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-__all__ = ["CHANGES", "LOCAL_FILESYSTEMS", "Event", "Watches", "local_events"]
+__all__ = ["CHANGES", "LOCAL_FILESYSTEMS", "Event", "MountTable", "Watches", "local_events"]
 
 IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
 IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
@@ -126,17 +127,62 @@ class Watches:
         self._closer()
 
 
+class MountTable:
+    """Which roots a watch can be trusted under, decided again only when the kernel says the mount
+    table changed (a poll of mountinfo reports ``POLLPRI`` once after each mount or unmount)."""
+
+    def __init__(self, mountinfo: Path = Path("/proc/self/mountinfo")) -> None:
+        self._path = mountinfo
+        self._poll = select.poll()
+        self._fd: int | None = None
+        self._closer: weakref.finalize[Any, MountTable] | None = None
+        self._decided: dict[bytes, bool] = {}
+
+    def local(self, root: Path) -> bool:
+        """Whether every inode under ``root`` is one a watch there would see changed: its mount is of a
+        local filesystem, and nothing is mounted below it (a mount hides the inode a watch is on).
+        False when that cannot be told."""
+        try:
+            real = os.fsencode(os.path.realpath(root))
+            if self._fd is None or self._poll.poll(0):
+                self._decided = {}
+                self._text = self._read()
+        except OSError:
+            self._decided = {}
+            return False
+        if real not in self._decided:
+            self._decided[real] = _local(self._text, real)
+        return self._decided[real]
+
+    def _read(self) -> bytes:
+        if self._fd is None:
+            self._fd = os.open(self._path, os.O_RDONLY | os.O_CLOEXEC)
+            self._closer = weakref.finalize(self, os.close, self._fd)
+            self._poll.register(self._fd, select.POLLPRI | select.POLLERR)
+            self._poll.poll(0)  # what it would report now is read next
+        os.lseek(self._fd, 0, os.SEEK_SET)
+        chunks, size = [], 0
+        while size <= MAX_MOUNTINFO_BYTES and (chunk := os.read(self._fd, 64 * 1024)):
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        if self._closer is not None:
+            self._closer()
+
+
 def local_events(path: Path, mountinfo: Path = Path("/proc/self/mountinfo")) -> bool:
-    """Whether every inode under ``path`` is one a watch there would see changed: its mount is of a
-    local filesystem, and nothing is mounted below it (a mount hides the inode a watch is on). False
-    when that cannot be told."""
+    """``MountTable.local`` read once."""
+    table = MountTable(mountinfo)
     try:
-        with mountinfo.open("rb") as file:
-            text = file.read(MAX_MOUNTINFO_BYTES + 1)
-        real = os.fsencode(os.path.realpath(path))
-    except OSError:
-        return False
-    if len(text) > MAX_MOUNTINFO_BYTES:
+        return table.local(path)
+    finally:
+        table.close()
+
+
+def _local(text: bytes, real: bytes) -> bool:
+    if len(text) > MAX_MOUNTINFO_BYTES or not text:
         return False
     best, kind, below = b"", b"", False
     for line in text.splitlines():

@@ -60,7 +60,7 @@ from handoff_core.errors import ChangeNotFound, HandoffError
 from handoff_core.files.change_dir import locate_change
 from handoff_core.files.entries import read_entry, shown_name
 from handoff_core.files.paths import is_symlink, open_dir
-from handoff_core.files.watches import IN_CLOSE_WRITE, IN_IGNORED, IN_MODIFY, Event, Watches, local_events
+from handoff_core.files.watches import IN_CLOSE_WRITE, IN_IGNORED, IN_MODIFY, Event, MountTable, Watches
 from handoff_core.layout import SESSIONS
 from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.tree.claims import ClaimIndex, _restamp, _Seen, change_hold, judge, unreadable_because
@@ -94,7 +94,7 @@ class WatchedClaimIndex(ClaimIndex):
     def __init__(self, cap: int | None = None, max_events: int = 1 << 16, mountinfo: Path | None = None) -> None:
         super().__init__()
         self._cap, self._max_events = cap, max_events
-        self._mountinfo = mountinfo or Path("/proc/self/mountinfo")
+        self._mounts = MountTable(mountinfo or Path("/proc/self/mountinfo"))
         self._watches: Watches | None = None
         self._lock = threading.Lock()
         self.resets = 0  # times every watch was dropped (overflow, unknown watch)
@@ -135,7 +135,7 @@ class WatchedClaimIndex(ClaimIndex):
             return found
 
     def _watching(self, root: Path) -> Watches | None:
-        if not local_events(root, self._mountinfo):
+        if not self._mounts.local(root):
             self._reset(None)
             return None
         if self._watches is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 from contextlib import suppress
 from dataclasses import replace
@@ -321,3 +322,20 @@ def test_with_no_inotify_the_index_scans_as_a_fresh_process(store: Store, monkey
     (store.roots.task_dir(refs[0]) / "RELEASE.md").unlink()
     assert watched(store, index) == full_scan(store) != []
     assert index.judged == 0
+
+
+def test_a_mount_made_below_the_root_while_watching_turns_the_watches_off(store: Store) -> None:
+    index = WatchedClaimIndex()
+    refs = released_tasks(store, 2)
+    assert watched(store, index) == []
+    assert index._watches is not None
+    hidden = store.roots.task_dir(refs[0])
+    if subprocess.run(["mount", "-t", "tmpfs", "none", str(hidden)], capture_output=True, check=False).returncode:
+        pytest.skip("this process may not mount")
+    try:  # the RELEASE a watch is on is hidden: the task dir now shows an empty directory
+        assert watched(store, index) == full_scan(store)
+        assert index._watches is None
+    finally:
+        subprocess.run(["umount", str(hidden)], check=True, timeout=30)
+    assert watched(store, index) == full_scan(store) == []
+    assert index._watches is not None
