@@ -60,17 +60,15 @@ from handoff_core.errors import ChangeNotFound, HandoffError
 from handoff_core.files.change_dir import locate_change
 from handoff_core.files.entries import read_entry, shown_name
 from handoff_core.files.paths import is_symlink, open_dir
-from handoff_core.files.watches import IN_CLOSE_WRITE, IN_IGNORED, IN_MODIFY, Event, MountTable, Watches
+from handoff_core.files.watches import MountTable, Watches
 from handoff_core.layout import SESSIONS
 from handoff_core.services.rules.ownership import Claim
+from handoff_core.services.tree.claim_marks import Key, Marks
 from handoff_core.services.tree.claims import ClaimIndex, _restamp, _Seen, change_hold, judge, unreadable_because
 
 __all__ = ["WatchedClaimIndex"]
 
-Key = tuple[str, str, str]
-Target = tuple[str, tuple[str, ...]]  # ("task", key), ("round", (change, session)) or ("sessions", (change,))
 FORGET_AT_MOST = 4096  # more watches than this to drop at once: a new instance costs less than their IN_IGNOREDs
-_WRITTEN = IN_MODIFY | IN_CLOSE_WRITE
 
 
 @dataclass
@@ -95,30 +93,30 @@ class WatchedClaimIndex(ClaimIndex):
         super().__init__()
         self._cap, self._max_events = cap, max_events
         self._mounts = MountTable(mountinfo or Path("/proc/self/mountinfo"))
-        self._watches: Watches | None = None
         self._lock = threading.Lock()
         self.resets = 0  # times every watch was dropped (overflow, unknown watch)
         self.judged = 0  # tasks judged by reading their files
         self._written: dict[tuple[str, str], set[str]] = {}  # bytes changed after a judgement: stat-checked too
+        self._marks = Marks(None, self._written)
         self._forget_all()
+
+    @property
+    def watches(self) -> Watches | None:
+        """The inotify instance the claims rest on; None while they are stat-scanned."""
+        return self._marks.watches
 
     def _forget_all(self) -> None:
         self._changes: dict[str, _Change] = {}
-        self._targets: dict[int, set[Target]] = {}
         self._wds_of: dict[Key, tuple[int, ...]] = {}
-        self._retired: set[int] = set()
-        self._dirty: dict[str, dict[str, set[str] | None]] = {}  # change → round → tasks (None: all)
-        self._dirty_changes: set[str] = set()
 
     def restore(self, rows: object) -> None:
         """Nothing: a row was judged with no watch in place (see the module)."""
 
     def claims(self, root: Path, changes: list[str]) -> list[Claim]:
         with self._lock:
-            watches = self._watching(root)
-            if watches is not None:
-                self._take(watches.drain())
-            if self._watches is None:
+            if self._watching(root) and not self._marks.take():
+                self._renew()
+            if self._marks.watches is None:
                 return super().claims(root, changes)
             for gone in set(self._changes) - set(changes):
                 self._forget_change(gone)
@@ -134,13 +132,13 @@ class WatchedClaimIndex(ClaimIndex):
                     found.append(change_hold(change, unreadable_because(change, why)))
             return found
 
-    def _watching(self, root: Path) -> Watches | None:
+    def _watching(self, root: Path) -> bool:
         if not self._mounts.local(root):
             self._reset(None)
-            return None
-        if self._watches is None:
+            return False
+        if self._marks.watches is None:
             self._renew()
-        return self._watches
+        return self._marks.watches is not None
 
     def _renew(self) -> None:
         """Start again from a new inotify instance, or from none when none can be had (ENFILE, EMFILE,
@@ -153,74 +151,15 @@ class WatchedClaimIndex(ClaimIndex):
 
     def _reset(self, watches: Watches | None) -> None:
         """Drop every watch at once (a new instance) and everything they kept true."""
-        if self._watches is not None:
-            self._watches.close()
+        if self._marks.watches is not None:
+            self._marks.close()
             self.resets += 1
-        self._watches = watches
+        self._marks = Marks(watches, self._written)
         self._forget_all()
-
-    # -- events ------------------------------------------------------------------------------
-
-    def _take(self, events: list[Event] | None) -> None:
-        if events is None or not all(self._note(event) for event in events):
-            self._renew()
-
-    def _note(self, event: Event) -> bool:
-        """Mark what ``event`` may have changed; False for a watch this index does not know."""
-        targets = self._targets.get(event.wd)
-        if targets is None:
-            known = event.wd in self._retired  # dropped by this index: what it reported no longer counts
-            if event.mask & IN_IGNORED:
-                self._retired.discard(event.wd)
-            return known
-        gone = bool(event.mask & IN_IGNORED)
-        for kind, ident in targets:
-            if kind == "task":
-                change, session, task = ident
-                self._mark(change, session, task)
-                if event.mask & _WRITTEN:
-                    self._written.setdefault((change, session), set()).add(task)
-            elif kind == "round":
-                self._mark(ident[0], ident[1], event.name if event.name and not gone else None)
-            elif event.name and not gone:
-                self._mark(ident[0], event.name, None)
-            else:
-                self._dirty_changes.add(ident[0])
-        if gone:
-            del self._targets[event.wd]
-        return True
-
-    def _mark(self, change: str, session: str, task: str | None) -> None:
-        rounds = self._dirty.setdefault(change, {})
-        if task is None:
-            rounds[session] = None
-        elif (tasks := rounds.setdefault(session, set())) is not None:
-            tasks.add(task)
-
-    # -- watches -----------------------------------------------------------------------------
-
-    def _add(self, dir_fd: int, name: str, target: Target) -> int | None:
-        if self._watches is None:
-            return None  # renewal failed mid-scan: what this scan judges rests on no watch
-        wd = self._watches.add(dir_fd, name)
-        if wd is not None:
-            self._targets.setdefault(wd, set()).add(target)
-        return wd
-
-    def _release(self, wd: int, target: Target) -> None:
-        targets = self._targets.get(wd)
-        if targets is None:
-            return
-        targets.discard(target)
-        if not targets:
-            del self._targets[wd]
-            self._retired.add(wd)
-            if self._watches is not None:
-                self._watches.remove(wd)
 
     def _forget_task(self, key: Key, round_: _Round) -> None:
         for wd in self._wds_of.pop(key, ()):
-            self._release(wd, ("task", key))
+            self._marks.release(wd, ("task", key))
         task = key[2]
         round_.tasks.discard(task)
         round_.loose.discard(task)
@@ -235,11 +174,11 @@ class WatchedClaimIndex(ClaimIndex):
             self._forget_task((change, session, task), round_)
             self._seen.pop((change, session, task), None)
         if round_.wd is not None:
-            self._release(round_.wd, ("round", (change, session)))
+            self._marks.release(round_.wd, ("round", (change, session)))
 
     def _forget_change(self, change: str) -> None:
-        self._dirty.pop(change, None)
-        self._dirty_changes.discard(change)
+        self._marks.dirty.pop(change, None)
+        self._marks.dirty_changes.discard(change)
         state = self._changes.get(change)
         if state is None:
             return
@@ -248,7 +187,7 @@ class WatchedClaimIndex(ClaimIndex):
             return
         for session in list(state.rounds):
             self._forget_round(change, session)
-        self._release(state.wd, ("sessions", (change,)))
+        self._marks.release(state.wd, ("sessions", (change,)))
         del self._changes[change]
 
     # -- the scan ----------------------------------------------------------------------------
@@ -268,18 +207,18 @@ class WatchedClaimIndex(ClaimIndex):
             outer, inner = os.fstat(change_fd), os.fstat(sessions_fd)
             ident = (outer.st_dev, outer.st_ino, inner.st_dev, inner.st_ino)
             state = self._changes.get(change)
-            if state is None or state.ident != ident or change in self._dirty_changes:
+            if state is None or state.ident != ident or change in self._marks.dirty_changes:
                 self._forget_change(change)
-                if (wd := self._add(sessions_fd, "", ("sessions", (change,)))) is None:
+                if (wd := self._marks.add(sessions_fd, "", ("sessions", (change,)))) is None:
                     return self._sessions_claims(sessions_fd, change, now)  # as a fresh scan, each time
                 state = self._changes[change] = _Change(ident, wd)
                 todo: dict[str, set[str] | None] = dict.fromkeys(os.listdir(sessions_fd))  # listed once watched
             else:
-                todo = self._dirty.pop(change, {})
+                todo = self._marks.dirty.pop(change, {})
                 checked = {s for s, r in state.rounds.items() if r.wd is None or r.loose}
                 for session in checked | {s for c, s in self._written if c == change}:
                     todo.setdefault(session, set())
-            self._dirty.pop(change, None)
+            self._marks.dirty.pop(change, None)
             found = []
             for session, tasks in todo.items():
                 found += self._visit_round(sessions_fd, state, change, session, tasks, now)
@@ -307,7 +246,7 @@ class WatchedClaimIndex(ClaimIndex):
             round_ = state.rounds.get(session)
             if dirty is None or round_ is None or round_.wd is None:
                 self._forget_round(change, session)
-                round_ = state.rounds[session] = _Round(self._add(round_fd, "", ("round", (change, session))))
+                round_ = state.rounds[session] = _Round(self._marks.add(round_fd, "", ("round", (change, session))))
                 if round_.wd is None:
                     return self._round_claims(round_fd, change, session, now)  # as a fresh scan, each time
                 dirty = set(os.listdir(round_fd))  # listed once watched
@@ -346,11 +285,11 @@ class WatchedClaimIndex(ClaimIndex):
         read: dict[str, int | None] = {}
 
         def watched_read(fd: int, name: str) -> Entry:
-            read[name] = self._add(fd, name, ("task", key))
+            read[name] = self._marks.add(fd, name, ("task", key))
             return read_entry(fd, name)
 
         try:
-            directory = self._add(task_fd, "", ("task", key))
+            directory = self._marks.add(task_fd, "", ("task", key))
             judged = judge(task_fd, Ref(change, session, shown_name(task)), os.listdir(task_fd), watched_read)
         finally:
             os.close(task_fd)
@@ -373,7 +312,7 @@ class WatchedClaimIndex(ClaimIndex):
         kept = tuple(wd for wd in needed if wd is not None)
         for wd in {directory, *read.values()} - set(kept):
             if wd is not None:
-                self._release(wd, ("task", key))
+                self._marks.release(wd, ("task", key))
         self._wds_of[key] = kept
         if len(kept) < len(needed):
             round_.loose.add(task)  # a watch it rests on could not be had: stat-scanned each time

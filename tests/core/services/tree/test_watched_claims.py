@@ -60,8 +60,8 @@ class Tree(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         self.index.claims(self.store.roots.state_root, [])  # drops every watch it holds
-        if self.index._watches is not None:
-            self.index._watches.close()
+        if self.index.watches is not None:
+            self.index.watches.close()
         for path in self.home.rglob("*"):
             if not path.is_symlink():
                 path.chmod(0o755)
@@ -268,8 +268,8 @@ def test_past_its_watch_cap_the_index_stat_checks_what_it_could_not_watch(store:
     refs = released_tasks(store, 6)
     index = WatchedClaimIndex(cap=4)  # the sessions and round directories, and a task or two
     watched(store, index)
-    assert index._watches is not None
-    assert len(index._watches.live) <= 4
+    assert index.watches is not None
+    assert len(index.watches.live) <= 4
     loose = [task for change in index._changes.values() for r in change.rounds.values() for task in r.loose]
     assert len(loose) >= len(refs) - 2
     for ref in refs:
@@ -298,7 +298,7 @@ def test_where_a_watch_may_miss_a_writer_the_index_scans_as_a_fresh_process(
     assert watched(store, index) == full_scan(store) == []
     (store.roots.task_dir(refs[1]) / "RELEASE.md").unlink()
     assert watched(store, index) == full_scan(store) != []
-    assert index._watches is None
+    assert index.watches is None
 
 
 def test_a_mount_point_with_a_space_is_read_as_the_kernel_escapes_it(tmp_path: Path) -> None:
@@ -328,14 +328,14 @@ def test_a_mount_made_below_the_root_while_watching_turns_the_watches_off(store:
     index = WatchedClaimIndex()
     refs = released_tasks(store, 2)
     assert watched(store, index) == []
-    assert index._watches is not None
+    assert index.watches is not None
     hidden = store.roots.task_dir(refs[0])
     if subprocess.run(["mount", "-t", "tmpfs", "none", str(hidden)], capture_output=True, check=False).returncode:
         pytest.skip("this process may not mount")
     try:  # the RELEASE a watch is on is hidden: the task dir now shows an empty directory
         assert watched(store, index) == full_scan(store)
-        assert index._watches is None
+        assert index.watches is None
     finally:
         subprocess.run(["umount", str(hidden)], check=True, timeout=30)
     assert watched(store, index) == full_scan(store) == []
-    assert index._watches is not None
+    assert index.watches is not None
