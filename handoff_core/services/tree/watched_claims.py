@@ -17,9 +17,13 @@ Why that is as sound as the stat, and sounder:
   open claim (and a reader's), its TASK, each REPORT/RELEASE present that does not close it, and
   the task directory itself (a closing file made, linked or renamed into it). A task directory
   with no TASK.md yet is watched until one appears.
-- Each watch is added BEFORE its inode is read, through the handle or the name the read then uses
+- Each file's watch is added BEFORE it is read, through the name the read then uses
   (``/proc/self/fd/<dir>/<name>``, the last component never followed): a file swapped in between
-  leaves an event on the watched one, and the task is judged again at the next scan.
+  leaves an event on the watched one, and the task is judged again at the next scan. An open
+  claim's directory is watched through its handle once judged, then listed again: a TASK, REPORT
+  or RELEASE that came or went since the first listing has the task judged again at the next scan.
+  (Watching every directory first and dropping the watch of each task found closed would flood the
+  queue with one ``IN_IGNORED`` per task.)
 - A round directory is watched for its entries (a task made, removed, renamed, replaced by a
   symlink, or chmodded: the child's name comes with the event), and the sessions directory for its
   rounds. The change directory and its sessions directory are opened by name each scan and
@@ -64,10 +68,19 @@ from handoff_core.files.watches import MountTable, Watches
 from handoff_core.layout import SESSIONS
 from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.tree.claim_marks import Key, Marks
-from handoff_core.services.tree.claims import ClaimIndex, _restamp, _Seen, change_hold, judge, unreadable_because
+from handoff_core.services.tree.claims import (
+    _FILES,
+    ClaimIndex,
+    _restamp,
+    _Seen,
+    change_hold,
+    judge,
+    unreadable_because,
+)
 
 __all__ = ["WatchedClaimIndex"]
 
+_JUDGED = frozenset(_FILES)
 FORGET_AT_MOST = 4096  # more watches than this to drop at once: a new instance costs less than their IN_IGNOREDs
 
 
@@ -288,9 +301,16 @@ class WatchedClaimIndex(ClaimIndex):
             read[name] = self._marks.add(fd, name, ("task", key))
             return read_entry(fd, name)
 
+        directory = None
         try:
-            directory = self._marks.add(task_fd, "", ("task", key))
-            judged = judge(task_fd, Ref(change, session, shown_name(task)), os.listdir(task_fd), watched_read)
+            names = os.listdir(task_fd)
+            judged = judge(task_fd, Ref(change, session, shown_name(task)), names, watched_read)
+            if judged is None or judged.claim is not None:
+                # A file made in the directory can end this claim (or start one): the directory is
+                # watched, then listed again; a file that came or went in between is judged next scan.
+                directory = self._marks.add(task_fd, "", ("task", key))
+                if _JUDGED.intersection(os.listdir(task_fd)) != _JUDGED.intersection(names):
+                    self._marks.mark(change, session, task)
         finally:
             os.close(task_fd)
         self.judged += 1

@@ -339,3 +339,11 @@ def test_a_mount_made_below_the_root_while_watching_turns_the_watches_off(store:
         subprocess.run(["umount", str(hidden)], check=True, timeout=30)
     assert watched(store, index) == full_scan(store) == []
     assert index.watches is not None
+
+
+def test_judging_many_ended_claims_leaves_no_flood_of_events_behind(store: Store) -> None:
+    refs = released_tasks(store, 40)
+    index = WatchedClaimIndex(max_events=20)  # a drain of more than 20 events counts as an overflow
+    assert watched(store, index) == []
+    assert watched(store, index) == []
+    assert (index.resets, index.judged) == (0, len(refs))  # one watch each, none set and dropped
