@@ -197,7 +197,7 @@ def test_background_judging_waits_while_an_answer_is_being_made(store: Store) ->
     first = queries.status(glancing=True)
     with queries.answering():  # an answer in the making, from the first call on
         queries.judge_later(first, None, None)
-        assert not queries.wait_judged(timeout=0.5)  # it judged at most one paced step, then waited
+        assert not queries.wait_judged(timeout=0.5)  # not started while an answer is being made
         again = queries.status(glancing=True)  # asked again meanwhile: the lean walk, as the first
     assert [t.ref for t in again] == [t.ref for t in first]
     assert sum(not t.judged for t in again) == sum(not t.judged for t in first) > 0
