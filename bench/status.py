@@ -73,8 +73,10 @@ async def warm_answers(state_root: Path, rounds: int = 7) -> dict[str, Any]:
     """Warm answers alternated with both floors, once the server has judged all it glanced at."""
     server = build_server(_settings(state_root, ""))
     deadline = time.monotonic() + JUDGED_WITHIN
-    while (await _call(server))[1]["unjudged"] and time.monotonic() < deadline:
-        await asyncio.sleep(0.5)  # the server judges on a thread of its own meanwhile
+    seconds, answer, _ = await _call(server)
+    while answer["unjudged"] and time.monotonic() < deadline:
+        await asyncio.sleep(max(0.5, 4 * seconds))  # the server judges on a thread of its own, between answers
+        seconds, answer, _ = await _call(server)
     times: dict[str, list[float]] = {"seconds": [], "bare": [], "read": []}
     for _ in range(rounds):  # alternated, so drift on the shared disk touches all alike
         times["bare"].append(timed(lambda: bare_walk(state_root)))
@@ -122,12 +124,18 @@ def over_stdio(state_root: Path, cache_dir: str, rounds: int = 7) -> dict[str, A
             server.stdin.write("".join(json.dumps(m) + "\n" for m in HANDSHAKE).encode())
             server.stdin.flush()
             _answered(server, 2)  # started and listed: what follows times the answers alone
+            # This machine pages out file pages left idle a few seconds (DAMON): read every file just
+            # before, as the floor's round did, so that call 1 and the floor start from the same cache.
+            read_walk(state_root)
             first = [_ask(server, 10 + index) for index in range(3)]
             deadline = time.monotonic() + JUDGED_WITHIN
-            ident = 20
-            while _ask(server, ident)[1]["unjudged"] and time.monotonic() < deadline:
+            ident, (seconds, answer, _) = 20, first[-1]
+            while answer["unjudged"] and time.monotonic() < deadline:
+                # The server judges on a thread of its own meanwhile, and waits while it answers: asked
+                # again at once, it would judge little between answers.
+                time.sleep(max(0.5, 4 * seconds))
                 ident += 1
-                time.sleep(0.5)  # the server judges on a thread of its own meanwhile
+                seconds, answer, _ = _ask(server, ident)
             times: dict[str, list[float]] = {"warm": [], "read": []}
             for index in range(rounds):
                 times["read"].append(timed(lambda: read_walk(state_root)))
@@ -169,15 +177,17 @@ def _stdio(state_root: Path, repeats: int, cache_dir: str = "") -> dict[str, Any
     """Fresh stdio servers, each beside a read walk in a fresh process of the same round."""
     runs: dict[str, list[dict[str, Any]]] = {"answer": [], "read": []}
     for _ in range(repeats):
+        read_walk(state_root)  # every file in the page cache just before the floor (and before call 1, below)
         runs["read"] += child_runs("bench.status", [str(state_root), "read"], 1)
         runs["answer"] += child_runs("bench.status", [str(state_root), "stdio", cache_dir], 1, timeout=3600)
     read = [r["seconds"] for r in runs["read"]]
     last = runs["answer"][-1]
+    calls = [statistics.median(r["calls"][index] for r in runs["answer"]) for index in range(3)]
     return {
         "read_seconds": round(statistics.median(read), 4),
         **{
             f"call{index + 1}": {
-                "seconds": round(statistics.median(r["calls"][index] for r in runs["answer"]), 4),
+                "seconds": round(calls[index], 4),
                 "read_ratio": paired([r["calls"][index] for r in runs["answer"]], read),
             }
             for index in range(3)

@@ -20,7 +20,7 @@ optional because they are not ``required``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError, UnexpectedToolError
@@ -97,12 +97,16 @@ class HandoffTool(Tool):
     # The text block of a tool whose answer is large: a short summary, the answer itself only once, in
     # structuredContent. None: the SDK's text (the structured answer serialised again).
     summary: Callable[[dict[str, Any]], str] | None = Field(default=None, exclude=True)
+    # Held around the body, the result's checks and its summary: what yields to an answer being made
+    # (``Queries.answering``) waits for all of it, not for the body alone.
+    answering: Callable[[], AbstractContextManager[None]] | None = Field(default=None, exclude=True)
 
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
-        with tool_errors(self.name):
-            check_scope(self.name, self.parameters.get("properties", {}), arguments)  # before any tool body
-            result = await super().run(arguments, context, convert_result)
-        return _summarised(result, self.summary)
+        with self.answering() if self.answering is not None else nullcontext():
+            with tool_errors(self.name):
+                check_scope(self.name, self.parameters.get("properties", {}), arguments)  # before any tool body
+                result = await super().run(arguments, context, convert_result)
+            return _summarised(result, self.summary)
 
 
 def _summarised(result: Any, summary: Callable[[dict[str, Any]], str] | None) -> Any:
@@ -133,11 +137,14 @@ def untitled(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def tool(
-    fn: Callable[..., Any], annotations: ToolAnnotations, summary: Callable[[dict[str, Any]], str] | None = None
+    fn: Callable[..., Any],
+    annotations: ToolAnnotations,
+    summary: Callable[[dict[str, Any]], str] | None = None,
+    answering: Callable[[], AbstractContextManager[None]] | None = None,
 ) -> Tool:
     built = HandoffTool.from_function(fn, annotations=annotations)
     assert isinstance(built, HandoffTool)  # from_function builds the class it is called on
-    built.summary = summary
+    built.summary, built.answering = summary, answering
     untitled(built.parameters)
     if built.output_schema is not None:
         untitled(built.output_schema)

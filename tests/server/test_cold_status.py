@@ -3,6 +3,7 @@ has not yet judged, falling to 0 as its server judges them after the answer."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +16,9 @@ from bench.trees import generate
 from handoff_core.services.tree.verdicts import Verdicts
 from handoff_core.services.writing.store import Store
 from server.config import Settings
+from server.mcp import summaries
 from server.mcp.app import build_server
+from server.mcp.tools import shared
 from tests.server.test_tools import call
 
 pytestmark = pytest.mark.anyio
@@ -44,3 +47,32 @@ async def test_a_cold_answer_says_how_many_tasks_it_has_not_judged_until_none_ar
     assert seen == sorted(seen, reverse=True)
     assert (last["counts"], last["next_cursor"]) == (first["counts"], first["next_cursor"])
     assert [t["ref"] for t in last["tasks"]] == [t["ref"] for t in first["tasks"]]
+
+
+async def test_the_background_judging_begins_only_once_the_answer_is_made(
+    state_root: Path, settings_for: Callable[[str], Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    generate(state_root, 300)
+    monkeypatch.setattr(Verdicts.__init__, "__defaults__", (0.0,))  # the new server's files count as settled
+    judging = threading.Event()
+    judge = Verdicts.judge
+
+    def judged_where(self: Verdicts, *args: object, **kwargs: object) -> object:
+        if threading.current_thread().name == "handoff-judge":
+            judging.set()
+        return judge(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    order: list[str] = []
+
+    def summary(answer: dict[str, object]) -> str:
+        # The last step of making the answer: the judging must not have begun, however long it lasts.
+        order.append("judging began during the answer" if judging.wait(0.5) else "answer made")
+        return summaries.status_summary(answer)
+
+    monkeypatch.setattr(Verdicts, "judge", judged_where)
+    monkeypatch.setattr(shared, "status_summary", summary)
+    async with Client(build_server(settings_for("lead")), mode="legacy") as lead:
+        first = await call(lead, "handoff_status", view="all")
+        assert first["unjudged"] > 0
+        assert await anyio.to_thread.run_sync(judging.wait, 60)  # bounded: then it judges
+    assert order == ["answer made"]

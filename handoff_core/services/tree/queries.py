@@ -93,6 +93,7 @@ class Queries:
         self._restored: set[Section] = set()
         self._arrivals = Arrivals(roots.state_root)
         self._judging: threading.Thread | None = None  # judging what a glancing walk left (``status``)
+        self._pending: threading.Thread | None = None  # that judging, until no answer is being made
         self._judging_lock = threading.Lock()
         self._answers = 0  # answers being made now: background judging waits for them (``_yield_to_answers``)
         self._answers_changed = threading.Condition()
@@ -235,14 +236,17 @@ class Queries:
             with self._answers_changed:
                 self._answers -= 1
                 self._answers_changed.notify_all()
+            self._start_pending()
 
     def _yield_to_answers(self) -> None:
         with self._answers_changed:
             self._answers_changed.wait_for(lambda: self._answers == 0, timeout=YIELD_SECONDS)
 
     def _judging_elsewhere(self) -> bool:
-        """Whether a background judging runs now, on another thread than this one."""
+        """Whether a background judging runs (or waits to start) now, on another thread than this one."""
         judging = self._judging
+        if self._pending is not None:
+            return True
         return judging is not None and judging.is_alive() and judging is not threading.current_thread()
 
     def _walk(
@@ -269,16 +273,27 @@ class Queries:
 
     def judge_later(self, tasks: list[TaskStatus], change: str | None, session: str | None) -> None:
         """Judge in full, on one thread at a time, what a glancing walk of ``change`` (and
-        ``session``) left unjudged in ``tasks``. Called once the answer is made: the judging then
-        takes no time from it."""
+        ``session``) left unjudged in ``tasks``. The thread starts once no answer is being made
+        (``answering``): called from within an answer, it takes no time from that answer's
+        making, its checks or its serialising."""
         if all(status.judged for status in tasks):
             return
-        with self._judging_lock:
-            if self._judging is not None and self._judging.is_alive():
+        with self._judging_lock, self._answers_changed:
+            if self._judging_elsewhere() or self._pending is not None:
                 return
             judge = partial(self._judge_rest, change, session)
-            self._judging = threading.Thread(target=judge, name="handoff-judge", daemon=True)
+            self._pending = threading.Thread(target=judge, name="handoff-judge", daemon=True)
+        self._start_pending()
+
+    def _start_pending(self) -> None:
+        """Start the judging ``judge_later`` left pending, unless an answer is being made (the last one
+        to end starts it)."""
+        with self._answers_changed:
+            if self._answers or self._pending is None:
+                return
+            self._judging, self._pending = self._pending, None
             self._judging.start()
+            self._answers_changed.notify_all()
 
     def _judge_rest(self, change: str | None, session: str | None) -> None:
         try:
@@ -287,12 +302,15 @@ class Queries:
             logger.warning("judging %s in the background stopped: %s", change or "the active changes", exc)
 
     def wait_judged(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds for the judging a glancing walk started; whether it is done."""
-        with self._judging_lock:
-            judging = self._judging
+        """Wait up to ``timeout`` seconds for the judging a glancing walk started (or left pending until
+        the answers being made end); whether it is done."""
+        deadline = time.monotonic() + timeout
+        with self._answers_changed:
+            self._answers_changed.wait_for(lambda: self._pending is None, timeout)
+            judging, pending = self._judging, self._pending
         if judging is not None:
-            judging.join(timeout)
-        return judging is None or not judging.is_alive()
+            judging.join(max(0.0, deadline - time.monotonic()))
+        return pending is None and (judging is None or not judging.is_alive())
 
     def _named(self, change: str | None) -> list[str]:
         return [check_change(change)] if change else self.changes()

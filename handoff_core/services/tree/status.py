@@ -38,6 +38,7 @@ __all__ = [
     "task_kind_and_scope",
     "task_status",
     "with_writers_since",
+    "written_kind",
 ]
 
 _INACTIVE = "dispatch requires an active change"
@@ -240,8 +241,33 @@ def glance_sighted(change: str, session: str, task: str, seen: Sighting) -> Task
     if not _plain_round(change, session) or task_number(task) is None:
         return None
     ref = Ref(change, session, task)
-    kind = _glance_kind(ref, seen.task)
+    kind = written_kind(change, session, task, seen.task) or _glance_kind(ref, seen.task)
     return None if kind is None else _glanced(ref, kind, seen)
+
+
+_KIND_LINES = {f'kind: "{kind}"\n'.encode(): kind for kind in KINDS}
+
+
+def written_kind(change: str, session: str, task: str, data: bytes) -> Kind | None:
+    """``_glance_kind`` of a TASK of valid ids whose frontmatter is, byte for byte, as the server
+    writes it for this task without a ticket; None: ask ``_glance_kind``. A cold status reads
+    thousands of these: a few byte comparisons and one decode each, no regex and no mapping."""
+    head = f'---\nschema_version: 1\nsession: "{session}"\ntask: "{task}"\n'.encode()
+    if not data.startswith(head):
+        return None
+    start = len(head)
+    end = data.find(b"\n", start) + 1
+    kind = _KIND_LINES.get(data[start:end])
+    change_line = f'change: "{change}"\n'.encode()
+    if data.startswith(change_line, end):
+        end += len(change_line)
+    if kind is None or not data.startswith(b"---\n", end):
+        return None
+    try:
+        data.decode("utf-8")  # a TASK that is not UTF-8 has no kind a glance can read
+    except UnicodeDecodeError:
+        return None
+    return kind
 
 
 def _glanced(ref: Ref, kind: Kind, seen: Sighting) -> TaskStatus | None:

@@ -151,7 +151,7 @@ def tools(services: Services) -> list[Tool]:
         tool(write_report, WRITE_ONCE),
         tool(read_task, READ_ONLY),
         tool(validate_handoff, READ_ONLY),
-        tool(handoff_status, READ_ONLY, summary=status_summary),
+        tool(handoff_status, READ_ONLY, summary=status_summary, answering=queries.answering),
     ]
 
 

@@ -14,9 +14,12 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import event, given
+from hypothesis import strategies as st
 
+from handoff_core.contract.ids import Ref
 from handoff_core.services.tree.queries import Queries
-from handoff_core.services.tree.status import TaskStatus, glance, task_status
+from handoff_core.services.tree.status import TaskStatus, _glance_kind, glance, task_status, written_kind
 from handoff_core.services.tree.status_page import StatusPage, page_status
 from handoff_core.services.tree.verdicts import Verdicts
 from handoff_core.services.writing.store import Store
@@ -194,7 +197,7 @@ def test_background_judging_waits_while_an_answer_is_being_made(store: Store) ->
     first = queries.status(glancing=True)
     with queries.answering():  # an answer in the making, from the first call on
         queries.judge_later(first, None, None)
-        assert not queries.wait_judged(timeout=0.5)  # it judged at most one paced step, then waited
+        assert not queries.wait_judged(timeout=0.5)  # not started while an answer is being made
         again = queries.status(glancing=True)  # asked again meanwhile: the lean walk, as the first
     assert [t.ref for t in again] == [t.ref for t in first]
     assert sum(not t.judged for t in again) == sum(not t.judged for t in first) > 0
@@ -235,3 +238,65 @@ def test_a_cold_walk_reads_every_task_as_a_glance_at_its_full_snapshot_does(stor
     for status in glanced:
         snapshot = store.queries.snapshot(status.ref)
         assert status == (glance(status.ref, snapshot) or task_status(status.ref, snapshot)), status.ref
+
+
+def test_a_task_as_the_server_writes_it_is_read_by_its_bytes(store: Store) -> None:
+    for spec, kind in ((review("bytes"), "review"), (implementation("implement-bytes"), "implementation")):
+        ref = store.create_task(spec).ref
+        data = (store.roots.task_dir(ref) / "TASK.md").read_bytes()
+        assert written_kind(ref.change, ref.session, ref.task, data) == kind == _glance_kind(ref, data)
+
+
+ROUND, TASK = "20261130T000000Z", "001-bench-0"
+_LINES = [
+    "schema_version: 1",
+    "schema_version: 2",
+    f'session: "{ROUND}"',
+    'session: "20261130T000001Z"',
+    f'task: "{TASK}"',
+    'task: "002-bench-0"',
+    'kind: "review"',
+    'kind: "implementation"',
+    'kind: "reviews"',
+    "kind: review",
+    f'change: "{CHANGE}"',
+    'change: "2026-11-30-other"',
+    'ticket: "T-1"',
+    'kind: "review" ',
+    "",
+    "---",
+]
+_WRITTEN = _LINES[0], _LINES[2], _LINES[4], _LINES[6], _LINES[10]
+
+
+@st.composite
+def frontmatter_lines(draw: st.DrawFn) -> list[str]:
+    """The lines the server writes (with or without the change), then a few lines replaced, put in or left out."""
+    lines = list(_WRITTEN[: draw(st.sampled_from([4, 5]))])
+    for _ in range(draw(st.integers(0, 2))):
+        at = draw(st.integers(0, len(lines)))
+        line = draw(st.sampled_from(_LINES))
+        edit = draw(st.sampled_from(["replace", "insert", "drop"]))
+        if edit == "insert" or at == len(lines):
+            lines.insert(at, line)
+        elif edit == "replace":
+            lines[at] = line
+        else:
+            del lines[at]
+    return lines
+
+
+@given(
+    frontmatter_lines(),
+    st.sampled_from(["---\n", "---\n", "\ufeff---\n", "---\r\n", ""]),
+    st.sampled_from(["---\n", "---\n", "---\r\n", "--\n", ""]),
+    st.one_of(st.just(b"\n# body \xe4\xbb\xbb\n"), st.binary(max_size=12)),
+)
+def test_a_task_read_by_its_bytes_has_the_kind_its_frontmatter_gives(
+    lines: list[str], opening: str, closing: str, body: bytes
+) -> None:
+    """``written_kind`` answers only where ``_glance_kind`` gives that same kind."""
+    data = (opening + "".join(f"{line}\n" for line in lines) + closing).encode() + body
+    written = written_kind(CHANGE, ROUND, TASK, data)
+    event("read by its bytes" if written is not None else "asks the frontmatter reader")
+    assert written is None or written == _glance_kind(Ref(CHANGE, ROUND, TASK), data)
