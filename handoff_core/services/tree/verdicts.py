@@ -9,48 +9,90 @@ stray changes the names, and with them the directory's mtime and ctime, which is
 directory is probed by stat calls alone (no open, no listing: ``reader``).
 What a probe cannot tell apart is a second same-size write inside one timestamp tick of the first:
 so a verdict is kept only when every ctime it saw is ``settle`` older than the walk (the way git
-treats a "racily clean" index entry). A fresh process may start from the verdicts an earlier one
-kept on disk (``disk_cache``): they are held on the same terms, each used only for its own probe.
+treats a "racily clean" index entry).
+
+Why a held verdict is small. A server holds one per task for as long as it runs, so each is one
+tuple keyed by its status's own ``Ref``, and what many tasks say alike is held once (``Shared``):
+the entry names of a directory, a scope, a kind and a report's status word. The probe is kept exact (its
+packed stamps), never a digest of it: equal is equal, with no odds to argue.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
-from typing import NamedTuple
+from dataclasses import replace
+from typing import NamedTuple, cast
 
 from handoff_core.contract.anchor import TaskAnchor
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.ids import Ref
+from handoff_core.contract.scope import Scope
 from handoff_core.contract.snapshot import Probe, TaskSnapshot, probe_ctimes
+from handoff_core.layout import Kind
 from handoff_core.services.tree.status import TaskStatus, glance, task_status
 
-__all__ = ["SETTLE_SECONDS", "Verdicts"]
+__all__ = ["SETTLE_SECONDS", "Held", "Shared", "Verdicts"]
 
 SETTLE_SECONDS = 2.0  # above any file system's timestamp granularity (FAT: 2 s; ext4, xfs: one clock tick)
 
 _Place = tuple[str, str, str]
-_Key = tuple[ChangeFacts, int, Probe]
 
 
-class _Held(NamedTuple):
-    key: _Key
+class Held(NamedTuple):
+    """One held verdict: what it is keyed on (the change's facts, the round's count of entries with the
+    task's number, the packed stamps and the entry names of the probe) and the status judged."""
+
+    change: ChangeFacts
+    same: int
+    stamps: bytes
+    names: tuple[str, ...]
     status: TaskStatus
+
+    def matches(self, facts: ChangeFacts | None, same: int, probe: Probe | None) -> bool:
+        if probe is None:
+            return False
+        return self.stamps == probe[0] and self.names == probe[1] and self.same == same and self.change == facts
+
+
+class Shared:
+    """Values many held verdicts say alike, each held once: a table of the first equal one seen.
+
+    It only grows with what differs (entry-name sets, scopes, status words), never with the tasks.
+    """
+
+    def __init__(self) -> None:
+        self._names: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._scopes: dict[Scope, Scope] = {}
+
+    def names(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        return self._names.setdefault(names, names)
+
+    def status(self, status: TaskStatus) -> TaskStatus:
+        """``status`` with its scope and words shared with equal ones held before (an equal status)."""
+        scope = status.scope if status.scope is None else self._scopes.setdefault(status.scope, status.scope)
+        kind = cast("Kind | None", status.kind and sys.intern(status.kind))
+        word = status.report_status and sys.intern(status.report_status)
+        if scope is status.scope and kind is status.kind and word is status.report_status:
+            return status
+        return replace(status, scope=scope, kind=kind, report_status=word)
 
 
 class Verdicts:
     def __init__(self, settle_seconds: float = SETTLE_SECONDS) -> None:
         self.settle_ns = int(settle_seconds * 1e9)
-        self._held: dict[_Place, _Held] = {}
+        self._held: dict[_Place, Held] = {}  # keyed by each status's ``Ref`` (a tuple, equal to its place)
+        self._shared = Shared()
 
     def names(self, change: str, session: str, task: str) -> tuple[str, ...] | None:
         """The entry names of a task directory as judged, when a verdict on it is held."""
         held = self._held.get((change, session, task))
-        return None if held is None else held.key[2][1]
+        return None if held is None else held.names
 
     def holds(self, facts: ChangeFacts, session: str, task: str, same: int, probe: Probe) -> bool:
         """Whether a verdict is held for exactly this probe (called by the reader, per task)."""
         held = self._held.get((facts.change, session, task))
-        return held is not None and held.key[1:] == (same, probe) and held.key[0] == facts
+        return held is not None and held.matches(facts, same, probe)
 
     def judge(
         self,
@@ -67,17 +109,20 @@ class Verdicts:
         decides is glanced instead (``status.glance``), and nothing is held for it."""
         if snapshot.reused:
             held = self._held.get(place)
-            if held is not None and held.key == (snapshot.change, snapshot.same_number, snapshot.probe):
+            if held is not None and held.matches(snapshot.change, snapshot.same_number, snapshot.probe):
                 return held.status
             snapshot = reread(Ref(*place))  # another walk replaced the verdict after this one's probe
-        settled = snapshot.probe is not None and self._settled(snapshot.probe, began_ns)
+        probe = snapshot.probe
+        settled = probe is not None and self._settled(probe, began_ns)
         # Unsettled files are judged at once: a verdict on them is not held, so a later walk could
         # never take a glance's place with one.
         if glancing and settled and (glanced := glance(Ref(*place), snapshot)) is not None:
             return glanced
         status = task_status(Ref(*place), snapshot, anchor)
-        if settled and snapshot.probe is not None and snapshot.change is not None:
-            self._held[place] = _Held((snapshot.change, snapshot.same_number, snapshot.probe), status)
+        if settled and probe is not None and snapshot.change is not None:
+            status = self._shared.status(status)
+            names = self._shared.names(probe[1])
+            self._held[status.ref] = Held(snapshot.change, snapshot.same_number, probe[0], names, status)
         return status
 
     def _settled(self, probe: Probe, began_ns: int) -> bool:
