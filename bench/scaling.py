@@ -1,7 +1,6 @@
 """How status, dispatch and whole-tree validation grow with the tree: time and peak RSS.
 
-``status`` is a fresh process's first answer with no disk cache (cold); ``status_cached`` a fresh
-process that finds the disk cache an earlier one left; ``status_warm`` a server that has answered
+``status`` is a fresh process's first answer (cold); ``status_warm`` a server that has answered
 once, alternated in one process with the floor: a bare walk (open, list, lstat) of the same tree.
 ``dispatch`` is ``bench.dispatch`` on the same tree.
 """
