@@ -235,3 +235,15 @@ def test_a_cold_walk_reads_every_task_as_a_glance_at_its_full_snapshot_does(stor
     for status in glanced:
         snapshot = store.queries.snapshot(status.ref)
         assert status == (glance(status.ref, snapshot) or task_status(status.ref, snapshot)), status.ref
+
+
+def test_glances_share_one_string_per_kind_and_report_word(store: Store) -> None:
+    """A cold answer holds a glance per task while the server judges: equal words are one object."""
+    session = store.create_task(review("first")).ref.session
+    for index in range(2):
+        reply(store, "completed", index, session)
+    glanced = [t for t in cold(store).status(glancing=True) if not t.judged and t.report_status]
+    assert len(glanced) == 2
+    first, second = glanced
+    assert first.kind is second.kind
+    assert first.report_status is second.report_status
