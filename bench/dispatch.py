@@ -3,7 +3,7 @@
 Both kinds of dispatch are measured: a review never reads the claims, an implementation task reads
 them all, one stat per task of every active change (the files are the only record, so a REPORT
 deleted by hand must bring its claim back at the next dispatch). ``first``: a fresh process's first
-dispatch into a tree (with the disk cache an earlier process left, and without one). ``steady``:
+dispatch into a tree. ``steady``:
 later dispatches, alternated one by one between the tree, an empty tree and two floors: the
 durable-create loop (temp file, fsync, link, unlink, directory fsync) of one file, under any
 dispatch; and one bare stat per task of the tree's active changes, under any answer derived from
@@ -85,13 +85,13 @@ def stat_each_task(state_root: Path) -> int:
     return found
 
 
-def first_child(state_root: Path, cache_dir: str, kind: str) -> None:
-    store = Store(state_root, cache_dir=Path(cache_dir) if cache_dir != "off" else None)
+def first_child(state_root: Path, kind: str) -> None:
+    store = Store(state_root)
     print(json.dumps({"seconds": dispatch(store, kind, 0, None)[0]}))
 
 
-def steady_child(state_root: Path, empty_root: Path, cache_dir: str, calls: int) -> None:
-    stores = {"tree": Store(state_root, cache_dir=Path(cache_dir)), "empty": Store(empty_root)}
+def steady_child(state_root: Path, empty_root: Path, calls: int) -> None:
+    stores = {"tree": Store(state_root), "empty": Store(empty_root)}
     for store in stores.values():
         store.queries.watch_claims()  # as a server does: the kernel reports what changed between dispatches
     first: dict[str, float] = {}  # a server's first implementation dispatch: every task read, every watch set
@@ -144,18 +144,16 @@ def _run_child(args: list[str], state_root: Path) -> dict[str, Any]:
         shutil.rmtree(state_root / "specdev" / "changes" / DISPATCH)
 
 
-def run(state_root: Path, work: Path, cache_dir: Path, repeats: int, calls: int) -> dict[str, object]:
-    """First dispatch of each kind and steady dispatch p50, in ms. A review reads nothing the disk
-    cache holds, so only the implementation task is measured with and without it."""
+def run(state_root: Path, work: Path, repeats: int, calls: int) -> dict[str, object]:
+    """First dispatch of each kind and steady dispatch p50, in ms."""
     empty = work / "empty-tree"
     first: dict[str, list[float]] = {}
-    runs = (("review", "off"), ("implementation_cached", str(cache_dir)), ("implementation_uncached", "off"))
     for _ in range(repeats):
-        for name, cache in runs:
-            seconds = _run_child(["first", str(state_root), cache, name.split("_")[0]], state_root)["seconds"]
+        for name in ("review", "implementation"):
+            seconds = _run_child(["first", str(state_root), name], state_root)["seconds"]
             first.setdefault(name, []).append(seconds)
-    steady = _steady(state_root, empty, cache_dir, calls)
-    archived = _archived_steady(state_root, empty, cache_dir, calls)
+    steady = _steady(state_root, empty, calls)
+    archived = _archived_steady(state_root, empty, calls)
     ms = {f"first_{name}_ms": round(statistics.median(values) * 1000, 2) for name, values in first.items()}
     return {**ms, **_named("steady", steady), **_named("steady_archived", archived)}
 
@@ -171,24 +169,24 @@ def _named(prefix: str, figures: dict[str, Any]) -> dict[str, Any]:
     return named
 
 
-def _archived_steady(state_root: Path, empty: Path, cache_dir: Path, calls: int) -> dict[str, Any]:
+def _archived_steady(state_root: Path, empty: Path, calls: int) -> dict[str, Any]:
     """Steady dispatch with the same history archived (specdev/archive/): what a finished change costs."""
     active = state_root / "specdev" / "changes" / CHANGE
     archived = state_root / "specdev" / "archive" / CHANGE
     archived.parent.mkdir(exist_ok=True)
     active.rename(archived)
     try:
-        return _steady(state_root, empty, cache_dir, calls)
+        return _steady(state_root, empty, calls)
     finally:
         archived.rename(active)
 
 
-def _steady(state_root: Path, empty: Path, cache_dir: Path, calls: int) -> dict[str, Any]:
+def _steady(state_root: Path, empty: Path, calls: int) -> dict[str, Any]:
     """One steady child, beside an empty tree made afresh (else its dispatches would be retries)."""
     shutil.rmtree(empty, ignore_errors=True)
     make_change(empty, DISPATCH)
     try:
-        return _run_child(["steady", str(state_root), str(empty), str(cache_dir), str(calls)], state_root)
+        return _run_child(["steady", str(state_root), str(empty), str(calls)], state_root)
     finally:
         shutil.rmtree(empty)
 
@@ -196,6 +194,6 @@ def _steady(state_root: Path, empty: Path, cache_dir: Path, calls: int) -> dict[
 if __name__ == "__main__":
     what, root, *rest = sys.argv[1:]
     if what == "first":
-        first_child(Path(root), rest[0], rest[1])
+        first_child(Path(root), rest[0])
     else:
-        steady_child(Path(root), Path(rest[0]), rest[1], int(rest[2]))
+        steady_child(Path(root), Path(rest[0]), int(rest[1]))

@@ -1,7 +1,6 @@
 """How status, dispatch and whole-tree validation grow with the tree: time and peak RSS.
 
-``status`` is a fresh process's first answer with no disk cache (cold); ``status_cached`` a fresh
-process that finds the disk cache an earlier one left; ``status_warm`` a server that has answered
+``status`` is a fresh process's first answer (cold); ``status_warm`` a server that has answered
 once, alternated in one process with the floor: a bare walk (open, list, lstat) of the same tree.
 ``dispatch`` is ``bench.dispatch`` on the same tree.
 """
@@ -77,17 +76,14 @@ def warm_child(state_root: Path, rounds: int = 7) -> None:
     print(json.dumps({**figures, "held": store.queries.held_verdicts, "peak_rss_mb": round(peak_rss_kb() / 1024, 1)}))
 
 
-def child(state_root: str, what: str, cache_dir: str = "") -> None:
+def child(state_root: str, what: str) -> None:
     """Run one measurement and print its figures (called as ``python -m bench.scaling``)."""
     if what == "status_warm":
         warm_child(Path(state_root))
         return
-    store = Store(Path(state_root), cache_dir=Path(cache_dir) if cache_dir else None)
+    store = Store(Path(state_root))
     start = time.perf_counter()
-    if what == "fill":  # an earlier process that judged everything and left its disk cache
-        count = len(store.queries.status()) + len(store.queries.claims())
-        store.queries.save_cache(force=True)
-    elif what in ("status", "status_cached"):
+    if what == "status":
         count = len(store.queries.status())
     else:
         refs = [t.ref for t in store.queries.status(CHANGE)] if what == "validate" else []
@@ -109,8 +105,8 @@ def _stage(store: Store, ref: Ref) -> str:
     return "return" if (store.roots.task_dir(ref) / "REPORT.md").exists() else "dispatch"
 
 
-def measure(state_root: Path, what: str, repeats: int, cache_dir: Path | None = None) -> dict[str, float | str]:
-    runs = child_runs("bench.scaling", [str(state_root), what, str(cache_dir or "")], repeats)
+def measure(state_root: Path, what: str, repeats: int) -> dict[str, float | str]:
+    runs = child_runs("bench.scaling", [str(state_root), what], repeats)
     figures: dict[str, float | str] = {
         "seconds_median": round(statistics.median(r["seconds"] for r in runs), 4),
         "seconds_min": round(min(r["seconds"] for r in runs), 4),
@@ -128,7 +124,6 @@ def run(workdir: Path, sizes: list[int], repeats: int, calls: int = 30) -> dict[
     for size in sizes:
         state_root = kept_tree(size, workdir)
         written = time.monotonic()
-        cache_dir = workdir / f"cache-{size}"
         big = size > VALIDATE_UP_TO
         status = measure(state_root, "status", 1 if big else repeats)
         cold_medians.append(float(status["seconds_median"]))
@@ -137,10 +132,8 @@ def run(workdir: Path, sizes: list[int], repeats: int, calls: int = 30) -> dict[
             figures["validate_all"] = measure(state_root, "validate", repeats)
         # A verdict is held once its files are older than the settle time: a server's usual case.
         time.sleep(max(0.0, SETTLE_SECONDS + 0.1 - (time.monotonic() - written)))
-        measure(state_root, "fill", 1, cache_dir)
-        figures["status_cached"] = measure(state_root, "status_cached", repeats, cache_dir)
         figures["status_warm"] = measure(state_root, "status_warm", repeats)
-        figures["dispatch"] = dispatch.run(state_root, workdir, cache_dir, repeats, calls)
+        figures["dispatch"] = dispatch.run(state_root, workdir, repeats, calls)
         result[str(size)] = figures
     first, last = cold_medians[0], cold_medians[-1]
     result[f"growth_status_{sizes[0]}_to_{sizes[-1]}"] = round(last / first, 2)

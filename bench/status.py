@@ -1,12 +1,15 @@
-"""``handoff_status`` of a Lead's server, cold, from the disk cache and warm, beside two floors.
+"""``handoff_status`` of a Lead's server, cold and warm, beside two floors, and its memory per task.
 
 Each figure is the tool's answer (the default view) as the server makes it: the tool, its output
 checked and serialised, with no client around it (a client's own schema check of the result is
-its cost, not the server's). In a fresh process: ``cold`` a new server with no disk cache (a new
-container, another HOME); ``cached`` a new server that finds the cache an earlier one left;
-``warm`` a server that has answered before and judged everything it glanced at. The floors, from
+its cost, not the server's). In a fresh process: ``cold`` a new server; ``warm`` a server that has
+answered before and judged everything it glanced at. The floors, from
 the same run: a bare walk naming every entry (open, list, lstat), and a walk that also reads every
 handoff file once. Trees are settled (older than the verdicts' settle time), as a server's usually are.
+
+Memory per task is (the warm stdio server's peak RSS at N tasks - the peak of the same server on a
+tree of no tasks, run in the same round) / N: the peak (VmHWM) over the server's whole life, first
+answers and background judging included, never its resident size at the end.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -53,30 +55,27 @@ async def _call(server: MCPServer) -> tuple[float, dict[str, Any], int]:
     return seconds, result.structured_content, len(result.model_dump_json(by_alias=True, exclude_none=True))
 
 
-def _settings(state_root: Path, cache_dir: str) -> Settings:
-    cache = Path(cache_dir) if cache_dir else None
-    return Settings(
-        role="lead",
-        project_root=state_root.parent,
-        state_root=state_root,
-        secret_file=SECRETS / "secret",
-        cache_dir=cache,
-    )
+def _settings(state_root: Path) -> Settings:
+    return Settings(role="lead", project_root=state_root.parent, state_root=state_root, secret_file=SECRETS / "secret")
 
 
-async def first_answer(state_root: Path, cache_dir: str) -> dict[str, Any]:
-    seconds, answer, size = await _call(build_server(_settings(state_root, cache_dir)))
+async def first_answer(state_root: Path) -> dict[str, Any]:
+    seconds, answer, size = await _call(build_server(_settings(state_root)))
     return {"seconds": seconds, "bytes": size, "unjudged": answer["unjudged"], "counts": answer["counts"]}
+
+
+def _pause(answered_in: float) -> float:
+    """How long to leave the server judging before asking again: judging waits while an answer is made,
+    so asking as soon as one ends would leave it a sliver of the time at 100,000 tasks."""
+    return max(0.5, 4 * answered_in)
 
 
 async def warm_answers(state_root: Path, rounds: int = 7) -> dict[str, Any]:
     """Warm answers alternated with both floors, once the server has judged all it glanced at."""
-    server = build_server(_settings(state_root, ""))
+    server = build_server(_settings(state_root))
     deadline = time.monotonic() + JUDGED_WITHIN
-    seconds, answer, _ = await _call(server)
-    while answer["unjudged"] and time.monotonic() < deadline:
-        await asyncio.sleep(max(0.5, 4 * seconds))  # the server judges on a thread of its own, between answers
-        seconds, answer, _ = await _call(server)
+    while (asked := await _call(server))[1]["unjudged"] and time.monotonic() < deadline:
+        await asyncio.sleep(_pause(asked[0]))  # the server judges on a thread of its own meanwhile
     times: dict[str, list[float]] = {"seconds": [], "bare": [], "read": []}
     for _ in range(rounds):  # alternated, so drift on the shared disk touches all alike
         times["bare"].append(timed(lambda: bare_walk(state_root)))
@@ -112,13 +111,12 @@ def _ask(server: subprocess.Popen[bytes], ident: int) -> tuple[float, dict[str, 
     raise FloorFailed("the stdio server closed before answering handoff_status")
 
 
-def over_stdio(state_root: Path, cache_dir: str, rounds: int = 7) -> dict[str, Any]:
+def over_stdio(state_root: Path, rounds: int = 7) -> dict[str, Any]:
     """A fresh stdio server's first three answers back to back (the Lead that asks twice), then warm ones."""
     project = state_root.parent
     command = [sys.executable, "-m", "server", "serve", "--role", "lead", "--project-root", str(project)]
     command += ["--state-root", str(state_root), "--secret-file", str(SECRETS / "secret")]
-    env = {**os.environ, "HANDOFF_CACHE_DIR": cache_dir or "off"}
-    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=project) as server:
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=project) as server:
         try:
             assert server.stdin is not None
             server.stdin.write("".join(json.dumps(m) + "\n" for m in HANDSHAKE).encode())
@@ -129,13 +127,10 @@ def over_stdio(state_root: Path, cache_dir: str, rounds: int = 7) -> dict[str, A
             read_walk(state_root)
             first = [_ask(server, 10 + index) for index in range(3)]
             deadline = time.monotonic() + JUDGED_WITHIN
-            ident, (seconds, answer, _) = 20, first[-1]
-            while answer["unjudged"] and time.monotonic() < deadline:
-                # The server judges on a thread of its own meanwhile, and waits while it answers: asked
-                # again at once, it would judge little between answers.
-                time.sleep(max(0.5, 4 * seconds))
+            ident = 20
+            while (asked := _ask(server, ident))[1]["unjudged"] and time.monotonic() < deadline:
                 ident += 1
-                seconds, answer, _ = _ask(server, ident)
+                time.sleep(_pause(asked[0]))  # the server judges on a thread of its own meanwhile
             times: dict[str, list[float]] = {"warm": [], "read": []}
             for index in range(rounds):
                 times["read"].append(timed(lambda: read_walk(state_root)))
@@ -170,16 +165,18 @@ def _peak_of(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             return round(int(line.split()[1]) / 1024, 1)
-    return 0.0
+    raise FloorFailed(f"no peak resident memory (VmHWM) for process {pid}")
 
 
-def _stdio(state_root: Path, repeats: int, cache_dir: str = "") -> dict[str, Any]:
-    """Fresh stdio servers, each beside a read walk in a fresh process of the same round."""
-    runs: dict[str, list[dict[str, Any]]] = {"answer": [], "read": []}
+def _stdio(state_root: Path, empty: Path, size: int, repeats: int) -> dict[str, Any]:
+    """Fresh stdio servers, each beside a read walk and an empty-tree server in fresh processes of the same round."""
+    runs: dict[str, list[dict[str, Any]]] = {"answer": [], "read": [], "empty": []}
+    rounds = 3 if size > 10_000 else 7  # warm answers per server: the 100k runs are long enough already
     for _ in range(repeats):
         read_walk(state_root)  # every file in the page cache just before the floor (and before call 1, below)
         runs["read"] += child_runs("bench.status", [str(state_root), "read"], 1)
-        runs["answer"] += child_runs("bench.status", [str(state_root), "stdio", cache_dir], 1, timeout=3600)
+        runs["empty"] += child_runs("bench.status", [str(empty), "stdio", "1"], 1, timeout=600)
+        runs["answer"] += child_runs("bench.status", [str(state_root), "stdio", str(rounds)], 1, timeout=3600)
     read = [r["seconds"] for r in runs["read"]]
     last = runs["answer"][-1]
     calls = [statistics.median(r["calls"][index] for r in runs["answer"]) for index in range(3)]
@@ -197,27 +194,34 @@ def _stdio(state_root: Path, repeats: int, cache_dir: str = "") -> dict[str, Any
             "read_ratio": last["warm_read_ratio"],
         },
         **{k: last[k] for k in ("bytes", "warm_bytes", "unjudged_first", "warm_unjudged")},
-        "server_peak_rss_mb": max(r["server_peak_rss_mb"] for r in runs["answer"]),
+        "memory": memory_per_task(runs["answer"], runs["empty"], size),
     }
 
 
-def child(state_root: str, what: str, cache_dir: str = "") -> None:
+def memory_per_task(answer: list[dict[str, Any]], empty: list[dict[str, Any]], size: int) -> dict[str, Any]:
+    """Each round's (warm server's peak - empty-tree server's peak) / tasks, in KB: median and range."""
+    peaks = [r["server_peak_rss_mb"] for r in answer]
+    floors = [r["server_peak_rss_mb"] for r in empty]
+    per_task = sorted((p - f) * 1024 / size for p, f in zip(peaks, floors, strict=True))
+    return {
+        "server_peak_rss_mb": statistics.median(peaks),
+        "empty_server_peak_rss_mb": statistics.median(floors),
+        "kb_per_task": {"rounds": len(per_task), "p50": round(statistics.median(per_task), 3)}
+        | {"min": round(per_task[0], 3), "max": round(per_task[-1], 3)},
+    }
+
+
+def child(state_root: str, what: str, rounds: str = "7") -> None:
     """One measurement, printed as a JSON line (called as ``python -m bench.status``)."""
     root = Path(state_root)
     if what in FLOORS:
         figures: dict[str, Any] = {"seconds": timed(lambda: FLOORS[what](root))}
-    elif what == "fill":  # an earlier server that judged everything and left its disk cache
-        from handoff_core.services.writing.store import Store
-
-        store = Store(root, cache_dir=Path(cache_dir))
-        figures = {"count": len(store.queries.status()) + len(store.queries.claims())}
-        store.queries.save_cache(force=True)
     elif what == "warm":
         figures = asyncio.run(warm_answers(root))
-    elif what in ("stdio", "stdio_cached"):
-        figures = over_stdio(root, cache_dir)
+    elif what == "stdio":
+        figures = over_stdio(root, int(rounds))
     else:
-        figures = asyncio.run(first_answer(root, cache_dir))
+        figures = asyncio.run(first_answer(root))
     print(json.dumps({**figures, "peak_rss_mb": round(peak_rss_kb() / 1024, 1)}))
 
 
@@ -225,13 +229,13 @@ def _median(runs: list[dict[str, Any]], key: str) -> float:
     return round(float(statistics.median(r[key] for r in runs)), 4)
 
 
-def _first(state_root: Path, what: str, repeats: int, cache_dir: str = "") -> dict[str, Any]:
+def _first(state_root: Path, what: str, repeats: int) -> dict[str, Any]:
     """``what`` in fresh processes, each run beside both floors in fresh processes too."""
     runs: dict[str, list[dict[str, Any]]] = {"answer": [], "bare": [], "read": []}
     for _ in range(repeats):
         for name in ("bare", "read"):
             runs[name] += child_runs("bench.status", [str(state_root), name], 1)
-        runs["answer"] += child_runs("bench.status", [str(state_root), what, cache_dir], 1, timeout=3600)
+        runs["answer"] += child_runs("bench.status", [str(state_root), what], 1, timeout=3600)
     answer = runs["answer"][-1]
     seconds = [r["seconds"] for r in runs["answer"]]
     return {
@@ -247,20 +251,16 @@ def _first(state_root: Path, what: str, repeats: int, cache_dir: str = "") -> di
 
 
 def run(workdir: Path, sizes: list[int], repeats: int) -> dict[str, Any]:
-    """Each size's answers; ``empty_server_peak_rss_mb``: a stdio server's peak on a tree of no tasks, the
-    floor its memory per task is counted above."""
+    """Each size's answers, and the memory of its warm stdio server above an empty-tree server's."""
     empty = workdir / "status-empty" / "speculo" / ".speculo"
     make_change(empty)
-    result: dict[str, Any] = {"empty_server_peak_rss_mb": over_stdio(empty, "", rounds=1)["server_peak_rss_mb"]}
+    result: dict[str, Any] = {}
     for size in sizes:
         state_root = kept_tree(size, workdir)
         time.sleep(SETTLE_SECONDS + 0.1)  # settled, as a server's tree usually is: only those are glanced at
-        cache_dir = workdir / f"status-cache-{size}"
         # Fresh processes on a shared machine vary: more runs where they are cheap.
         once = repeats if size > 10_000 else max(5, repeats)
         figures = {"cold": _first(state_root, "cold", once)}
-        child_runs("bench.status", [str(state_root), "fill", str(cache_dir)], 1, timeout=3600)
-        figures["cached"] = _first(state_root, "cached", once, str(cache_dir))
         warm = child_runs("bench.status", [str(state_root), "warm"], 1, timeout=3600)[0]
         figures["warm"] = {
             "seconds": round(warm["seconds"], 4),
@@ -268,9 +268,7 @@ def run(workdir: Path, sizes: list[int], repeats: int) -> dict[str, Any]:
             "read_seconds": round(warm["read"], 4),
             **{k: warm[k] for k in ("bytes", "unjudged", "counts", "peak_rss_mb", "bare_ratio", "read_ratio")},
         }
-        figures["stdio"] = _stdio(state_root, once)
-        # Default settings: the disk cache on, starting empty, as a Lead's first server on a machine.
-        figures["stdio_default"] = _stdio(state_root, 1, str(workdir / f"stdio-cache-{size}"))
+        figures["stdio"] = _stdio(state_root, empty, size, once if size <= 10_000 else min(once, 2))
         result[str(size)] = figures
     return result
 

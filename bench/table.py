@@ -110,16 +110,13 @@ def _status_cell(what: str, f: dict[str, Any]) -> str:
 
 def _status_target(what: str, size: str) -> str:
     if size == "10000":
-        key = {"status": "status 10k", "status_cached": "status 10k", "status_warm": "status warm 10k"}.get(what)
+        key = {"status": "status 10k", "status_warm": "status warm 10k"}.get(what)
         return TARGETS[key] if key else ""
     return TARGETS["status warm 100k"] if (size, what) == ("100000", "status_warm") else ""
 
 
 def _dispatch_rows(size: str, d: dict[str, Any]) -> list[str]:
-    first = (
-        f"review {d['first_review_ms']} ms; implementation {d['first_implementation_cached_ms']} ms"
-        f" (no cache {d['first_implementation_uncached_ms']})"
-    )
+    first = f"review {d['first_review_ms']} ms; implementation {d['first_implementation_ms']} ms"
     target = TARGETS["first dispatch 10k"] if size == "10000" else ""
     return [
         _row(f"first dispatch @ {size} tasks", first, target),
@@ -185,8 +182,7 @@ def _status_row(size: str, what: str, f: dict[str, Any]) -> str:
 
 
 def _status(s: dict[str, Any]) -> list[str]:
-    empty = s["empty_server_peak_rss_mb"]
-    rows = [_row("stdio server peak, no tasks (floor)", f"{empty} MB")]
+    rows = []
     for size, figures in s.items():
         if not isinstance(figures, dict):
             continue
@@ -196,25 +192,25 @@ def _status(s: dict[str, Any]) -> list[str]:
                 f"floors @ {size} tasks", f"bare walk {floors['bare_seconds']} s, read walk {floors['read_seconds']} s"
             )
         )
-        rows += [_status_row(size, what, figures[what]) for what in ("cold", "cached", "warm")]
-        rows += [
-            *_stdio_rows(size, "stdio", figures["stdio"], empty),
-            *_stdio_rows(size, "stdio, disk cache on", figures["stdio_default"], empty),
-        ]
+        rows += [_status_row(size, what, figures[what]) for what in ("cold", "warm")]
+        rows += _stdio_rows(size, "stdio", figures["stdio"])
     return rows
 
 
-def _stdio_rows(size: str, how: str, f: dict[str, Any], empty: float) -> list[str]:
+def _stdio_rows(size: str, how: str, f: dict[str, Any]) -> list[str]:
     """A fresh stdio server's first three answers and its warm one, each beside the read walk of its round."""
     calls = "; ".join(f"{f[f'call{n}']['seconds']} s {spread(f[f'call{n}']['read_ratio'])}" for n in (1, 2, 3))
     warm = f"{f['warm']['seconds']} s {spread(f['warm']['read_ratio'])}"
-    per_task = (f["server_peak_rss_mb"] - empty) * 1024 / int(size)
+    memory = f["memory"]
+    per_task = memory["kb_per_task"]
+    kb = f"{per_task['p50']:.2f} KB/task (rounds {per_task['min']:.2f}-{per_task['max']:.2f})"
     return [
         _row(f"handoff_status over {how} @ {size}: calls 1, 2, 3", calls, STATUS_TARGETS["stdio"]),
         _row("", f"warm {warm}; read walk {f['read_seconds']} s", STATUS_TARGETS["stdio warm"]),
         _row(
             "",
-            f"reply {f['bytes']} B on the wire; server peak {f['server_peak_rss_mb']} MB = {per_task:.2f} KB/task",
+            f"reply {f['bytes']} B on the wire; warm server peak {memory['server_peak_rss_mb']} MB,"
+            f" empty-tree server {memory['empty_server_peak_rss_mb']} MB (floor): {kb}",
             STATUS_TARGETS["memory"],
         ),
     ]

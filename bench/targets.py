@@ -106,15 +106,15 @@ def _later_calls(stdio: dict[str, Any] | None, size: int) -> Iterator[Standing]:
 
 
 def _memory(results: dict[str, Any], size: int) -> Standing:
+    """(The warm server's peak - the empty-tree server's peak of the same round) / tasks, median of the rounds."""
     target = f"warm server memory @ {size:,} <= {_KB_PER_TASK} KB/task (default settings)"
-    peak = _at(results, "status", str(size), "stdio_default", "server_peak_rss_mb")
-    peak = peak if peak is not None else _at(results, "status", str(size), "stdio", "server_peak_rss_mb")
-    empty = _at(results, "status", "empty_server_peak_rss_mb")
-    if peak is None or empty is None:
+    memory = _at(results, "status", str(size), "stdio", "memory")
+    if memory is None:
         return _missing("status", target)
-    per_task = (peak - empty) * 1024 / size
-    figure = f"peak {peak} MB, {per_task:.2f} KB/task"
-    return Standing("status", target, figure, f"empty tree's server {empty} MB", per_task <= _KB_PER_TASK)
+    kb = memory["kb_per_task"]
+    figure = f"peak {memory['server_peak_rss_mb']} MB, {kb['p50']:.2f} KB/task (rounds {kb['min']:.2f}-{kb['max']:.2f})"
+    floor = f"empty tree's server {memory['empty_server_peak_rss_mb']} MB, same rounds"
+    return Standing("status", target, figure, floor, kb["p50"] <= _KB_PER_TASK)
 
 
 def _dispatch(results: dict[str, Any]) -> Iterator[Standing]:

@@ -11,7 +11,6 @@ from handoff_core.contract.ids import Ref
 from handoff_core.errors import ConfigError
 from handoff_core.layout import DEFAULT_STATE_ROOT, DEFAULT_WRITER_CAP
 from handoff_core.services.capabilities.tokens import default_secret_path
-from handoff_core.services.tree.disk_cache import default_cache_dir
 from server.discovery import Found, find_project, lead_tree_of
 
 __all__ = [
@@ -65,7 +64,8 @@ class Settings:
     secret_file: Path
     writer_cap: int = DEFAULT_WRITER_CAP
     note: str | None = None  # how the project was found, when it is not simply the one named
-    cache_dir: Path | None = None  # where judged verdicts outlive the process; None: nowhere
+    # This user's cache directory (the Stop hook's counts and session endings, the guard's TASK copies)
+    cache_dir: Path | None = None
     task: Ref | None = None  # an executor's one task (serve --ref): its session reaches nothing else
 
     def as_role(self, role: Role) -> Settings:
@@ -74,7 +74,8 @@ class Settings:
 
     @property
     def private_files(self) -> tuple[Path, ...]:
-        """What a named download may never be: the token secret (every report token follows from it) and the cache."""
+        """What a named download may never be: the token secret (every report token follows from it) and the
+        user's cache directory."""
         return (self.secret_file, *((self.cache_dir,) if self.cache_dir is not None else ()))
 
 
@@ -138,8 +139,8 @@ def settings_from(
     state = state if state.is_absolute() else project / state
     secret = Path(secret_file or env.get("HANDOFF_SECRET_FILE") or default_secret_path())
     cap = _writer_cap(env.get("HANDOFF_WRITER_CAP"))
-    cache = env.get("HANDOFF_CACHE_DIR") or str(default_cache_dir())
-    cache_dir = None if cache == "off" else Path(cache).absolute()
+    cache = env.get("HANDOFF_CACHE_DIR")  # "off" was once a setting of a cache of verdicts: the default then
+    cache_dir = Path(cache if cache and cache != "off" else default_cache_dir()).absolute()
     return Settings(
         role=role,
         project_root=project,
@@ -149,6 +150,12 @@ def settings_from(
         note=found.note,
         cache_dir=cache_dir,
     )
+
+
+def default_cache_dir() -> Path:
+    """As ``evidence.endings`` finds it: ``$XDG_CACHE_HOME`` (else ``~/.cache``), then ``handoff-mcp``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "handoff-mcp"
 
 
 def _project(given: str | None, state: Path) -> Found:

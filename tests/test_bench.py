@@ -216,15 +216,19 @@ def test_the_status_floors_and_the_stdio_server_ran_in_a_quick_run(tmp_path: Pat
     result = bench(tmp_path, "--only", "status", "--json", str(out))
     assert result.returncode == 0, result.stderr
     figures = json.loads(out.read_text())["status"]
-    assert figures["empty_server_peak_rss_mb"] > 10
     (size,) = (key for key in figures if key.isdigit())
     tree = figures[size]
+    memory = tree["stdio"]["memory"]
+    assert memory["empty_server_peak_rss_mb"] > 10  # the floor ran, in the same rounds as the warm server
+    assert memory["kb_per_task"]["rounds"] == tree["stdio"]["call1"]["read_ratio"]["rounds"]
+    assert memory["kb_per_task"]["min"] <= memory["kb_per_task"]["p50"] <= memory["kb_per_task"]["max"]
     assert tree["cold"]["read_ratio"]["rounds"] == tree["cold"]["bare_ratio"]["rounds"] > 0
     stdio = tree["stdio"]
     assert stdio["call1"]["read_ratio"]["rounds"] == stdio["call3"]["read_ratio"]["rounds"] > 0
     assert stdio["warm_unjudged"] == 0
     assert stdio["bytes"] > 1000  # a page of tasks, not an error
     assert "handoff_status over stdio" in result.stdout
+    assert "KB/task" in result.stdout
 
 
 def test_the_http_section_times_status_by_clients_beside_its_one_client_floor(tmp_path: Path) -> None:

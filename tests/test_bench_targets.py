@@ -47,17 +47,16 @@ def test_status_targets_compare_each_answer_with_the_read_walk_of_its_round() ->
         f"call{n}": {"seconds": s, "read_ratio": _ratio(r)} for n, s, r in ((1, 0.3, 2.4), (2, 0.2, 1.6), (3, 0.4, 3.2))
     }
     stdio = {**calls, "warm": {"seconds": 0.1, "read_ratio": _ratio(1.3)}, "read_seconds": 0.12}
-    status = {
-        "10000": {"stdio": stdio, "stdio_default": {"server_peak_rss_mb": 80.0}},
-        "empty_server_peak_rss_mb": 73.0,
-    }
+    memory = {"server_peak_rss_mb": 80.0, "empty_server_peak_rss_mb": 73.0, "kb_per_task": _ratio(0.72)}
+    status = {"10000": {"stdio": {**stdio, "memory": memory}}}
     found = targets.standings(_run(status=status))
     assert _standing(found, "status over stdio, a fresh server's first answer @ 10,000").met is True
     assert _standing(found, "status over stdio, warm @ 10,000").met is False
     assert _standing(found, "status over stdio @ 10,000: calls 2 and 3").met is False  # call 3 slower than call 1
-    memory = _standing(found, "warm server memory @ 10,000")
-    assert memory.met is True  # 7 MB over 10,000 tasks: 0.72 KB a task
-    assert "0.72 KB/task" in memory.figure
+    standing = _standing(found, "warm server memory @ 10,000")
+    assert standing.met is True  # 7 MB over 10,000 tasks: 0.72 KB a task, the median of its rounds
+    assert "0.72 KB/task (rounds 0.65-0.86)" in standing.figure
+    assert "73.0 MB" in standing.floor
 
 
 def test_a_missed_target_is_printed_as_missed_beside_its_floor() -> None:

@@ -2,11 +2,11 @@
 
 Unlike a handoff file, a cache is meant to be replaced: it is written whole under a temp name
 (mode 0600) and renamed over the old one (``publishing.replace_whole``), so a reader sees the old
-cache or the new one, never a mix. It is not fsynced: losing it costs a slower walk, nothing else.
+cache or the new one, never a mix. It is not fsynced: losing it costs a request, nothing else.
 Every OS error is swallowed here, at the one place a cache touches the disk, because no answer may
 depend on it.
 
-A cache can still spare a read that would have found a claim, so it is used only when no one but
+A cache can still spare a request (the guard's copy of a TASK), so it is used only when no one but
 this user can have written it: the cache directory and the file must be this user's and writable
 by no group or other user, and each file carries an HMAC-SHA256 of its name and bytes under a
 per-user key kept beside it (``cache.key``, mode 0600, made once on first use and linked into

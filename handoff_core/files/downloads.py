@@ -6,7 +6,7 @@ the file is looked up without following a link (a device is never opened: openin
 then opened once with ``O_NOFOLLOW`` and judged by that handle (``fstat``, the same file as looked
 up, and on Linux the kernel's own name for it). Kernel views (``/proc``,
 ``/sys``, ``/dev``), devices, FIFOs, sockets and links are refused, and so is every file or folder
-the caller lists as forbidden (the token secret, the disk cache): their bytes must never be copied
+the caller lists as forbidden (the token secret, the user cache directory): their bytes must never be copied
 into the project, where every executor could read them.
 """
 

@@ -110,12 +110,10 @@ def bearer_ref(request: Any) -> Ref | None:
 
 
 def open_store(settings: Settings, *, anchored: bool | None = None) -> Store:
-    """The store of the configured state root, with its writer cap and disk cache. ``anchored`` (by
+    """The store of the configured state root, with its writer cap. ``anchored`` (by
     default: in the Lead's role) holds it to the Lead's secret: it anchors each TASK it publishes and
     judges every TASK by its anchor (``contract.anchor``); an executor's server has no secret to do so."""
-    store = Store(
-        settings.state_root, settings.project_root, writer_cap=settings.writer_cap, cache_dir=settings.cache_dir
-    )
+    store = Store(settings.state_root, settings.project_root, writer_cap=settings.writer_cap)
     if settings.role == "lead" if anchored is None else anchored:
         store.queries.use_anchor(partial(_lead_anchor, settings))
     return store

@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from handoff_core.errors import ConfigError
+from handoff_core.errors import ConfigError, OwnershipConflict
 from server.cli import main
 from server.config import settings_from
+from server.mcp.services import open_store
+from tests.conftest import implementation
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "-1", "1.5", "３"])
@@ -65,3 +67,34 @@ def test_a_role_variant_keeps_every_other_setting(tmp_path: Path) -> None:
     assert {f.name: getattr(variant, f.name) for f in fields(Settings) if f.name != "role"} == {
         f.name: getattr(every, f.name) for f in fields(Settings) if f.name != "role"
     }
+
+
+def stale_cache(folder: Path) -> None:
+    """What an older version left in the cache directory: signed-looking verdict and claim files
+    whose rows would drop every claim and show every task done, and its cache key."""
+    folder.mkdir(mode=0o700)
+    (folder / "cache.key").write_bytes(b"k" * 32)
+    forged = b"hmac-sha256:" + b"0" * 64 + b'\n{"format":5,"rows":{"bodies":[],"rows":[]}}'
+    for name in ("0" * 32 + ".verdicts.json", "0" * 32 + ".claims.json"):
+        (folder / name).write_bytes(forged)
+
+
+@pytest.mark.parametrize("value", ["stale", "off"])
+def test_a_cache_directory_left_by_an_older_version_changes_no_answer(
+    monkeypatch: pytest.MonkeyPatch, project: Path, tmp_path: Path, value: str
+) -> None:
+    stale = tmp_path / "stale"
+    stale_cache(stale)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HANDOFF_CACHE_DIR", str(stale) if value == "stale" else "off")
+    settings = settings_from("lead", str(project), None, str(tmp_path / "config" / "secret"))
+    # "off" once turned a cache of verdicts off: now it is the default folder, still never a download's source
+    assert settings.cache_dir == (stale if value == "stale" else tmp_path / "xdg" / "handoff-mcp")
+    store = open_store(settings)
+    ref = store.create_task(implementation()).ref
+    with pytest.raises(OwnershipConflict):
+        store.create_task(implementation("second-writer", goal="Another change to src/a1."))
+    assert [(t.ref, t.label) for t in open_store(settings).queries.status()] == [(ref, "dispatched")]
+    assert sorted(p.name for p in stale.iterdir()) == sorted(
+        ["cache.key", *(f"{'0' * 32}.{s}.json" for s in ("claims", "verdicts"))]
+    )

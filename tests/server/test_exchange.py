@@ -74,7 +74,7 @@ def oversized(tmp_path: Path) -> str:
 HOSTILE_PATHS: dict[str, tuple[Callable[[Path], str], str]] = {
     "the token secret": (lambda tmp: str(tmp / "config" / "secret"), "unsafe_path"),
     "a hard link to the token secret": (hard_link_to_secret, "unsafe_path"),
-    "a file in the disk cache": (cache_file, "unsafe_path"),
+    "a file in the user's cache directory": (cache_file, "unsafe_path"),
     "/etc/passwd": (lambda tmp: "/etc/passwd", "invalid_content"),
     "/proc/self/environ": (lambda tmp: "/proc/self/environ", "unsafe_path"),
     "a symlink to /proc/self/environ": (link_to_environ, "unsafe_path"),

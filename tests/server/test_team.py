@@ -367,7 +367,7 @@ async def test_every_executor_tool_refuses_another_tasks_ref_over_http(team: Tea
     assert all_refused(outcomes), outcomes
 
 
-async def test_the_team_servers_lead_keeps_the_disk_cache_and_refuses_a_return_from_it(
+async def test_the_team_servers_lead_refuses_a_return_from_the_users_cache_directory(
     project: Path, state_root: Path, secret_file: Path, tmp_path: Path
 ) -> None:
     settings = Settings(

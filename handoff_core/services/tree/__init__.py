@@ -1,1 +1,1 @@
-"""The tree as read: derived status, verdicts and their disk cache, writer claims, queries and waits."""
+"""The tree as read: derived status, held verdicts, writer claims, queries and waits."""

@@ -22,10 +22,6 @@ releases the task with evidence, and it never stops the scan of the others. A ch
 read as a whole (it has two homes, its directory is a symlink, its README is over the size limit or
 not a regular file) is held the same way, as one claim for all its tasks, until it is fixed: what
 cannot be seen can still be writing.
-
-A fresh process may start from what an earlier one kept on disk (``disk_cache``): those entries are
-stat-checked like any other before they count, and only ones whose file is older than the settle
-time of ``verdicts`` are kept there (a same-size rewrite inside one timestamp tick would keep the stamp).
 """
 
 from __future__ import annotations
@@ -36,7 +32,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from handoff_core.contract.ids import Ref, task_number
 from handoff_core.contract.snapshot import Entry, Stamp
@@ -48,17 +44,15 @@ from handoff_core.files.entries import read_entry, shown_name, stamp_of
 from handoff_core.files.paths import is_symlink, open_dir
 from handoff_core.layout import CLOSING_FILES, SESSIONS, TASK_FILE
 from handoff_core.services.rules.ownership import Claim
-from handoff_core.services.tree.disk_cache import decode_claim, decoded, encode_claim
 from handoff_core.services.tree.status import task_kind_and_scope
 
 __all__ = ["WHOLE_CHANGE", "WHOLE_WORKSPACE", "ClaimIndex", "change_hold", "unreadable_because", "unreadable_change"]
 
 WHOLE_WORKSPACE = ("**",)
 WHOLE_CHANGE = "*"  # the round and task of a hold that stands for every task of a change
-_FILES = (TASK_FILE, *CLOSING_FILES)  # what a judgement can rest on
 
 
-class _Seen(NamedTuple):  # a tuple: a fresh process makes one per task from the disk cache
+class _Seen(NamedTuple):  # a tuple: a server holds one per task
     file: str  # the file this judgement rests on
     stamp: Stamp
     claim: Claim | None  # None: the task never claims (read-only) or its claim has ended
@@ -154,7 +148,6 @@ class ClaimIndex:
 
     def __init__(self) -> None:
         self._seen: dict[tuple[str, str, str], _Seen] = {}
-        self.fresh = 0  # judgements made since the last ``rows()``
 
     def claims(self, root: Path, changes: list[str]) -> list[Claim]:
         now = time.time()
@@ -244,28 +237,4 @@ class ClaimIndex:
             self._seen.pop(key, None)
         else:
             self._seen[key] = judged
-            self.fresh += 1
         return judged
-
-    def rows(self, settled_ns: int) -> list[list[Any]]:
-        """Judgements of files last modified before ``settled_ns``, as plain rows for the disk cache."""
-        self.fresh = 0
-        return [
-            [*key, seen.file, *seen.stamp, seen.since, encode_claim(seen.claim)]
-            for key, seen in list(self._seen.items())  # a copy: another thread may be scanning
-            if seen.stamp[3] < settled_ns
-        ]
-
-    def restore(self, rows: object) -> None:
-        for key, seen in decoded(rows, _decode_row):
-            self._seen.setdefault(key, seen)
-
-
-def _decode_row(row: list[Any]) -> tuple[tuple[str, str, str], _Seen]:
-    change, session, task, file, dev, ino, size, mtime, since, claim = row
-    if file not in _FILES:
-        raise ValueError(file)  # the stamp of any other file would be checked against the wrong thing
-    stamp = (int(dev), int(ino), int(size), int(mtime))
-    key = (str(change), str(session), str(task))
-    held = None if claim is None else decode_claim(Ref(change, session, shown_name(task)), claim)
-    return key, _Seen(file, stamp, held, float(since))

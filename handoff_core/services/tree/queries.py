@@ -32,7 +32,6 @@ from handoff_core.layout import CHANGES, TASK_FILE
 from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.tree.arrivals import Arrivals
 from handoff_core.services.tree.claims import ClaimIndex, change_hold, unreadable_because, unreadable_change
-from handoff_core.services.tree.disk_cache import DiskCache, Section
 from handoff_core.services.tree.status import TaskStatus, glance_sighted, named_since, task_status, with_writers_since
 from handoff_core.services.tree.verdicts import Verdicts
 from handoff_core.services.tree.watched_claims import WatchedClaimIndex
@@ -81,16 +80,13 @@ def _no_cycle_collection() -> Iterator[None]:
 
 PACE_EVERY, PACE_SECONDS = 8, 0.0005  # background judging: ~1 ms of work, then the GIL is let go
 YIELD_SECONDS = 1.0  # how long background judging waits at a time for the answers being made to end
-SAVE_EVERY = 64  # new verdicts that make a save of the disk cache worth its cost (and 1 in 64 of those held)
 
 
 class Queries:
-    def __init__(self, roots: Roots, verdicts: Verdicts | None = None, cache: DiskCache | None = None) -> None:
+    def __init__(self, roots: Roots, verdicts: Verdicts | None = None) -> None:
         self.roots = roots
         self._claims = ClaimIndex()
         self._verdicts = verdicts if verdicts is not None else Verdicts()
-        self._cache = cache
-        self._restored: set[Section] = set()
         self._arrivals = Arrivals(roots.state_root)
         self._judging: threading.Thread | None = None  # judging what a glancing walk left (``status``)
         self._pending: threading.Thread | None = None  # that judging, until no answer is being made
@@ -107,8 +103,7 @@ class Queries:
 
     def use_anchor(self, anchor_of: Callable[[], TaskAnchor | None]) -> None:
         """Judge every TASK against the Lead's anchor (``contract.anchor``), got from ``anchor_of`` on first
-        need; its failure to load is every read's refusal, never a read without it. The disk cache then
-        keeps this holder's verdicts apart from those judged by the files alone."""
+        need; its failure to load is every read's refusal, never a read without it."""
         self._anchor_of = anchor_of
 
     @property
@@ -116,32 +111,7 @@ class Queries:
         """The Lead's anchor this reader judges by, or None for a reader of the files alone."""
         if self._anchor is None and self._anchor_of is not None:
             self._anchor = self._anchor_of()
-            if self._anchor is not None and self._cache is not None:
-                self._cache.keyed_by(self._anchor.key)
         return self._anchor
-
-    def _restore(self, section: Section) -> None:
-        """Start from what an earlier process kept on disk, once, before the first walk that needs it."""
-        if self._cache is not None and section not in self._restored:
-            self._restored.add(section)
-            (self._verdicts if section == "verdicts" else self._claims).restore(self._cache.load(section))
-
-    @property
-    def unsaved(self) -> int:
-        """Judgements made afresh (files read and judged) since the disk cache was last saved."""
-        return self._verdicts.fresh + self._claims.fresh
-
-    def save_cache(self, *, force: bool = False) -> bool:
-        """Write each section of the disk cache with enough new in it (or anything new, with ``force``)."""
-        if self._cache is None:
-            return False
-        saved = False
-        worth = max(SAVE_EVERY, len(self._verdicts) // 64)
-        if self._verdicts.fresh >= (1 if force else worth):
-            saved |= self._cache.save("verdicts", self._verdicts.rows())
-        if self._claims.fresh >= (1 if force else worth):
-            saved |= self._cache.save("claims", self._claims.rows(time.time_ns() - self._verdicts.settle_ns))
-        return saved
 
     @property
     def held_verdicts(self) -> int:
@@ -252,17 +222,14 @@ class Queries:
     def _walk(
         self, change: str | None, session: str | None, *, glancing: bool = False, paced: bool = False
     ) -> list[TaskStatus]:
-        anchor = self.anchor  # before the cache is restored: it names the cache this reader keeps
+        anchor = self.anchor
         with _no_cycle_collection():
-            self._restore("verdicts")
             began = time.time_ns()
-            found = [
+            return [
                 status
                 for name in self._named(change)
                 for status in self._change_status(name, session, began, glancing=glancing, paced=paced, anchor=anchor)
             ]
-            self.save_cache()
-        return found
 
     def judged(self, status: TaskStatus, among: list[TaskStatus]) -> TaskStatus:
         """``status`` judged in full (read afresh when it is a glance); ``among`` is the answer it is part of."""
@@ -366,10 +333,7 @@ class Queries:
     def claims(self) -> list[Claim]:
         """Writer claims of every outstanding implementation task under the state root."""
         with _no_cycle_collection():
-            self._restore("claims")
-            found = self._claims.claims(self.roots.state_root, self.changes())
-            self.save_cache()
-        return found
+            return self._claims.claims(self.roots.state_root, self.changes())
 
     @translated
     def leftovers(self) -> list[Leftover]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import cast
@@ -194,7 +195,7 @@ def _glance_kind(ref: Ref, data: bytes | None) -> Kind | None:
     kind = meta.get("kind")
     if meta_problems(meta, ref.change, ref.session, ref.task) or kind not in KINDS:
         return None
-    return cast(Kind, kind)
+    return cast(Kind, sys.intern(kind))  # one string per kind: a cold answer holds a glance per task
 
 
 def _readable(snapshot: TaskSnapshot) -> bool:
@@ -280,6 +281,7 @@ def _glanced(ref: Ref, kind: Kind, seen: Sighting) -> TaskStatus | None:
         report_status = header_status(seen.report)
         if report_status not in REPORT_STATUSES:
             return None
+        report_status = sys.intern(report_status)
     handoff = (seen.report is not None) + (seen.release_mtime is not None) + seen.has_locator + 1
     return TaskStatus(
         ref=ref,

@@ -45,8 +45,8 @@ Falling back, never open:
   (``IN_MODIFY``/``IN_CLOSE_WRITE``) is stat-checked each scan from then on as well, as
   ``ClaimIndex`` would. A mapping written while its file stays open is seen at its close.
 
-A fresh process (the CLI, a hook) scans as ``ClaimIndex`` and may start from the disk cache; this
-index never does: each of its judgements rests on a watch set before the read.
+A fresh process (the CLI, a hook) scans as ``ClaimIndex``; this index's judgements each rest on a
+watch set before the read.
 """
 
 from __future__ import annotations
@@ -65,11 +65,10 @@ from handoff_core.files.change_dir import locate_change
 from handoff_core.files.entries import read_entry, shown_name
 from handoff_core.files.paths import is_symlink, open_dir
 from handoff_core.files.watches import MountTable, Watches
-from handoff_core.layout import SESSIONS
+from handoff_core.layout import CLOSING_FILES, SESSIONS, TASK_FILE
 from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.tree.claim_marks import Key, Marks
 from handoff_core.services.tree.claims import (
-    _FILES,
     ClaimIndex,
     _restamp,
     _Seen,
@@ -80,7 +79,7 @@ from handoff_core.services.tree.claims import (
 
 __all__ = ["WatchedClaimIndex"]
 
-_JUDGED = frozenset(_FILES)
+_JUDGED = frozenset((TASK_FILE, *CLOSING_FILES))  # what a judgement can rest on
 FORGET_AT_MOST = 4096  # more watches than this to drop at once: a new instance costs less than their IN_IGNOREDs
 
 
@@ -121,9 +120,6 @@ class WatchedClaimIndex(ClaimIndex):
     def _forget_all(self) -> None:
         self._changes: dict[str, _Change] = {}
         self._wds_of: dict[Key, tuple[int, ...]] = {}
-
-    def restore(self, rows: object) -> None:
-        """Nothing: a row was judged with no watch in place (see the module)."""
 
     def claims(self, root: Path, changes: list[str]) -> list[Claim]:
         with self._lock:
@@ -314,7 +310,6 @@ class WatchedClaimIndex(ClaimIndex):
         finally:
             os.close(task_fd)
         self.judged += 1
-        self.fresh += 1
         self._keep(key, round_, judged, directory, read)
 
     def _keep(

@@ -47,7 +47,6 @@ from handoff_core.layout import (
     ReportStatus,
 )
 from handoff_core.services.logs import session_logs
-from handoff_core.services.tree.disk_cache import DiskCache
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.writing.dispatch import TaskRequest, bounded, checked_body, create_in, require_active
 from handoff_core.services.writing.workspaces import pin_workspace
@@ -94,11 +93,10 @@ class Store:
         project_root: Path | None = None,
         clock: Callable[[], datetime] = utc_now,
         writer_cap: int = DEFAULT_WRITER_CAP,
-        cache_dir: Path | None = None,
     ):
         state = Path(state_root).absolute()
         self.roots = Roots(state, Path(project_root).absolute() if project_root else state)
-        self.queries = Queries(self.roots, cache=DiskCache(cache_dir, state) if cache_dir is not None else None)
+        self.queries = Queries(self.roots)
         self.clock = clock
         self.writer_cap = writer_cap
 

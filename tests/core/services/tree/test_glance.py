@@ -300,3 +300,15 @@ def test_a_task_read_by_its_bytes_has_the_kind_its_frontmatter_gives(
     written = written_kind(CHANGE, ROUND, TASK, data)
     event("read by its bytes" if written is not None else "asks the frontmatter reader")
     assert written is None or written == _glance_kind(Ref(CHANGE, ROUND, TASK), data)
+
+
+def test_glances_share_one_string_per_kind_and_report_word(store: Store) -> None:
+    """A cold answer holds a glance per task while the server judges: equal words are one object."""
+    session = store.create_task(review("first")).ref.session
+    for index in range(2):
+        reply(store, "completed", index, session)
+    glanced = [t for t in cold(store).status(glancing=True) if not t.judged and t.report_status]
+    assert len(glanced) == 2
+    first, second = glanced
+    assert first.kind is second.kind
+    assert first.report_status is second.report_status

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import gc
+import itertools
 import os
+import sys
 from pathlib import Path
+from types import FunctionType, ModuleType
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from bench.trees import generate
+from handoff_core.contract.ids import Ref
+from handoff_core.contract.scope import Scope
+from handoff_core.files.task_dir import Roots
+from handoff_core.layout import KINDS, TASK_STATES
 from handoff_core.services.tree.queries import Queries
-from handoff_core.services.tree.verdicts import Verdicts
+from handoff_core.services.tree.status import TaskStatus
+from handoff_core.services.tree.verdicts import Shared, Verdicts
 from handoff_core.services.writing.store import Store
 from tests.conftest import CHANGE, implementation, report_of, review
 
@@ -116,3 +128,73 @@ def test_forgetting_every_verdict_changes_no_answer(store: Store, warm: Queries)
     store.create_task(implementation())
     held = warm.status()
     assert Queries(store.roots, Verdicts(settle_seconds=0)).status() == held
+
+
+HELD_BYTES_PER_TASK = 640  # what a warm server may hold per task (its RSS adds allocator slack and answers)
+
+
+def reachable_bytes(root: object) -> int:
+    """``sys.getsizeof`` of every object ``root`` keeps alive, each counted once (shared ones too)."""
+    seen: set[int] = set()
+    stack = [root]
+    total = 0
+    while stack:
+        item = stack.pop()
+        if id(item) in seen or isinstance(item, type | ModuleType | FunctionType):
+            continue
+        seen.add(id(item))
+        total += sys.getsizeof(item)
+        stack += gc.get_referents(item)
+    return total
+
+
+def test_a_warm_reader_holds_a_compact_verdict_per_task(tmp_path: Path) -> None:
+    generate(tmp_path / "tree", 600)  # reviews in rounds of 100, every third returned
+    reader = Queries(Roots(tmp_path / "tree", tmp_path / "tree"), Verdicts(settle_seconds=0))
+    assert len(reader.status()) == reader.held_verdicts == 600
+    assert reachable_bytes(reader._verdicts) / 600 <= HELD_BYTES_PER_TASK
+
+
+def test_equal_scopes_and_entry_names_are_held_once_and_answers_stay_equal(store: Store, warm: Queries) -> None:
+    for topic in ("review-a1", "review-a2"):
+        ref = store.create_task(review(topic)).ref
+        store.write_report(
+            report_of(ref, status="completed", focused=FOCUS, artifacts="none", verification="ok"), CHANGE
+        )
+    first, second = warm.status()
+    assert first.scope is second.scope
+    assert first.report_status is second.report_status
+    names = [warm._verdicts.names(*t.ref) for t in (first, second)]
+    assert names[0] is names[1]
+    assert names[0] == ("REPORT.md", "TASK.md")
+    assert [first, second] == store.queries.status()
+
+
+GLOBS = st.lists(st.sampled_from(["src/**", "docs/*.md", "tests/a1/**"]), max_size=2).map(tuple)
+SCOPES = st.builds(Scope, workspace=st.sampled_from([None, "current", "worktree"]), writable=GLOBS, read_only=GLOBS)
+STATUSES = st.builds(
+    TaskStatus,
+    ref=st.builds(Ref, st.just(CHANGE), st.just("20261130T044500Z"), st.sampled_from(["001-a", "002-b"])),
+    kind=st.sampled_from([None, *KINDS]).map(lambda k: k and "".join(k)),  # a fresh string, as a parse makes
+    state=st.sampled_from(TASK_STATES),
+    report_status=st.sampled_from([None, "completed", "blocked"]).map(lambda w: w and "".join(w)),
+    scope=st.one_of(st.none(), SCOPES),
+    has_locator=st.booleans(),
+    temp_files=st.just(()),
+    problems=st.lists(st.text(max_size=5), max_size=2).map(tuple),
+    outstanding=st.booleans(),
+    dispatched_at=st.floats(0, 2e9),
+    closed_at=st.one_of(st.none(), st.floats(0, 2e9)),
+)
+
+
+@given(st.lists(STATUSES, min_size=1, max_size=8))
+def test_a_shared_status_is_equal_to_the_status_and_equal_parts_are_one_object(statuses: list[TaskStatus]) -> None:
+    shared = Shared()
+    held = [shared.status(status) for status in statuses]
+    assert held == statuses
+    for a, b in itertools.combinations(held, 2):
+        if a.scope == b.scope and a.scope is not None:
+            assert a.scope is b.scope
+        if a.report_status == b.report_status:
+            assert a.report_status is b.report_status
