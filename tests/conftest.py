@@ -36,8 +36,9 @@ def seeds() -> Path:
 
 @pytest.fixture(autouse=True, scope="session")
 def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Servers started by the tests (subprocesses too) keep their cache (session endings, TASK copies) here, not in ~/.cache, and
-    their token secret here, not in ~/.config: a secret one test made never judges another's tree."""
+    """Servers started by the tests (subprocesses too) keep their cache (session endings, TASK copies)
+    here, not in ~/.cache, and their token secret here, not in ~/.config: a secret one test made never
+    judges another's tree."""
     home = tmp_path_factory.mktemp("xdg-cache")
     os.environ["XDG_CACHE_HOME"] = str(home)
     os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("xdg-config"))
