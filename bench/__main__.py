@@ -65,6 +65,7 @@ FULL = {
     "token_sizes": [3000, 30000],
     "token_calls": 200,
     "trickling": 1000,
+    "targets_only": False,  # --targets: only the rows the targets read
 }
 QUICK = {
     "startup_runs": 3,
@@ -86,6 +87,7 @@ QUICK = {
     "token_sizes": [300],
     "token_calls": 10,
     "trickling": 100,
+    "targets_only": False,
 }
 SECTIONS = (
     "startup",
@@ -186,8 +188,10 @@ def _runners(sizes: dict[str, Any], work: Path) -> dict[str, Callable[[], object
         "startup": lambda: startup.run(project, secret, sizes["startup_runs"]),
         "latency": lambda: run_latency(work, secret, sizes["calls"]),
         "validator": lambda: run_validator(work, sizes["validator_runs"]),
-        "status": lambda: status.run(work, sizes["status_sizes"], sizes["repeats"]),
-        "scaling": lambda: scaling.run(work, sizes["sizes"], sizes["repeats"], min(sizes["calls"], 60)),
+        "status": lambda: status.run(work, sizes["status_sizes"], sizes["repeats"], sizes["targets_only"]),
+        "scaling": lambda: scaling.run(
+            work, sizes["sizes"], sizes["repeats"], min(sizes["calls"], 60), sizes["targets_only"]
+        ),
         "contention": lambda: contention.run(work, sizes["processes"], sizes["per_process"]),
         "history": lambda: history.run(work, sizes["log_mb"], sizes["repeats"]),
         "exchange": lambda: exchange.run(work, files, entries, max(2, sizes["repeats"])),
@@ -249,6 +253,8 @@ def main() -> int:
     args = parser.parse_args()
     sections = _sections(",".join(targets.SECTIONS) if args.targets else args.only)
     sizes = dict(QUICK if args.quick else FULL)
+    if args.targets:
+        sizes["targets_only"] = True
     if args.targets and not args.quick:
         sizes |= {"status_sizes": list(targets.STATUS_SIZES), "sizes": [targets.DISPATCH_SIZE]}
     if args.status_sizes:

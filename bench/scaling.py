@@ -118,11 +118,17 @@ def measure(state_root: Path, what: str, repeats: int) -> dict[str, float | str]
     return figures
 
 
-def run(workdir: Path, sizes: list[int], repeats: int, calls: int = 30) -> dict[str, object]:
+def run(
+    workdir: Path, sizes: list[int], repeats: int, calls: int = 30, targets_only: bool = False
+) -> dict[str, object]:
+    """Each size's judgement, validation and dispatch; with ``targets_only``, the steady dispatch alone."""
     result: dict[str, object] = {}
     cold_medians: list[float] = []
     for size in sizes:
         state_root = kept_tree(size, workdir)
+        if targets_only:
+            result[str(size)] = {"dispatch": dispatch.run(state_root, workdir, 1, calls, archived=False)}
+            continue
         written = time.monotonic()
         big = size > VALIDATE_UP_TO
         status = measure(state_root, "status", 1 if big else repeats)
@@ -135,8 +141,9 @@ def run(workdir: Path, sizes: list[int], repeats: int, calls: int = 30) -> dict[
         figures["status_warm"] = measure(state_root, "status_warm", repeats)
         figures["dispatch"] = dispatch.run(state_root, workdir, repeats, calls)
         result[str(size)] = figures
-    first, last = cold_medians[0], cold_medians[-1]
-    result[f"growth_status_{sizes[0]}_to_{sizes[-1]}"] = round(last / first, 2)
+    if cold_medians:
+        first, last = cold_medians[0], cold_medians[-1]
+        result[f"growth_status_{sizes[0]}_to_{sizes[-1]}"] = round(last / first, 2)
     return result
 
 

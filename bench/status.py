@@ -250,8 +250,9 @@ def _first(state_root: Path, what: str, repeats: int) -> dict[str, Any]:
     }
 
 
-def run(workdir: Path, sizes: list[int], repeats: int) -> dict[str, Any]:
-    """Each size's answers, and the memory of its warm stdio server above an empty-tree server's."""
+def run(workdir: Path, sizes: list[int], repeats: int, targets_only: bool = False) -> dict[str, Any]:
+    """Each size's answers, and the memory of its warm stdio server above an empty-tree server's; with
+    ``targets_only``, the stdio rows alone (what the targets read)."""
     empty = workdir / "status-empty" / "speculo" / ".speculo"
     make_change(empty)
     result: dict[str, Any] = {}
@@ -260,6 +261,10 @@ def run(workdir: Path, sizes: list[int], repeats: int) -> dict[str, Any]:
         time.sleep(SETTLE_SECONDS + 0.1)  # settled, as a server's tree usually is: only those are glanced at
         # Fresh processes on a shared machine vary: more runs where they are cheap.
         once = repeats if size > 10_000 else max(5, repeats)
+        stdio_rounds = once if size <= 10_000 else min(once, 2)
+        if targets_only:
+            result[str(size)] = {"stdio": _stdio(state_root, empty, size, stdio_rounds)}
+            continue
         figures = {"cold": _first(state_root, "cold", once)}
         warm = child_runs("bench.status", [str(state_root), "warm"], 1, timeout=3600)[0]
         figures["warm"] = {
@@ -268,7 +273,7 @@ def run(workdir: Path, sizes: list[int], repeats: int) -> dict[str, Any]:
             "read_seconds": round(warm["read"], 4),
             **{k: warm[k] for k in ("bytes", "unjudged", "counts", "peak_rss_mb", "bare_ratio", "read_ratio")},
         }
-        figures["stdio"] = _stdio(state_root, empty, size, once if size <= 10_000 else min(once, 2))
+        figures["stdio"] = _stdio(state_root, empty, size, stdio_rounds)
         result[str(size)] = figures
     return result
 

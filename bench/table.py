@@ -121,7 +121,11 @@ def _dispatch_rows(size: str, d: dict[str, Any]) -> list[str]:
     return [
         _row(f"first dispatch @ {size} tasks", first, target),
         *_steady_rows(f"create_task p50 @ {size} tasks", d, "steady"),
-        *_steady_rows(f"create_task p50 @ {size} tasks archived", d, "steady_archived"),
+        *(
+            _steady_rows(f"create_task p50 @ {size} tasks archived", d, "steady_archived")
+            if "steady_archived_floor_p50_ms" in d
+            else []
+        ),
         *_implementation_rows(size, d),
     ]
 
@@ -186,13 +190,11 @@ def _status(s: dict[str, Any]) -> list[str]:
     for size, figures in s.items():
         if not isinstance(figures, dict):
             continue
-        floors = figures["cold"]
-        rows.append(
-            _row(
-                f"floors @ {size} tasks", f"bare walk {floors['bare_seconds']} s, read walk {floors['read_seconds']} s"
-            )
-        )
-        rows += [_status_row(size, what, figures[what]) for what in ("cold", "warm")]
+        if "cold" in figures:  # not in a --targets run: it reads the stdio rows alone
+            floors = figures["cold"]
+            bare, read = floors["bare_seconds"], floors["read_seconds"]
+            rows.append(_row(f"floors @ {size} tasks", f"bare walk {bare} s, read walk {read} s"))
+            rows += [_status_row(size, what, figures[what]) for what in ("cold", "warm")]
         rows += _stdio_rows(size, "stdio", figures["stdio"])
     return rows
 
