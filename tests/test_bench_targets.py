@@ -85,3 +85,18 @@ def test_the_team_cpu_target_reads_each_size_against_one_client_of_the_same_roun
     assert team["team server CPU per status call @ 100 tasks, 50 clients <= 1.2x 1 client"].met is False
     assert team["team server CPU per status call @ 1,000 tasks, 50 clients <= 1.2x 1 client"].met is True
     assert all("1 client 10.0 ms/call" in s.floor for s in team.values())
+
+
+def test_memory_is_judged_at_the_largest_tree_of_the_run_alone() -> None:
+    """Per task at 10,000 a server's fixed costs still weigh; the target is the issue's, at the largest tree."""
+    stdio = {"read_seconds": 1.0, "warm": {"seconds": 0.5, "read_ratio": _ratio(0.5)}}
+    stdio |= {f"call{n}": {"seconds": 1.0, "read_ratio": _ratio(1.0)} for n in (1, 2, 3)}
+
+    def tree(kb: float) -> dict[str, Any]:
+        memory = {"server_peak_rss_mb": 90.0, "empty_server_peak_rss_mb": 73.0, "kb_per_task": _ratio(kb)}
+        return {"stdio": {**stdio, "memory": memory}}
+
+    run = _run(status={"10000": tree(1.3), "100000": tree(0.9)})
+    run["settings"]["status_sizes"] = [10_000, 100_000]
+    memory = [s for s in targets.standings(run) if s.target.startswith("warm server memory")]
+    assert [(s.target.split(" @ ")[1].split(" ")[0], s.met) for s in memory] == [("100,000", True)]
