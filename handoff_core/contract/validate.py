@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from handoff_core.contract.digest import sha256_hex
 from handoff_core.contract.frontmatter import split_frontmatter
 from handoff_core.contract.ids import is_change_id, is_round_id, task_number
 from handoff_core.contract.markdown import section_problems, sections
@@ -36,19 +37,6 @@ from handoff_core.layout import (
 if TYPE_CHECKING:  # the anchor, the locator and the release are loaded where a check meets them:
     # handoff-validate's process pays for no module its task does not need
     from handoff_core.contract.anchor import TaskAnchor
-
-
-def _sha256(data: bytes) -> str:
-    # The interpreter's built-in SHA-256 (the same digest): hashlib would load OpenSSL first, ~3 ms
-    # of a validator's process. Named _sha2 from Python 3.12, _sha256 before; hashlib otherwise.
-    try:
-        from _sha2 import sha256  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        try:
-            from _sha256 import sha256  # type: ignore[import-not-found, no-redef, unused-ignore]
-        except ImportError:
-            from hashlib import sha256
-    return str(sha256(data).hexdigest())
 
 
 __all__ = [
@@ -221,7 +209,7 @@ def _check_files(
     ]
     task_entry = snapshot.file(TASK_FILE)
     task_text = _text(task_entry, TASK_FILE, errors)
-    task_sha = _sha256(task_entry.data) if task_text is not None and task_entry.data else None
+    task_sha = sha256_hex(task_entry.data) if task_text is not None and task_entry.data else None
     if task_text is not None:
         errors += task_problems(task_text, change, session, task)
         if anchor is not None and (problem := _anchor_problem(anchor, ref, task_entry.data or b"")):

@@ -29,9 +29,9 @@ def _cache_dir() -> str:
 
 
 def _digest(*parts: str) -> str:
-    from handoff_core.services.evidence.task_pin import task_sha256
+    from handoff_core.contract.digest import sha256_hex
 
-    return task_sha256("\0".join(parts).encode("utf-8", "surrogateescape"))[:32]
+    return sha256_hex("\0".join(parts).encode("utf-8", "surrogateescape"))[:32]
 
 
 def _create(path: str, data: bytes) -> bool:

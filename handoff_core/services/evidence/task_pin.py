@@ -15,11 +15,13 @@ import os
 import re
 import stat  # loaded by os already
 
+from handoff_core.contract.digest import sha256_hex
+
 TYPE_CHECKING = False  # typing is not loaded at run time
 if TYPE_CHECKING:
     from handoff_core.services.rules.scope_rule import TaskLike
 
-__all__ = ["LeanScope", "LeanShared", "LeanTask", "PinnedTask", "TaskUnreadable", "read_pinned", "task_sha256"]
+__all__ = ["LeanScope", "LeanShared", "LeanTask", "PinnedTask", "TaskUnreadable", "read_pinned"]
 
 MAX_TASK_BYTES = 4 * 1024 * 1024  # layout.MAX_FILE_BYTES (a test pins the two equal)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}\Z")
@@ -117,14 +119,6 @@ def _full(text: str) -> TaskLike:
         raise TaskUnreadable(f"the TASK does not parse ({exc.message})") from exc
 
 
-def task_sha256(data: bytes) -> str:
-    try:
-        from _sha256 import sha256  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:  # another build: hashlib (slower to import) has it
-        from hashlib import sha256
-    return str(sha256(data).hexdigest())
-
-
 def _walk(state_root: str, parts: tuple[str, ...]) -> int:
     fd = os.open(state_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
@@ -161,7 +155,7 @@ class PinnedTask:
     __slots__ = ("authorised", "has_report", "pinned", "sha256", "task", "text")
 
     def __init__(self, data: bytes, pin: str | None, has_report: bool) -> None:
-        self.sha256 = task_sha256(data)
+        self.sha256 = sha256_hex(data)
         self.pinned = pin is not None
         if pin is not None and pin != self.sha256:
             raise TaskUnreadable(

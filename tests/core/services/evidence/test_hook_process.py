@@ -28,6 +28,7 @@ HOOK_MODULES = {
     "signal",
     "handoff_core",
     "handoff_core.contract",
+    "handoff_core.contract.digest",
     "handoff_core.contract.globs",
     "handoff_core.errors",
     "handoff_core.files",
