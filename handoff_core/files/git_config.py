@@ -4,13 +4,22 @@ index are written by whoever works in it, so nothing there may start a command, 
 changed, or pick a transport. Command-line configuration beats every file git reads; a value git
 keys by a name the repository chooses (a filter driver, a protocol) is overruled name by name, from
 a listing of the repository's config (``git config --get-regexp``, which runs nothing).
+
+That listing costs a git start. ``names_nothing`` spares it when the files git would read can be
+found and read here and none can name a driver, a protocol or another file (``silent``); anything
+unsure asks git. An edit between this read and the git that follows is the same race as an edit
+between the listing and that git. ``core.worktree`` moves the work tree, not the config files read;
+a repository ``safe.directory`` refuses is refused by the git that follows (an error, never another
+repository). The listing is never run beside that git to save time: a ``git status`` started before
+its drivers are known would run the commands the repository plants, outside any sandbox.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 
-__all__ = ["FIXED", "LISTED", "PROTOCOLS", "USER_LEVEL_DROPPED", "overrides"]
+__all__ = ["FIXED", "LISTED", "MAX_READ", "PROTOCOLS", "USER_LEVEL_DROPPED", "names_nothing", "overrides", "silent"]
 
 PROTOCOLS = ("file", "ssh", "https", "http")  # git's own transports; a remote helper is never started
 FIXED: tuple[tuple[str, str], ...] = (
@@ -67,3 +76,106 @@ def overrides(listing: bytes) -> dict[str, str]:
     for index, (key, value) in enumerate(keys.items()):
         env |= {f"GIT_CONFIG_KEY_{index}": key, f"GIT_CONFIG_VALUE_{index}": value}
     return env
+
+
+# Git runs here with no system or global file and no GIT_* variable, so it reads the repository's
+# `config` and, with extensions.worktreeConfig, the worktree's `config.worktree`: nothing else but
+# what those include. A section name is ASCII letters, digits, `-` and `.`, matched without case and
+# never escaped or split over lines; so a file that names a filter driver (`[filter "x"]`,
+# `[FiLtEr.x]`), a protocol or an included file (`include`, `includeIf`) holds one of these words.
+WORDS = (b"filter", b"protocol", b"include")
+MAX_READ = 64 * 1024  # a config, HEAD, gitdir or commondir file past this: git is asked instead
+_OID_HEX = 40  # the shortest object id git reads in HEAD (SHA-1's)
+_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # a FIFO never blocks; a link is odd
+
+
+def silent(config: bytes) -> bool:
+    """Whether a config file's bytes cannot name a filter driver, a protocol or an included file."""
+    folded = config.lower()  # ASCII only, as git folds a section name
+    return not any(word in folded for word in WORDS)
+
+
+def names_nothing(tree: str) -> bool:
+    """Whether the repository config files git would read in ``tree`` (``git -C tree``) are found
+    here, as git finds them, and all are ``silent``: then the listing would name nothing. False
+    whenever unsure (no ``.git`` at ``tree``, where git would search upward; a link, FIFO, odd or
+    oversized file; a layout git might read otherwise): the caller asks git."""
+    found = _git_dirs(os.fsencode(tree))
+    if found is None:
+        return False
+    git_dir, common_dir = found
+    config = _small_file(os.path.join(common_dir, b"config"))
+    worktree = _small_file(os.path.join(git_dir, b"config.worktree"), absent=b"")  # read whether git would or not
+    return config is not None and worktree is not None and silent(config) and silent(worktree)
+
+
+def _small_file(path: bytes, absent: bytes | None = None) -> bytes | None:
+    """A regular file's bytes, ``absent`` when there is none, None when it is anything else or too big."""
+    try:
+        fd = os.open(path, _OPEN)
+    except FileNotFoundError:
+        return absent
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, MAX_READ + 1)
+        return data if len(data) <= MAX_READ else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _git_dirs(tree: bytes) -> tuple[bytes, bytes] | None:
+    """(git dir, common dir) of ``tree`` when git would take ``tree/.git``: a directory git accepts,
+    or a ``gitdir:`` file (git dies when its target is no repository; it never searches on)."""
+    dot_git = os.path.join(tree, b".git")
+    try:
+        mode = os.lstat(dot_git).st_mode
+    except OSError:
+        return None
+    if stat.S_ISDIR(mode):
+        git_dir: bytes | None = dot_git
+    elif stat.S_ISREG(mode):
+        git_dir = _named_path(_small_file(dot_git), tree, b"gitdir: ")
+    else:
+        return None
+    if git_dir is None:
+        return None
+    common_dir = _common_dir(git_dir)
+    if common_dir is None or not _is_git_directory(git_dir, common_dir):
+        return None
+    return git_dir, common_dir
+
+
+def _named_path(data: bytes | None, base: bytes, prefix: bytes = b"") -> bytes | None:
+    """The path a ``gitdir``/``commondir`` file names (relative to ``base``), or None when odd."""
+    if data is None or not data.startswith(prefix):
+        return None
+    path = data[len(prefix) :].removesuffix(b"\n").removesuffix(b"\r")
+    if not path or any(byte in path for byte in b"\0\r\n"):
+        return None
+    return os.path.join(base, path)
+
+
+def _common_dir(git_dir: bytes) -> bytes | None:
+    named = os.path.join(git_dir, b"commondir")  # a linked worktree's: git reads the config found there
+    data = _small_file(named, absent=b"")
+    if data == b"":
+        return git_dir if not os.path.lexists(named) else None
+    return _named_path(data, git_dir)
+
+
+def _is_git_directory(git_dir: bytes, common_dir: bytes) -> bool:
+    """Git's own test, or stricter: a HEAD that is a plain file naming a ref or an object id, and
+    ``objects`` and ``refs`` it may enter. Where git would refuse, it would search elsewhere."""
+    head = _small_file(os.path.join(git_dir, b"HEAD"))
+    if head is None:
+        return False
+    oid = head[:_OID_HEX]
+    names = head.startswith(b"ref: refs/") or (
+        len(oid) == _OID_HEX and all(c in b"0123456789abcdefABCDEF" for c in oid)
+    )
+    return names and all(os.access(os.path.join(common_dir, name), os.X_OK) for name in (b"objects", b"refs"))

@@ -12,7 +12,7 @@ import os
 import select
 import time
 
-from handoff_core.files.git_config import FIXED, LISTED, overrides
+from handoff_core.files.git_config import FIXED, LISTED, names_nothing, overrides
 
 __all__ = ["TIMEOUT", "StatusFailed", "changed_paths"]
 
@@ -95,8 +95,9 @@ def _run(
 def changed_paths(tree: str) -> list[tuple[str, str]]:
     """``(status, path)`` for every changed path of ``tree``, both sides of a rename (``?``: untracked)."""
     # Filter drivers the repository's config names are overruled first, as the evidence layer does
-    # (one `git config --get-regexp`, which runs nothing it reads).
-    planted = overrides(_run(tree, ("config", "-z", "--get-regexp", LISTED), ok=(0, 1)))
+    # (one `git config --get-regexp`, which runs nothing it reads), unless its files name none.
+    listing = b"" if names_nothing(tree) else _run(tree, ("config", "-z", "--get-regexp", LISTED), ok=(0, 1))
+    planted = overrides(listing)
     fields = _run(tree, _STATUS, _environment() | planted).split(b"\0")
     found: list[tuple[str, str]] = []
     index = 0

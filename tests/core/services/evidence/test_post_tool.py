@@ -1,0 +1,87 @@
+"""The post-tool hook as the agent CLIs start it (its own process): it sees a change outside the scope,
+starts one git when the repository's config names no filter driver, and two (the listing first)
+when it does, and the driver it names never runs. Every git start is counted by a ``git`` first on
+``PATH`` that logs its arguments and then runs the real one."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from handoff_core.contract.scope import Scope
+from handoff_core.services.writing.store import Store
+from server.client_config import hook_entry
+from tests.conftest import implementation
+from tests.core.evidence.gitrepo import add_worktree, git, make_repo, write
+
+pytestmark = pytest.mark.slow  # the hook runs as its own process
+OUT_OF_SCOPE = "src/b/other.py"
+
+
+def counting_git(folder: Path, log: Path) -> Path:
+    real = shutil.which("git")
+    assert real is not None
+    folder.mkdir()
+    wrapper = folder / "git"
+    wrapper.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{log}'\nexec '{real}' \"$@\"\n")
+    wrapper.chmod(0o755)
+    return folder
+
+
+def after_shell(store: Store, tree: Path, tmp_path: Path) -> tuple[str, list[str]]:
+    """The hook's answer to a finished shell command in ``tree``, and the git commands it started."""
+    scope = Scope(workspace="required", writable=("src/a1/**",), worktree=str(tree), branch="task-a")
+    stored = store.create_task(implementation(scope=scope))
+    log = tmp_path / "git-starts.log"
+    folder = counting_git(tmp_path / "bin", log)
+    roots = ["--project-root", str(store.roots.project_root), "--state-root", str(store.roots.state_root)]
+    flags = ["--ref", str(stored.ref), "--task-sha256", stored.sha256, "--event", "post-tool", *roots]
+    event = {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "make"}, "cwd": str(tree)}
+    env = os.environ | {"PATH": f"{folder}{os.pathsep}{os.environ.get('PATH', os.defpath)}"}
+    done = subprocess.run(
+        [*hook_entry(), *flags], input=json.dumps(event).encode(), capture_output=True, timeout=60, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    starts = log.read_text().splitlines() if log.exists() else []
+    return done.stdout.decode(), [start.partition(" --no-pager ")[2].split(" ")[0] for start in starts]  # commands
+
+
+def blocked_for(answer: str) -> str:
+    decision = json.loads(answer)
+    assert decision["decision"] == "block"
+    return str(decision["reason"])
+
+
+def test_on_a_repository_whose_config_names_no_filter_the_hook_starts_one_git_and_sees_the_change(
+    store: Store, project: Path, tmp_path: Path
+) -> None:
+    make_repo(project)
+    tree = add_worktree(project, "task-a")
+    write(tree, OUT_OF_SCOPE, "changed by the command\n")
+    answer, starts = after_shell(store, tree, tmp_path)
+    assert OUT_OF_SCOPE in blocked_for(answer)
+    assert starts == ["status"]
+
+
+def test_a_clean_filter_the_config_names_costs_the_listing_never_runs_and_hides_nothing(
+    store: Store, project: Path, tmp_path: Path
+) -> None:
+    make_repo(project)
+    tree = add_worktree(project, "task-a")
+    marker = tmp_path / "filter-ran"
+    (project / ".git" / "info").mkdir(exist_ok=True)
+    (project / ".git" / "info" / "attributes").write_text(f"{OUT_OF_SCOPE} filter=pristine\n")
+    git(tree, "config", "filter.pristine.clean", f"touch '{marker}'; printf 'x\\n'")  # the committed bytes
+    git(tree, "config", "filter.pristine.required", "true")
+    write(tree, OUT_OF_SCOPE, "y\n")
+    assert OUT_OF_SCOPE not in git(tree, "status", "--porcelain").stdout  # the filter hides the edit from git
+    marker.unlink()
+    answer, starts = after_shell(store, tree, tmp_path)
+    assert OUT_OF_SCOPE in blocked_for(answer)
+    assert starts == ["config", "status"]
+    assert not marker.exists()
