@@ -80,3 +80,25 @@ def test_each_event_loads_no_more_than_the_floor_and_the_hook_s_own_modules(
             loaded = imported([*hook_entry(), *flags, "--event", kind], json.dumps(event).encode())
             assert "handoff_core.services.evidence.hook" in loaded  # it ran
             assert loaded - floor <= HOOK_MODULES, (kind, sorted(loaded - floor - HOOK_MODULES))
+
+
+def test_an_answer_that_cannot_be_written_ends_the_process_with_the_deny_exit(
+    store: Store, project: Path, tmp_path: Path
+) -> None:
+    make_repo(project)
+    tree = add_worktree(project, "task-a")
+    scope = Scope(workspace="required", writable=("src/a1/**",), worktree=str(tree), branch="task-a")
+    stored = store.create_task(implementation(scope=scope))
+    roots = ["--project-root", str(project), "--state-root", str(store.roots.state_root)]
+    flags = ["--ref", str(stored.ref), "--task-sha256", stored.sha256, *roots]
+    event = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(tree)}
+    data = json.dumps(event | {"tool_input": {"file_path": str(tree / "src/b/x.py")}}).encode()
+    with Path("/dev/full").open("wb") as full:  # every write fails: no space left
+        done = subprocess.run(
+            [*hook_entry(), *flags], input=data, stdout=full, stderr=subprocess.PIPE, timeout=60, check=False
+        )
+    assert done.returncode == 2, done.stderr
+    with (tmp_path / "answer").open("wb") as answer:  # the same deny, written, is whole
+        done = subprocess.run([*hook_entry(), *flags], input=data, stdout=answer, timeout=60, check=False)
+    assert done.returncode == 0
+    assert json.loads((tmp_path / "answer").read_bytes())["hookSpecificOutput"]["permissionDecision"] == "deny"
