@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from handoff_core.files import git as files_git
+from handoff_core.files.git_config import names_nothing
 from handoff_core.layout import REPORT_STATUSES
 from handoff_core.services.evidence.stop_check import STATUSES
 from handoff_core.services.evidence.tree_status import StatusFailed, changed_paths
@@ -37,5 +39,16 @@ def test_changed_paths_match_the_evidence_layer_s_dirty_paths(tmp_path: Path) ->
 
 @pytest.mark.slow
 def test_a_folder_that_is_no_repository_is_an_error_not_a_clean_tree(tmp_path: Path) -> None:
+    with pytest.raises(StatusFailed):
+        changed_paths(str(tmp_path))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving the repository to another user needs root")
+def test_a_repository_another_user_owns_is_an_error_though_its_config_names_nothing(tmp_path: Path) -> None:
+    make_repo(tmp_path)
+    assert names_nothing(str(tmp_path))  # the listing is skipped: git's own ownership check still refuses
+    for path in [tmp_path, *tmp_path.rglob("*")]:
+        os.chown(path, 65534, 65534, follow_symlinks=False)
     with pytest.raises(StatusFailed):
         changed_paths(str(tmp_path))
