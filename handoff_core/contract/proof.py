@@ -6,9 +6,9 @@ header line taken out. What it proves: whoever published the REPORT held the tas
 executor's server, or the Lead capturing a reply) and nothing was edited since. What it cannot:
 a REPORT written by hand has no signature at all (``absent``), which stays seed-valid.
 
-``cryptography`` is imported only when a key is made or a signature checked: ``handoff-validate``
-of a tree without signatures never loads it, and a check loads only its compiled core (``_rust``),
-not the Python layers around it (the public key class answers the same, property-tested).
+``cryptography`` is imported only when a key is made or a REPORT signed; a signature is checked
+in plain Python (``contract.ed25519``, answering as cryptography does, property-tested), so
+``handoff-validate`` never loads it.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ __all__ = [
     "SIGNING_KEY_LABEL",
     "Proof",
     "b64decoded",
-    "ed25519_verifies",
     "proof_by",
     "proof_of",
     "sign_report",
@@ -110,8 +109,10 @@ def _verified(key: str | None, report: bytes) -> Proof:
         return "absent"
     if not signature or key is None:
         return "invalid"
+    from handoff_core.contract.ed25519 import verifies  # here: a check of an unsigned REPORT never needs it
+
     try:
-        return "valid" if ed25519_verifies(b64decoded(key), b64decoded(signature), message) else "invalid"
+        return "valid" if verifies(b64decoded(key), b64decoded(signature), message) else "invalid"
     except (ValueError, binascii.Error):
         return "invalid"
 
@@ -120,28 +121,3 @@ def b64decoded(text: str) -> bytes:
     """``base64.b64decode(text, validate=True)``, without loading base64 (and struct) for it; ValueError when
     it is not strict base64."""
     return binascii.a2b_base64(text.encode("ascii"), strict_mode=True)
-
-
-def ed25519_verifies(public: bytes, signature: bytes, message: bytes) -> bool:
-    """Whether ``signature`` is ``public``'s over ``message``. Through cryptography's compiled core when
-    it offers Ed25519 (what its public class calls; the Python layers around it cost a validator's
-    process ~10 ms to import), else through the public class: the same answer either way.
-    Raises ValueError for a key that is not one."""
-    try:
-        from cryptography.hazmat.bindings._rust import openssl as rust_openssl
-
-        from_public_bytes = rust_openssl.ed25519.from_public_bytes
-    except (ImportError, AttributeError):  # a cryptography without that core: the public class
-        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
-        from_public_bytes = Ed25519PublicKey.from_public_bytes
-    verifier = from_public_bytes(public)
-    try:
-        verifier.verify(signature, message)
-    except Exception as exc:  # the class to catch comes from the Python layers: imported only on failure
-        from cryptography.exceptions import InvalidSignature
-
-        if isinstance(exc, InvalidSignature):
-            return False
-        raise
-    return True
