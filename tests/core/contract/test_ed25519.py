@@ -11,6 +11,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from hypothesis import given
 from hypothesis import strategies as st
 
+from handoff_core.contract import ed25519
 from handoff_core.contract.ed25519 import verifies
 
 ORDER = 2**252 + 27742317777372353535851937790883648493  # the group order L: an S at or above it is not canonical
@@ -202,3 +203,13 @@ def test_a_small_order_or_non_canonical_r_answers_as_the_public_class(
     public, _ = signed(seed, message)
     signature = r + s.to_bytes(32, "little")
     assert by_core(public, signature, message) == by_public_class(public, signature, message)
+
+
+def test_the_curve_constants_written_out_are_the_ones_their_definitions_give() -> None:
+    assert ed25519.D == D
+    assert pow(2, (FIELD - 1) // 4, FIELD) == ed25519.SQRT_M1
+    x, y = ed25519._BX, ed25519._BY  # the base point: y = 4/5, x its even root
+    assert y == 4 * pow(5, FIELD - 2, FIELD) % FIELD
+    assert (x, y) == _point_at(y) or (FIELD - x, y) == _point_at(y)
+    assert x % 2 == 0
+    assert _times(ORDER, (x, y)) == (0, 1)
