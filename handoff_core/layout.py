@@ -8,7 +8,10 @@ checker sees every comparison against it.
 from __future__ import annotations
 
 import re
-from typing import Final, Literal, get_args
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
+if TYPE_CHECKING:
+    from typing import Final, Literal
 
 __all__ = [
     "ACTIVE_LINE",
@@ -154,38 +157,76 @@ def focused_length_ok(sentences: int) -> bool:
 
 # -- closed vocabularies ----------------------------------------------------------------------------
 
-Kind = Literal["implementation", "review", "research", "test-observation"]
-Workspace = Literal["current", "required"]
-ReportStatus = Literal["completed", "blocked", "failed", "cancelled"]
-ReleaseKind = Literal["stopped", "none"]  # stopped: the writer was seen to stop; none: no writer ran
-SelfWriter = Literal["lead", "team"]  # who writes under claim_writer: the Lead itself, or its native team
-LogTool = Literal["claude-code", "codex"]  # the agent CLIs whose session logs are found by id
-Stage = Literal["dispatch", "return"]
-Outcome = Literal["active", "completed", "cancelled"]
-Location = Literal["active", "archived"]
-EntryKind = Literal["file", "dir", "symlink", "other", "missing"]
-TaskState = Literal["incomplete", "dispatched", "returned", "released", "invalid"]
+# Each vocabulary's home is its tuple; its ``Literal`` is made from it on first use (``Kind`` from
+# ``KINDS``...), so that a process that only checks files never imports ``typing``. The type
+# checker reads the ``Literal`` spelled out below, and a test holds each one equal to its tuple.
+KINDS: Final[tuple[Kind, ...]] = ("implementation", "review", "research", "test-observation")
+WORKSPACES: Final[tuple[Workspace, ...]] = ("current", "required")
+SELF_WRITERS: Final[tuple[SelfWriter, ...]] = ("lead", "team")  # who writes under claim_writer: the Lead, or its team
+REVIEWING_KINDS: Final[tuple[Kind, ...]] = ("review", "test-observation")  # the kinds review_of pins to a checkpoint
+REPORT_STATUSES: Final[tuple[ReportStatus, ...]] = ("completed", "blocked", "failed", "cancelled")
+# stopped: the writer was seen to stop; none: no writer ran
+RELEASE_KINDS: Final[tuple[ReleaseKind, ...]] = ("stopped", "none")
+STAGES: Final[tuple[Stage, ...]] = ("dispatch", "return")
+OUTCOMES: Final[tuple[Outcome, ...]] = ("active", "completed", "cancelled")
+# What a status reply lists: the tasks that need the Lead (the default), all, or those in one state.
+STATUS_VIEWS: Final[tuple[StatusView, ...]] = (
+    *("needs_lead", "all", "outstanding", "incomplete", "dispatched", "returned", "released", "invalid"),
+)
+TASK_STATES: Final[tuple[TaskState, ...]] = ("incomplete", "dispatched", "returned", "released", "invalid")
+LOCATIONS: Final[tuple[Location, ...]] = ("active", "archived")
+LOG_TOOLS: Final[tuple[LogTool, ...]] = ("claude-code", "codex")  # the agent CLIs whose session logs are found by id
+ENTRY_KINDS: Final[tuple[EntryKind, ...]] = ("file", "dir", "symlink", "other", "missing")
 # What an executor may do beyond writing inside its scope and running checks, granted one by one in
 # the TASK (the seed template's "authorised actions"); the guard judges shell commands by these names.
-AuthorisedAction = Literal[
-    "commit", "merge", "push", "rebase", "reset-hard", "switch-branch", "stash", "stage-outside-scope"
-]
-# What a status reply lists: the tasks that need the Lead (the default), all, or those in one state.
-StatusView = Literal["needs_lead", "all", "outstanding", "incomplete", "dispatched", "returned", "released", "invalid"]
+AUTHORISED_ACTIONS: Final[tuple[AuthorisedAction, ...]] = (
+    *("commit", "merge", "push", "rebase", "reset-hard", "switch-branch", "stash", "stage-outside-scope"),
+)
+VOCABULARIES: Final = {
+    "Kind": KINDS,
+    "Workspace": WORKSPACES,
+    "ReportStatus": REPORT_STATUSES,
+    "ReleaseKind": RELEASE_KINDS,
+    "SelfWriter": SELF_WRITERS,
+    "LogTool": LOG_TOOLS,
+    "Stage": STAGES,
+    "Outcome": OUTCOMES,
+    "Location": LOCATIONS,
+    "EntryKind": ENTRY_KINDS,
+    "TaskState": TASK_STATES,
+    "AuthorisedAction": AUTHORISED_ACTIONS,
+    "StatusView": STATUS_VIEWS,
+}
+if TYPE_CHECKING:
+    Kind = Literal["implementation", "review", "research", "test-observation"]
+    Workspace = Literal["current", "required"]
+    ReportStatus = Literal["completed", "blocked", "failed", "cancelled"]
+    ReleaseKind = Literal["stopped", "none"]
+    SelfWriter = Literal["lead", "team"]
+    LogTool = Literal["claude-code", "codex"]
+    Stage = Literal["dispatch", "return"]
+    Outcome = Literal["active", "completed", "cancelled"]
+    Location = Literal["active", "archived"]
+    EntryKind = Literal["file", "dir", "symlink", "other", "missing"]
+    TaskState = Literal["incomplete", "dispatched", "returned", "released", "invalid"]
+    AuthorisedAction = Literal[
+        "commit", "merge", "push", "rebase", "reset-hard", "switch-branch", "stash", "stage-outside-scope"
+    ]
+    StatusView = Literal[
+        "needs_lead", "all", "outstanding", "incomplete", "dispatched", "returned", "released", "invalid"
+    ]
+else:
 
-KINDS: Final[tuple[Kind, ...]] = get_args(Kind)
-WORKSPACES: Final[tuple[Workspace, ...]] = get_args(Workspace)
-SELF_WRITERS: Final[tuple[SelfWriter, ...]] = get_args(SelfWriter)
-REVIEWING_KINDS: Final[tuple[Kind, ...]] = ("review", "test-observation")  # the kinds review_of pins to a checkpoint
-REPORT_STATUSES: Final[tuple[ReportStatus, ...]] = get_args(ReportStatus)
-RELEASE_KINDS: Final[tuple[ReleaseKind, ...]] = get_args(ReleaseKind)
-STAGES: Final[tuple[Stage, ...]] = get_args(Stage)
-OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
-STATUS_VIEWS: Final[tuple[StatusView, ...]] = get_args(StatusView)
-TASK_STATES: Final[tuple[TaskState, ...]] = get_args(TaskState)
-LOCATIONS: Final[tuple[Location, ...]] = get_args(Location)
-LOG_TOOLS: Final[tuple[LogTool, ...]] = get_args(LogTool)
-AUTHORISED_ACTIONS: Final[tuple[AuthorisedAction, ...]] = get_args(AuthorisedAction)
+    def __getattr__(name: str) -> object:
+        """A vocabulary's ``Literal``, made from its tuple the first time it is asked for."""
+        if name not in VOCABULARIES:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from typing import Literal
+
+        made = globals()[name] = Literal[VOCABULARIES[name]]
+        return made
+
+
 MAX_STOP_CONDITIONS: Final = 20  # stop conditions a TASK lists, each one printable line
 # Reports that end an attempt without its work: after this many on one topic or ticket, the Lead is
 # warned before dispatching it again.

@@ -7,7 +7,6 @@ import os
 import sys
 from collections.abc import Sequence
 from contextlib import ExitStack
-from typing import TYPE_CHECKING
 
 from handoff_core.contract.validate import Verdict, check_handoff
 from handoff_core.errors import HandoffError
@@ -16,6 +15,7 @@ from handoff_core.files.entries import exists_dir, shown_name, try_open
 from handoff_core.files.reader import read_snapshot, round_names
 from handoff_core.layout import CHANGES, DEFAULT_STATE_ROOT, REPORT_FILE, SESSIONS, STAGES
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
 if TYPE_CHECKING:
     from handoff_core.contract.anchor import TaskAnchor
 

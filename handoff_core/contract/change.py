@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import re
-from typing import NamedTuple, cast
 
 from handoff_core.contract.markdown import split_lines
+from handoff_core.contract.record import NamedTuple
 from handoff_core.contract.values import JS_ANY, JS_SPACE
-from handoff_core.layout import OUTCOMES, Location, Outcome
+from handoff_core.layout import OUTCOMES
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
+if TYPE_CHECKING:
+    from handoff_core.layout import Location, Outcome
 
 __all__ = ["MONTH_RE", "ChangeFacts", "read_outcome"]
 
@@ -27,4 +31,4 @@ def read_outcome(readme: str) -> Outcome | None:
     """The one ``Outcome:`` value, or None when it is missing, repeated or unknown."""
     # One leading BOM is the file's encoding mark, as the seed's reader takes it.
     values = [m.group(1) for line in split_lines(readme.removeprefix("\ufeff")) if (m := _OUTCOME.match(line))]
-    return cast(Outcome, values[0]) if len(values) == 1 and values[0] in OUTCOMES else None
+    return OUTCOMES[OUTCOMES.index(values[0])] if len(values) == 1 and values[0] in OUTCOMES else None

@@ -6,10 +6,13 @@ import json
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
 
 from handoff_core.contract.markdown import small_text_cache, split_lines
 from handoff_core.errors import InvalidContent
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["load_yaml", "plain_frontmatter", "quote", "split_frontmatter"]
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
 
+from handoff_core.contract.record import NamedTuple
 from handoff_core.errors import InvalidIdentifier
 from handoff_core.layout import CHANGES, SESSIONS
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
 if TYPE_CHECKING:
     from datetime import datetime
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache, wraps
-from typing import TypeVar
 
 from handoff_core.contract.values import JS_SPACE, js_trim
 from handoff_core.errors import InvalidContent
@@ -61,7 +60,11 @@ def _opens(line: str) -> str | None:
     return match.group(1)
 
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
 CACHED_TEXT_LIMIT = 256 * 1024  # texts above this are recomputed, never kept: 64 entries stay under 16 MiB
 
 

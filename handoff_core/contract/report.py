@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from handoff_core.contract.ids import check_round
 from handoff_core.contract.ids import check_task as check_task_id
@@ -14,6 +13,7 @@ from handoff_core.contract.markdown import (
     required_sections,
     split_lines,
 )
+from handoff_core.contract.record import NamedTuple
 from handoff_core.contract.values import JS_ANY, JS_SPACE, visible
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import (

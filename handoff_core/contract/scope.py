@@ -4,10 +4,10 @@ claim reader, and read back (used for ownership)."""
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from handoff_core.contract.frontmatter import load_yaml, quote
 from handoff_core.contract.globs import check_glob_count, check_globs
+from handoff_core.contract.record import NamedTuple
 from handoff_core.contract.values import is_real
 from handoff_core.errors import InvalidContent, OwnershipConflict
 from handoff_core.layout import (
@@ -16,10 +16,11 @@ from handoff_core.layout import (
     REVIEWING_KINDS,
     SELF_WRITERS,
     WORKSPACES,
-    AuthorisedAction,
-    Kind,
-    Workspace,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
+if TYPE_CHECKING:
+    from handoff_core.layout import AuthorisedAction, Kind, Workspace
 
 __all__ = [
     "LIST_START",

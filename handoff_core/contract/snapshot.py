@@ -8,10 +8,13 @@ from __future__ import annotations
 import struct
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import NamedTuple
 
 from handoff_core.contract.change import ChangeFacts
-from handoff_core.layout import EntryKind
+from handoff_core.contract.record import NamedTuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
+if TYPE_CHECKING:
+    from handoff_core.layout import EntryKind
 
 __all__ = ["MISSING", "PROBE_STAMP", "Entry", "Probe", "Stamp", "TaskSnapshot", "probe_ctimes"]
 

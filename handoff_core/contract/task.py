@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from handoff_core.contract.ids import check_round
 from handoff_core.contract.ids import check_task as check_task_id
 from handoff_core.contract.markdown import check_fragment
 from handoff_core.contract.proof import SIGNING_KEY_LABEL
+from handoff_core.contract.record import NamedTuple
 from handoff_core.contract.scope import Scope, check_scope
 from handoff_core.contract.values import is_real
 from handoff_core.errors import InvalidContent, QuotedTokenCheck
-from handoff_core.layout import KINDS, Kind
+from handoff_core.layout import KINDS
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
+if TYPE_CHECKING:
+    from handoff_core.layout import Kind
 
 __all__ = [
     "ANCHOR_LABEL",

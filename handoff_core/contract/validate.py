@@ -7,13 +7,13 @@ not) agrees with the seed on every tree the seed knows, and says more where it c
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from handoff_core.contract.digest import sha256_hex
 from handoff_core.contract.frontmatter import split_frontmatter
 from handoff_core.contract.ids import is_change_id, is_round_id, task_number
 from handoff_core.contract.markdown import section_problems, sections
-from handoff_core.contract.proof import PROOF_INVALID, Proof, proof_of
+from handoff_core.contract.proof import PROOF_INVALID, proof_of
+from handoff_core.contract.record import NamedTuple
 from handoff_core.contract.report import focused_problem, header_fields
 from handoff_core.contract.snapshot import Entry, TaskSnapshot
 from handoff_core.contract.task import META_KEYS
@@ -34,9 +34,13 @@ from handoff_core.layout import (
     is_temp,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
 if TYPE_CHECKING:  # the anchor, the locator and the release are loaded where a check meets them:
     # handoff-validate's process pays for no module its task does not need
+    from typing import Any
+
     from handoff_core.contract.anchor import TaskAnchor
+    from handoff_core.contract.proof import Proof
 
 
 __all__ = [

@@ -12,7 +12,11 @@ from handoff_core.contract.snapshot import Entry
 from handoff_core.errors import ChangeNotFound, UnsafePath
 from handoff_core.files.entries import exists_dir, read_entry, try_open
 from handoff_core.files.paths import check_name, open_root
-from handoff_core.layout import ACTIVE_LINE, ARCHIVE, CHANGE_README, CHANGES, MAX_FILE_BYTES, Location
+from handoff_core.layout import ACTIVE_LINE, ARCHIVE, CHANGE_README, CHANGES, MAX_FILE_BYTES
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
+if TYPE_CHECKING:
+    from handoff_core.layout import Location
 
 __all__ = ["locate_change"]
 

@@ -9,7 +9,11 @@ from contextlib import ExitStack
 
 from handoff_core.contract.snapshot import MISSING, Entry, Stamp
 from handoff_core.files.paths import check_name, entry_mode, open_dir, read_open
-from handoff_core.layout import HANDOFF_FILES, MAX_FILE_BYTES, EntryKind
+from handoff_core.layout import HANDOFF_FILES, MAX_FILE_BYTES
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
+if TYPE_CHECKING:
+    from handoff_core.layout import EntryKind
 
 __all__ = ["exists_dir", "read_entry", "shown_name", "stamp_of", "try_open"]
 

@@ -11,7 +11,6 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from functools import partial
-from typing import Protocol
 
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.snapshot import PROBE_STAMP, Entry, Probe, TaskSnapshot
@@ -21,17 +20,22 @@ from handoff_core.files.entries import exists_dir, read_entry, shown_name, try_o
 from handoff_core.files.paths import open_dir
 from handoff_core.layout import HANDOFF_FILES, SESSIONS
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
+if TYPE_CHECKING:
+    from typing import Protocol
+
 __all__ = ["number_counts", "read_change_snapshots", "read_snapshot", "round_names", "task_snapshots"]
 
+if TYPE_CHECKING:
 
-class Reuse(Protocol):
-    """Asked per task before its files are read: does the caller already hold a verdict for it?"""
+    class Reuse(Protocol):
+        """Asked per task before its files are read: does the caller already hold a verdict for it?"""
 
-    def names(self, change: str, session: str, task: str) -> tuple[str, ...] | None:
-        """The entry names of the directory as judged, when a verdict on it is held."""
+        def names(self, change: str, session: str, task: str) -> tuple[str, ...] | None:
+            """The entry names of the directory as judged, when a verdict on it is held."""
 
-    def holds(self, facts: ChangeFacts, session: str, task: str, same: int, probe: Probe) -> bool:
-        """Whether the verdict held is for exactly this probe."""
+        def holds(self, facts: ChangeFacts, session: str, task: str, same: int, probe: Probe) -> bool:
+            """Whether the verdict held is for exactly this probe."""
 
 
 def number_counts(entries: list[str]) -> Counter[str]:

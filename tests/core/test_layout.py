@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
+from types import ModuleType
 from typing import get_args
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from handoff_core import layout
+from handoff_core.contract import proof
 from handoff_core.errors import UnsafePath
 from handoff_core.files.paths import check_name
 from handoff_core.files.publishing import new_temp_name
@@ -54,3 +59,38 @@ def test_each_vocabulary_tuple_is_its_literal() -> None:
     assert get_args(layout.Kind) == layout.KINDS
     assert layout.REPORT_STATUSES == ("completed", "blocked", "failed", "cancelled")
     assert set(layout.CLOSING_FILES) < set(layout.HANDOFF_FILES)
+
+
+def _literals_for_the_type_checker(module: ModuleType) -> dict[str, tuple[object, ...]]:
+    """Each ``Name = Literal[...]`` the module spells out under ``if TYPE_CHECKING:``, with its values."""
+    found: dict[str, tuple[object, ...]] = {}
+    for node in ast.walk(ast.parse(inspect.getsource(module))):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for statement in node.body:
+                if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Subscript):
+                    values = statement.value.slice
+                    items = values.elts if isinstance(values, ast.Tuple) else [values]
+                    (target,) = statement.targets
+                    assert isinstance(target, ast.Name)
+                    found[target.id] = tuple(ast.literal_eval(item) for item in items)
+    return found
+
+
+def test_each_literal_the_type_checker_reads_is_its_vocabulary_tuple() -> None:
+    """The tuples are the vocabularies' home; the Literals spelled out for mypy must not drift from them."""
+    written = _literals_for_the_type_checker(layout)
+    assert written == {name: tuple(values) for name, values in layout.VOCABULARIES.items()}
+    assert _literals_for_the_type_checker(proof) == {"Proof": proof.PROOFS}
+
+
+@pytest.mark.parametrize("name", sorted(layout.VOCABULARIES))
+def test_a_vocabulary_literal_asked_for_at_run_time_is_made_from_its_tuple(name: str) -> None:
+    assert get_args(getattr(layout, name)) == layout.VOCABULARIES[name]
+    assert get_args(proof.Proof) == proof.PROOFS
+
+
+def test_a_name_layout_does_not_have_is_still_an_attribute_error() -> None:
+    with pytest.raises(AttributeError):
+        layout.Kinds  # type: ignore[attr-defined]  # noqa: B018
+    with pytest.raises(AttributeError):
+        proof.Proofs  # type: ignore[attr-defined]  # noqa: B018
