@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from handoff_core.contract.markdown import split_lines
+from handoff_core.contract.pattern import compile_on_use
 from handoff_core.contract.record import NamedTuple
 from handoff_core.contract.values import JS_ANY, JS_SPACE
 from handoff_core.layout import OUTCOMES
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MONTH_RE", "ChangeFacts", "read_outcome"]
 
-MONTH_RE = re.compile(r"^[0-9]{4}-[0-9]{2}\Z")  # older installs archive under specdev/archive/YYYY-MM/
+MONTH_RE = compile_on_use(r"^[0-9]{4}-[0-9]{2}\Z")  # older installs archive under specdev/archive/YYYY-MM/
 _OUTCOME = re.compile(f"^Outcome:[{JS_SPACE}]*({JS_ANY}*?)[{JS_SPACE}]*\\Z")
 
 

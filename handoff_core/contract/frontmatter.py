@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from handoff_core.contract.markdown import small_text_cache, split_lines
+from handoff_core.contract.pattern import compile_on_use
 from handoff_core.errors import InvalidContent
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
@@ -135,5 +136,5 @@ def plain_frontmatter(text: str) -> dict[str, Any] | None:
 
 
 _PAIR = r'([a-z_]+): (?:"([ !#-\[\]-~]*)"|(0|[1-9][0-9]{0,8}))'
-_PLAIN_PAIR = re.compile(f"^{_PAIR}$", re.M)
-_PLAIN_BLOCK = re.compile(f"---\n((?:{_PAIR}\n)+)---\n")  # the first "---" line closes the block
+_PLAIN_PAIR = compile_on_use(f"^{_PAIR}$", re.M)
+_PLAIN_BLOCK = compile_on_use(f"---\n((?:{_PAIR}\n)+)---\n")  # the first "---" line closes the block

@@ -7,9 +7,9 @@ refused with what to change.
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
+from handoff_core.contract.pattern import compile_on_use
 from handoff_core.errors import InvalidContent
 
 __all__ = [
@@ -25,7 +25,7 @@ __all__ = [
 
 MAX_GLOB_LENGTH = 200
 MAX_GLOBS = 64  # per list (writable, read_only, shared, artifacts) of one task
-_CLASS = re.compile(r"\[(!|\^)?([A-Za-z0-9._-]+)\]")
+_CLASS = compile_on_use(r"\[(!|\^)?([A-Za-z0-9._-]+)\]")
 _META = set(".^$*+?{}[]\\|()")
 _SEGMENT = "[^/]+"
 

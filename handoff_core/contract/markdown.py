@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache, wraps
 
+from handoff_core.contract.pattern import compile_on_use
 from handoff_core.contract.values import JS_SPACE, js_trim
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import MAX_FILE_BYTES
@@ -30,7 +31,7 @@ _FENCE_OPEN = re.compile(rf"^ {{0,{MAX_FENCE_INDENT}}}(`{{3,}}|~{{3,}})(.*)$")
 _SECTION_END = re.compile(r"^#{1,2} ")
 _ANY_HEADING = re.compile(f"^#+[{JS_SPACE}]")
 # Any line that could be read as opening the scope block, at any depth of nesting.
-_RESERVED_LINE = re.compile(rf"^\s*(?:`{{3,}}|~{{3,}})\s*{RESERVED_INFO}", re.IGNORECASE)
+_RESERVED_LINE = compile_on_use(rf"^\s*(?:`{{3,}}|~{{3,}})\s*{RESERVED_INFO}", re.IGNORECASE)
 
 
 Line = tuple[int, str]  # (line number from 0, text): plain tuples, as thousands are made per status call
@@ -166,12 +167,12 @@ def normalise_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
 
 
-_INDENTED_FENCE = re.compile(r"^(?: {4,}|[ ]{0,3}\t[ \t]*)(`{3,}|~{3,})")
+_INDENTED_FENCE = compile_on_use(r"^(?: {4,}|[ ]{0,3}\t[ \t]*)(`{3,}|~{3,})")
 # The seed's reader takes a fence only at the first column, CommonMark up to three spaces in: a
 # fence one to three spaces in opens (or closes) for one and not the other, so the sections around
 # it differ. Inside a fence such a line is harmless unless CommonMark would take it as the close.
-_SHIFTED_FENCE = re.compile(r"^ {1,3}(`{3,}|~{3,})")
-_PLACEHOLDER_SECTION = re.compile(
+_SHIFTED_FENCE = compile_on_use(r"^ {1,3}(`{3,}|~{3,})")
+_PLACEHOLDER_SECTION = compile_on_use(
     r"^(?:unknown|unassigned|pending|todo|tbd|\.\.\.|…|<[^<>]*>|\{[^{}]*\})\Z", re.I | re.A
 )
 

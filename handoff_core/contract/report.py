@@ -13,6 +13,7 @@ from handoff_core.contract.markdown import (
     required_sections,
     split_lines,
 )
+from handoff_core.contract.pattern import compile_on_use
 from handoff_core.contract.record import NamedTuple
 from handoff_core.contract.values import JS_ANY, JS_SPACE, visible
 from handoff_core.errors import InvalidContent
@@ -44,8 +45,8 @@ __all__ = [
 
 _FIELDS = (("artifacts", "修改或成果"), ("verification", "验证"), ("unverified", "未完成或未验证"))
 _HEADER = re.compile(f"^([A-Za-z][A-Za-z0-9-]*):[{JS_SPACE}]*({JS_ANY}*?)[{JS_SPACE}]*\\Z")
-_SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
-COMMIT_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")  # a full object name, SHA-1 or SHA-256
+_SHA256 = compile_on_use(r"^[0-9a-f]{64}\Z")
+COMMIT_RE = compile_on_use(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")  # a full object name, SHA-1 or SHA-256
 _SENTENCE_END = re.compile(r"(?<=[。！？])|(?<=[.!?])(?=\s|$)")
 CAPTURE_FOCUS = (
     "本报告由 Lead 原样捕获执行者仅以文本返回的结果。"
@@ -230,7 +231,7 @@ def summary_line(session: str, task: str, status: str, location: str, summary: s
     return f"{session}/{task} · {status} · {location} · {visible(summary) or '(no summary)'}"
 
 
-_STATUS_LINE = re.compile(rb"^Status:(.*)$", re.M)
+_STATUS_LINE = compile_on_use(rb"^Status:(.*)$", re.M)
 _STATUS_BYTES = {f" {status}{end}".encode(): status for status in REPORT_STATUSES for end in ("", "\r")}
 
 

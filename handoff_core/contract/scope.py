@@ -3,10 +3,9 @@ claim reader, and read back (used for ownership)."""
 
 from __future__ import annotations
 
-import re
-
 from handoff_core.contract.frontmatter import load_yaml, quote
 from handoff_core.contract.globs import check_glob_count, check_globs
+from handoff_core.contract.pattern import compile_on_use
 from handoff_core.contract.record import NamedTuple
 from handoff_core.contract.values import is_real
 from handoff_core.errors import InvalidContent, OwnershipConflict
@@ -38,7 +37,7 @@ __all__ = [
 
 SCOPE_FENCE = "```handoff-scope"
 LIST_START = "- Workspace: "
-_BAD_GLOB = re.compile(r"(^|/)\.\.(/|$)|^/|^[A-Za-z]:|[\\`\x00-\x1f]")
+_BAD_GLOB = compile_on_use(r"(^|/)\.\.(/|$)|^/|^[A-Za-z]:|[\\`\x00-\x1f]")
 
 
 class SharedPath(NamedTuple):
@@ -128,8 +127,8 @@ def check_scope(kind: Kind, scope: Scope) -> Scope:
     return scope
 
 
-_REMOTE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-_COMMIT = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
+_REMOTE = compile_on_use(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_COMMIT = compile_on_use(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 MAX_DIRTY = 500  # paths recorded as dirty at dispatch; a tree dirtier than that is shared beyond attribution
 
 
@@ -187,7 +186,7 @@ def _check_workspace(kind: Kind, scope: Scope) -> None:
         raise InvalidContent(f"at most {MAX_DIRTY} printable dirty paths are recorded")
 
 
-_REF = re.compile(r"^[a-z0-9-]+/[0-9TZ-]+/[0-9]+-[a-z0-9-]+\Z")
+_REF = compile_on_use(r"^[a-z0-9-]+/[0-9TZ-]+/[0-9]+-[a-z0-9-]+\Z")
 
 
 def _check_links(kind: Kind, scope: Scope) -> None:
@@ -258,7 +257,7 @@ def _links(scope: Scope) -> list[tuple[str, str]]:
     return [(key, value) for key in _LINKS if (value := getattr(scope, key))]
 
 
-RESOURCE_RE = re.compile(r"^[a-z][a-z0-9-]*(?::[A-Za-z0-9._/@-]+)?\Z")
+RESOURCE_RE = compile_on_use(r"^[a-z][a-z0-9-]*(?::[A-Za-z0-9._/@-]+)?\Z")
 
 
 def _strings(data: dict[object, object], key: str) -> tuple[str, ...]:

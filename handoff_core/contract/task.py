@@ -7,6 +7,7 @@ import re
 from handoff_core.contract.ids import check_round
 from handoff_core.contract.ids import check_task as check_task_id
 from handoff_core.contract.markdown import check_fragment
+from handoff_core.contract.pattern import compile_on_use
 from handoff_core.contract.proof import SIGNING_KEY_LABEL
 from handoff_core.contract.record import NamedTuple
 from handoff_core.contract.scope import Scope, check_scope
@@ -36,8 +37,8 @@ META_KEYS = ("schema_version", "session", "task", "kind", "change", "ticket")
 RETURN_START = "- REPORT: "
 ANCHOR_LABEL = "- Task anchor: "  # the line contract.anchor writes and checks; known here, where a TASK is read
 TOKEN_CHECK = "- Report token check: "  # noqa: S105 - a line label, not a secret
-TOKEN_CHECK_RE = re.compile(r"^sha256:[0-9a-f]{64}\Z")
-SIGNING_KEY_RE = re.compile(r"^ed25519:[A-Za-z0-9+/]{43}=\Z")
+TOKEN_CHECK_RE = compile_on_use(r"^sha256:[0-9a-f]{64}\Z")
+SIGNING_KEY_RE = compile_on_use(r"^ed25519:[A-Za-z0-9+/]{43}=\Z")
 
 
 class TaskBody(NamedTuple):
@@ -98,7 +99,7 @@ def _quoted_check(body: TaskBody) -> str | None:
 
 
 # The line the rendered scope lists the authorised actions on, as a reader of the TASK finds it.
-_ACTIONS_LINE = re.compile(r"^\s*[-*+]?\s*authori[sz]ed actions\s*:", re.IGNORECASE | re.MULTILINE)
+_ACTIONS_LINE = compile_on_use(r"^\s*[-*+]?\s*authori[sz]ed actions\s*:", re.IGNORECASE | re.MULTILINE)
 
 
 def _quoted_actions(body: TaskBody) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from handoff_core.contract.pattern import compile_on_use
 from handoff_core.errors import InvalidContent
 
 __all__ = ["JS_ANY", "JS_SPACE", "PLACEHOLDER_SEGMENT", "is_real", "js_trim", "relative_parts", "visible"]
@@ -13,15 +14,16 @@ __all__ = ["JS_ANY", "JS_SPACE", "PLACEHOLDER_SEGMENT", "is_real", "js_trim", "r
 # into an ASCII one (Kelvin sign, long s, dotless i), unlike ``re.IGNORECASE``: hence ``re.ASCII``.
 JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 JS_ANY = "[^\\n\\r\\u2028\\u2029]"  # JavaScript's ``.``: not a line terminator
-_JS_EDGES = re.compile(f"^[{JS_SPACE}]+|[{JS_SPACE}]+\\Z")
-_PLACEHOLDER_WORD = re.compile(r"^(?:unknown|unassigned|pending|todo|tbd|\.\.\.)\Z", re.IGNORECASE | re.ASCII)
-_PLACEHOLDER_MARK = re.compile(r"[<>\x00-\x1f]|\{[^}]*\}")
-PLACEHOLDER_SEGMENT = re.compile(r"(?:^|[\\/])(?:\.\.\.|unknown|todo|tbd)(?:[\\/]|\Z)", re.IGNORECASE | re.ASCII)
+# The same characters one by one (its one range spelled out), for ``str.strip``: no pattern to compile.
+_JS_SPACE_CHARS = JS_SPACE.replace("\u2000-\u200a", "".join(map(chr, range(0x2000, 0x200B))))
+_PLACEHOLDER_WORD = compile_on_use(r"^(?:unknown|unassigned|pending|todo|tbd|\.\.\.)\Z", re.IGNORECASE | re.ASCII)
+_PLACEHOLDER_MARK = compile_on_use(r"[<>\x00-\x1f]|\{[^}]*\}")
+PLACEHOLDER_SEGMENT = compile_on_use(r"(?:^|[\\/])(?:\.\.\.|unknown|todo|tbd)(?:[\\/]|\Z)", re.IGNORECASE | re.ASCII)
 
 
 def js_trim(text: str) -> str:
     """JavaScript's ``String.prototype.trim``."""
-    return _JS_EDGES.sub("", text)
+    return text.strip(_JS_SPACE_CHARS)
 
 
 def visible(text: str) -> str:
