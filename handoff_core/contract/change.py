@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
 from handoff_core.contract.markdown import split_lines
 from handoff_core.contract.pattern import compile_on_use
 from handoff_core.contract.record import NamedTuple
-from handoff_core.contract.values import JS_ANY, JS_SPACE
+from handoff_core.contract.values import header_pair
 from handoff_core.layout import OUTCOMES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
@@ -17,7 +15,6 @@ if TYPE_CHECKING:
 __all__ = ["MONTH_RE", "ChangeFacts", "read_outcome"]
 
 MONTH_RE = compile_on_use(r"^[0-9]{4}-[0-9]{2}\Z")  # older installs archive under specdev/archive/YYYY-MM/
-_OUTCOME = re.compile(f"^Outcome:[{JS_SPACE}]*({JS_ANY}*?)[{JS_SPACE}]*\\Z")
 
 
 class ChangeFacts(NamedTuple):  # a tuple: held verdicts compare it once per task, at C speed
@@ -31,5 +28,6 @@ class ChangeFacts(NamedTuple):  # a tuple: held verdicts compare it once per tas
 def read_outcome(readme: str) -> Outcome | None:
     """The one ``Outcome:`` value, or None when it is missing, repeated or unknown."""
     # One leading BOM is the file's encoding mark, as the seed's reader takes it.
-    values = [m.group(1) for line in split_lines(readme.removeprefix("\ufeff")) if (m := _OUTCOME.match(line))]
+    pairs = [header_pair(line) for line in split_lines(readme.removeprefix("\ufeff")) if line.startswith("Outcome:")]
+    values = [pair[1] for pair in pairs if pair is not None]
     return OUTCOMES[OUTCOMES.index(values[0])] if len(values) == 1 and values[0] in OUTCOMES else None

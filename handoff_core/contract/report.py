@@ -15,7 +15,7 @@ from handoff_core.contract.markdown import (
 )
 from handoff_core.contract.pattern import compile_on_use
 from handoff_core.contract.record import NamedTuple
-from handoff_core.contract.values import JS_ANY, JS_SPACE, visible
+from handoff_core.contract.values import header_pair, visible
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import (
     FOCUSED_SENTENCES,
@@ -44,7 +44,6 @@ __all__ = [
 ]
 
 _FIELDS = (("artifacts", "修改或成果"), ("verification", "验证"), ("unverified", "未完成或未验证"))
-_HEADER = re.compile(f"^([A-Za-z][A-Za-z0-9-]*):[{JS_SPACE}]*({JS_ANY}*?)[{JS_SPACE}]*\\Z")
 _SHA256 = compile_on_use(r"^[0-9a-f]{64}\Z")
 COMMIT_RE = compile_on_use(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")  # a full object name, SHA-1 or SHA-256
 _SENTENCE_END = re.compile(r"(?<=[。！？])|(?<=[.!?])(?=\s|$)")
@@ -141,10 +140,10 @@ def header_fields(text: str) -> tuple[dict[str, str], list[str]]:
     fields: dict[str, str] = {}
     duplicates: list[str] = []
     for _, line in header_lines(text):
-        if (match := _HEADER.match(line)) is not None:
-            if match.group(1) in fields:
-                duplicates.append(match.group(1))
-            fields.setdefault(match.group(1), match.group(2))
+        if (pair := header_pair(line)) is not None:
+            if pair[0] in fields:
+                duplicates.append(pair[0])
+            fields.setdefault(*pair)
     return fields, duplicates
 
 
