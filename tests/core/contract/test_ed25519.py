@@ -1,9 +1,13 @@
-"""The Ed25519 check in plain Python answers as cryptography's public key class does on every input:
-valid, tampered, non-canonical S, R or key, keys that are no point, small-order keys and points."""
+"""The Ed25519 checks, in plain Python and through cryptography's compiled core, answer as cryptography's
+public key class does on every input: valid, tampered, non-canonical S, R or key, keys that are no
+point, small-order keys and points. A process makes its first checks in plain Python."""
 
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
+from collections.abc import Callable
 
 import pytest
 from cryptography.exceptions import InvalidSignature
@@ -13,6 +17,7 @@ from hypothesis import strategies as st
 
 from handoff_core.contract import ed25519
 from handoff_core.contract.ed25519 import verifies
+from handoff_core.contract.proof import PLAIN_CHECKS, verified_by_core
 
 ORDER = 2**252 + 27742317777372353535851937790883648493  # the group order L: an S at or above it is not canonical
 FIELD = 2**255 - 19  # p: a y at or above it is not a canonical point encoding
@@ -29,10 +34,18 @@ def by_public_class(public: bytes, signature: bytes, message: bytes) -> bool | s
 
 
 def by_core(public: bytes, signature: bytes, message: bytes) -> bool | str:
-    try:
-        return verifies(public, signature, message)
-    except ValueError:
-        return "ValueError"
+    """Both checks of this package, which must agree with each other before either is compared."""
+    answers: list[bool | str] = []
+    for check in CHECKS:
+        try:
+            answers.append(check(public, signature, message))
+        except ValueError:
+            answers.append("ValueError")
+    assert answers[0] == answers[1], answers
+    return answers[0]
+
+
+CHECKS: tuple[Callable[[bytes, bytes, bytes], bool], ...] = (verifies, verified_by_core)
 
 
 def signed(seed: bytes, message: bytes) -> tuple[bytes, bytes]:
@@ -213,3 +226,44 @@ def test_the_curve_constants_written_out_are_the_ones_their_definitions_give() -
     assert (x, y) == _point_at(y) or (FIELD - x, y) == _point_at(y)
     assert x % 2 == 0
     assert _times(ORDER, (x, y)) == (0, 1)
+
+
+def test_without_the_compiled_core_the_public_class_answers_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An import of the core that fails (another cryptography) falls back; the verdict never changes."""
+    public, signature = signed(b"\7" * 32, b"report")
+    monkeypatch.setitem(sys.modules, "cryptography.hazmat.bindings._rust", None)  # importing it now fails
+    with pytest.raises(ImportError):
+        from cryptography.hazmat.bindings._rust import openssl  # noqa: F401
+    assert verified_by_core(public, signature, b"report") is True
+    assert verified_by_core(public, signature, b"tampered") is False
+
+
+CHECKS_IN_A_PROCESS = """
+import sys
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+key = Ed25519PrivateKey.from_private_bytes(bytes(32))
+public, signature = key.public_key().public_bytes_raw(), key.sign(b"report")
+for name in [name for name in sys.modules if name.startswith("cryptography")]:
+    del sys.modules[name]  # as a process that never signed
+from handoff_core.contract.proof import ed25519_verifies
+loaded = []
+for _ in range(int(sys.argv[1])):
+    assert ed25519_verifies(public, signature, b"report") and not ed25519_verifies(public, signature, b"x")
+    loaded.append("cryptography.hazmat.bindings._rust" in sys.modules)
+print(loaded)
+"""
+
+
+def test_a_process_checks_in_plain_python_first_then_through_the_compiled_core() -> None:
+    """A one-shot check never loads cryptography; a process that checks many loads its core once and
+    checks there from then on."""
+    result = subprocess.run(
+        [sys.executable, "-c", CHECKS_IN_A_PROCESS, str(PLAIN_CHECKS)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    # each round checks twice: the plain checks end halfway, the core is loaded from then on
+    half = PLAIN_CHECKS // 2
+    assert result.stdout.strip() == str([False] * half + [True] * (PLAIN_CHECKS - half)), result.stderr
