@@ -9,7 +9,7 @@ a REPORT written by hand has no signature at all (``absent``), which stays seed-
 ``cryptography`` is imported when a key is made or a REPORT signed. A process's first signature
 checks are made in plain Python (``contract.ed25519``, answering as cryptography does,
 property-tested), so ``handoff-validate`` never loads it; a process that checks more (a server
-judging a tree) loads cryptography's compiled core then, each check there ~10x faster.
+judging a tree) loads cryptography's compiled core then, each check there ~0.1 ms against ~1.3 ms.
 """
 
 from __future__ import annotations
