@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Sequence
 from contextlib import ExitStack
 
+from handoff_core.contract.json_text import dumps
 from handoff_core.contract.validate import Verdict, check_handoff
 from handoff_core.errors import HandoffError
 from handoff_core.files.change_dir import locate_change
@@ -136,7 +136,7 @@ def _tasks_of(root: str, change: str) -> list[tuple[str, str]]:
 def _line(change: str, session: str, task: str, verdict: Verdict, stage: str) -> str:
     ids = {"change": change, "session": shown_name(session), "task": shown_name(task), "stage": stage}
     found = {"ok": not verdict.errors, "errors": list(verdict.errors), "warnings": list(verdict.warnings)}
-    return json.dumps(ids | found | {"caveat": verdict.caveat}, ensure_ascii=False)
+    return dumps(ids | found | {"caveat": verdict.caveat})
 
 
 def _judged(root: str, change: str, session: str, task: str) -> tuple[str, Verdict]:
@@ -154,7 +154,7 @@ def validate_all(values: dict[str, str]) -> int:
         try:
             tasks = _tasks_of(root, change)
         except (HandoffError, OSError) as exc:  # a change that cannot be walked fails whole
-            print(json.dumps({"change": shown_name(change), "ok": False, "errors": [str(exc)]}, ensure_ascii=False))
+            print(dumps({"change": shown_name(change), "ok": False, "errors": [str(exc)]}))
             failed = True
             continue
         for session, task in tasks:
@@ -189,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{exc.code}: {exc.message}", file=sys.stderr)
         return 2
     result = {"errors": list(verdict.errors), "warnings": list(verdict.warnings), "caveat": verdict.caveat}
-    print(json.dumps(result, indent=2, ensure_ascii=False))
+    print(dumps(result, indent=2))
     return 1 if verdict.errors else 0
 
 

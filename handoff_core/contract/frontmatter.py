@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -52,6 +51,8 @@ def _fast_mapping(text: str) -> dict[str, Any] | None:
             return None
         key, string, number, flow = match.groups()
         if flow is not None:
+            import json  # here: a check whose frontmatter has no list never loads it
+
             try:
                 value = json.loads(flow, object_pairs_hook=_unique_pairs)
             except ValueError:
@@ -100,6 +101,8 @@ def quote(value: object) -> str:
         return "[" + ", ".join(quote(item) for item in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{quote(key)}: {quote(item)}" for key, item in value.items()) + "}"
+    import json
+
     return json.dumps(value)
 
 

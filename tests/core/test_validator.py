@@ -161,7 +161,7 @@ def test_a_signed_report_passes_and_neither_it_nor_a_hand_written_one_loads_cryp
 
 
 HEAVY = (
-    *("pathlib", "hashlib", "difflib", "base64", "urllib.parse", "yaml", "cryptography", "typing"),
+    *("pathlib", "hashlib", "difflib", "base64", "urllib.parse", "yaml", "cryptography", "typing", "json"),
     *("handoff_core.contract.anchor", "handoff_core.contract.release", "handoff_core.contract.locator"),
 )
 LEAN = (
@@ -185,7 +185,7 @@ def _loaded(args: list[str]) -> str:
 
 
 def test_the_return_stage_of_an_implementation_task_loads_only_what_it_checks(project: Path, store: Store) -> None:
-    """No pathlib (with its URL parser), hashlib (OpenSSL), difflib, base64, YAML, typing or cryptography,
+    """No pathlib (with its URL parser), hashlib (OpenSSL), difflib, base64, YAML, typing, json or cryptography,
     not even for a signed REPORT: its signature is checked in plain Python."""
     assert _loaded(_signed(project, store, None)) == "0 [] False"
     assert _loaded(_signed(project, store, SIGNING_TOKEN)) == "0 [] False"
