@@ -254,6 +254,7 @@ print(loaded)
 """
 
 
+@pytest.mark.slow  # starts a process
 def test_a_process_checks_in_plain_python_first_then_through_the_compiled_core() -> None:
     """A one-shot check never loads cryptography; a process that checks many loads its core once and
     checks there from then on."""

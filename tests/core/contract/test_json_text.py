@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -30,6 +31,7 @@ def test_anything_else_is_written_by_json_itself() -> None:
     assert dumps(value, 2) == json.dumps(value, ensure_ascii=False, indent=2)
 
 
+@pytest.mark.slow  # starts a process
 def test_writing_a_plain_answer_does_not_import_json() -> None:
     code = (
         "import sys; from handoff_core.contract.json_text import dumps; "

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import typing
 
+import pytest
+
 from handoff_core.contract import record
 
 
@@ -62,6 +64,7 @@ def test_the_record_behaves_as_typing_s_tuple() -> None:
     assert pickle.loads(pickle.dumps(plain)) == plain
 
 
+@pytest.mark.slow  # starts a process
 def test_importing_the_record_base_does_not_import_typing() -> None:
     code = "import sys; import handoff_core.contract.record; print('typing' in sys.modules)"
     result = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60, check=False)
