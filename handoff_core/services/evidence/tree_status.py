@@ -39,6 +39,18 @@ def _environment() -> dict[str, str]:
     }
 
 
+def _work_tree(tree: str) -> dict[str, str]:
+    """``GIT_WORK_TREE``: the nearest folder holding ``.git``, as the evidence layer names it, so that a
+    ``core.worktree`` in the repository's config cannot point git at a copy that hides the tree's changes."""
+    folder = os.path.abspath(tree)
+    while not os.path.lexists(os.path.join(folder, ".git")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return {}  # no repository: git says so
+        folder = parent
+    return {"GIT_WORK_TREE": folder}
+
+
 def _kill(pid: int) -> None:
     import signal  # here: only a git that overran pays for the module
 
@@ -98,7 +110,7 @@ def changed_paths(tree: str) -> list[tuple[str, str]]:
     # (one `git config --get-regexp`, which runs nothing it reads), unless its files name none.
     listing = b"" if names_nothing(tree) else _run(tree, ("config", "-z", "--get-regexp", LISTED), ok=(0, 1))
     planted = overrides(listing)
-    fields = _run(tree, _STATUS, _environment() | planted).split(b"\0")
+    fields = _run(tree, _STATUS, _environment() | planted | _work_tree(tree)).split(b"\0")
     found: list[tuple[str, str]] = []
     index = 0
     while index < len(fields):
