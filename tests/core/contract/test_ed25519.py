@@ -209,6 +209,15 @@ def test_the_identity_as_key_accepts_any_message_for_a_canonical_r_only(public: 
         assert by_core(public, signature, b"any") is by_public_class(public, signature, b"any") is expected
 
 
+def test_an_s_equal_to_the_order_is_refused_where_s_zero_verifies() -> None:
+    """The identity as key and as R: [S]B - [k]A is the identity for S = 0 and, as a point, for S = L or
+    2L too, which OpenSSL refuses for S alone: the bound is S < L, not S <= L."""
+    identity = (1).to_bytes(32, "little")
+    for s, expected in ((0, True), (ORDER, False), (2 * ORDER, False)):
+        signature = identity + s.to_bytes(32, "little")
+        assert by_core(identity, signature, b"any") is by_public_class(identity, signature, b"any") is expected
+
+
 @given(SEEDS, MESSAGES, st.sampled_from(SMALL_ORDER), st.integers(0, ORDER - 1))
 def test_a_small_order_or_non_canonical_r_answers_as_the_public_class(
     seed: bytes, message: bytes, r: bytes, s: int
