@@ -19,7 +19,17 @@ from __future__ import annotations
 import os
 import stat
 
-__all__ = ["FIXED", "LISTED", "MAX_READ", "PROTOCOLS", "USER_LEVEL_DROPPED", "names_nothing", "overrides", "silent"]
+__all__ = [
+    "FIXED",
+    "LISTED",
+    "MAX_READ",
+    "PROTOCOLS",
+    "USER_LEVEL_DROPPED",
+    "names_nothing",
+    "overrides",
+    "sets_attributes",
+    "silent",
+]
 
 PROTOCOLS = ("file", "ssh", "https", "http")  # git's own transports; a remote helper is never started
 FIXED: tuple[tuple[str, str], ...] = (
@@ -107,6 +117,15 @@ def names_nothing(tree: str) -> bool:
     config = _small_file(os.path.join(common_dir, b"config"))
     worktree = _small_file(os.path.join(git_dir, b"config.worktree"), absent=b"")  # read whether git would or not
     return config is not None and worktree is not None and silent(config) and silent(worktree)
+
+
+def sets_attributes(path: bytes) -> bool:
+    """Whether the attributes file at ``path`` (a repository's ``info/attributes``) holds a rule, or is
+    anything but a small regular file. Its rules beat every ``.gitattributes`` and appear in no diff, and
+    no option turns the file off: ``ident``, ``text``/``eol`` or ``working-tree-encoding`` there make git
+    hash a rewritten file as the committed one."""
+    data = _small_file(path, absent=b"")
+    return data is None or any(line.strip() and not line.lstrip().startswith(b"#") for line in data.splitlines())
 
 
 def _small_file(path: bytes, absent: bytes | None = None) -> bytes | None:

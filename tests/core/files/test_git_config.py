@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from handoff_core.files.git_config import LISTED, MAX_READ, names_nothing, overrides, silent
+from handoff_core.files.git_config import LISTED, MAX_READ, names_nothing, overrides, sets_attributes, silent
 from tests.core.evidence.gitrepo import ENV, add_worktree, git, make_repo
 
 pytestmark = pytest.mark.slow  # real git
@@ -170,3 +170,31 @@ def test_every_odd_layout_asks_git_and_a_fifo_never_blocks(tmp_path: Path) -> No
         check=True,
     )
     assert dict(zip(layouts, json.loads(done.stdout), strict=True)) == dict.fromkeys(layouts, False)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (None, False),
+        (b"", False),
+        (b"# comment\n\n  # indented\n", False),
+        (b"* ident\n", True),
+        (b"#x\n a.py eol=crlf", True),
+    ],
+)
+def test_an_attributes_file_sets_attributes_when_a_line_is_a_rule(
+    tmp_path: Path, text: bytes | None, expected: bool
+) -> None:
+    path = tmp_path / "attributes"
+    if text is not None:
+        path.write_bytes(text)
+    assert sets_attributes(os.fsencode(path)) is expected
+
+
+def test_an_attributes_file_that_is_a_link_a_fifo_or_too_big_counts_as_setting_some(tmp_path: Path) -> None:
+    (tmp_path / "empty").write_bytes(b"")
+    (tmp_path / "link").symlink_to(tmp_path / "empty")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "big").write_bytes(b"#" * (MAX_READ + 1))
+    for name in ("link", "fifo", "big"):
+        assert sets_attributes(os.fsencode(tmp_path / name))

@@ -108,22 +108,54 @@ def test_an_included_config_file_naming_an_fsmonitor_hook_is_overruled_too(
 def test_a_clean_filter_named_by_the_attributes_never_runs_and_hides_nothing(
     store: Store, worktree: Path, tmp_path: Path
 ) -> None:
+    write(worktree, "src/a1/.gitattributes", "core.py filter=pristine\n")  # tracked, in scope, in the checkpoint
     ref = returned_in_scope(store, worktree)
     marker = tmp_path / "filter-ran"
-    info = common_dir(worktree) / "info"
-    info.mkdir(exist_ok=True)
-    (info / "attributes").write_text(f"{OUT_OF_SCOPE} filter=pristine\n")  # untracked: not in any diff
     git(worktree, "config", "filter.pristine.clean", f"touch '{marker}'; printf 'x\\n'")
     git(worktree, "config", "filter.pristine.required", "true")
-    aged(worktree)
+    edited = worktree / "src/a1/core.py"
+    os.utime(edited, (OLD, OLD))
     git(worktree, "status", "--porcelain")
-    same_size_edit(worktree)
-    assert hidden_by_status(worktree)
-    marker.unlink()
+    edited.write_text("y\n")  # the same size, the same old mtime: git hashes it through the filter, if at all
+    os.utime(edited, (OLD, OLD))
+    assert "src/a1/core.py" not in git(worktree, "status", "--porcelain").stdout
+    marker.unlink(missing_ok=True)
     audit = audit_task(store.queries, ref)
     assert audit.verdict == "failed"
-    assert OUT_OF_SCOPE in [v.path for v in audit.violations]
+    assert "M src/a1/core.py" in audit.dirty
     assert not marker.exists()
+
+
+def utf_16(tree: Path) -> None:
+    (tree / OUT_OF_SCOPE).write_bytes((tree / OUT_OF_SCOPE).read_text().encode("utf-16"))
+
+
+def crlf(tree: Path) -> None:
+    (tree / OUT_OF_SCOPE).write_bytes((tree / OUT_OF_SCOPE).read_bytes().replace(b"\n", b"\r\n"))
+
+
+@pytest.mark.parametrize(
+    ("attribute", "rewrite"), [("working-tree-encoding=UTF-16", utf_16), ("eol=crlf", crlf)], ids=["utf-16", "crlf"]
+)
+def test_a_rewrite_that_attributes_in_info_attributes_read_as_unchanged_never_passes(
+    store: Store, worktree: Path, attribute: str, rewrite: Callable[[Path], None]
+) -> None:
+    ref = returned_in_scope(store, worktree)
+    info = common_dir(worktree) / "info"
+    info.mkdir(exist_ok=True)
+    (info / "attributes").write_text(f"# the executor's\n{OUT_OF_SCOPE} {attribute}\n")  # in no diff
+    rewrite(worktree)  # a file the out-of-scope path's readers no longer read as before
+    audit = audit_task(store.queries, ref)
+    assert audit.verdict == "unknown"
+    assert "info/attributes" in audit.reason
+
+
+def test_an_info_attributes_of_comments_only_is_no_reason_to_refuse(store: Store, worktree: Path) -> None:
+    ref = returned_in_scope(store, worktree)
+    info = common_dir(worktree) / "info"
+    info.mkdir(exist_ok=True)
+    (info / "attributes").write_text("# git init writes this file's comments\n\n")
+    assert audit_task(store.queries, ref).verdict == "passed"
 
 
 def assume_unchanged(tree: Path) -> None:
