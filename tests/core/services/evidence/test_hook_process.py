@@ -30,6 +30,7 @@ HOOK_MODULES = {
     "handoff_core.contract",
     "handoff_core.contract.digest",
     "handoff_core.contract.globs",
+    "handoff_core.contract.pattern",  # where the contract's patterns compile, on first use
     "handoff_core.errors",
     "handoff_core.files",
     "handoff_core.files.git_config",
