@@ -24,7 +24,14 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-
 if TYPE_CHECKING:
     from typing import Protocol
 
-__all__ = ["number_counts", "read_change_snapshots", "read_snapshot", "round_names", "task_snapshots"]
+__all__ = [
+    "held_snapshot",
+    "number_counts",
+    "read_change_snapshots",
+    "read_snapshot",
+    "round_names",
+    "task_snapshots",
+]
 
 if TYPE_CHECKING:
 
@@ -202,21 +209,9 @@ def task_snapshots(
     """``(task shown, tree)`` of one entry of a round: none when it is no task directory (or holds
     a name in ``unless``). ``at`` as in ``_held_probe``."""
     facts, session, shown, same = at
-    if reuse is not None and (held := _held_probe(round_fd, task, at, reuse, files)):
-        if not unless or set(unless).isdisjoint(held[1]):
-            yield (
-                shown,
-                TaskSnapshot(
-                    change=facts,
-                    problems=(),
-                    same_number=same,
-                    task_found=True,
-                    task_entries=held[1],
-                    files={},
-                    probe=held,
-                    reused=True,
-                ),
-            )
+    if reuse is not None and (held := held_snapshot(round_fd, task, at, reuse, files)):
+        if not unless or set(unless).isdisjoint(held.task_entries):
+            yield shown, held
         return
     known = None if reuse is None else partial(reuse.holds, facts, session, shown, same)
     try:
@@ -226,6 +221,31 @@ def task_snapshots(
         return
     if read is not None:
         yield shown, _found(facts, same, read)
+
+
+def held_snapshot(
+    round_fd: int,
+    task: str,
+    at: tuple[ChangeFacts, str, str, int],
+    reuse: Reuse,
+    files: tuple[str, ...] = HANDOFF_FILES,
+) -> TaskSnapshot | None:
+    """The snapshot of a task directory the caller holds a verdict on, its files unread (``reused``),
+    when the quick probe says the verdict is for it; else None. ``at`` as in ``_held_probe``."""
+    facts, _, _, same = at
+    probe = _held_probe(round_fd, task, at, reuse, files)
+    if probe is None:
+        return None
+    return TaskSnapshot(
+        change=facts,
+        problems=(),
+        same_number=same,
+        task_found=True,
+        task_entries=probe[1],
+        files={},
+        probe=probe,
+        reused=True,
+    )
 
 
 def _held_probe(

@@ -15,15 +15,18 @@ import stat
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.snapshot import TaskSnapshot
 from handoff_core.files.change_dir import locate_change
 from handoff_core.files.entries import shown_name, try_open
 from handoff_core.files.paths import open_dir
-from handoff_core.files.reader import number_counts, round_names, task_snapshots
+from handoff_core.files.reader import held_snapshot, number_counts, round_names, task_snapshots
 from handoff_core.layout import LOCATOR_FILE, MAX_FILE_BYTES, RELEASE_FILE, REPORT_FILE, SESSIONS, TASK_FILE
+
+if TYPE_CHECKING:
+    from handoff_core.files.reader import Reuse
 
 __all__ = ["Sighting", "sight_change"]
 
@@ -45,13 +48,20 @@ class Sighting(NamedTuple):
 
 
 def sight_change(
-    root: Path, change: str, session: str | None, before_ns: int, look: Callable[[str, str, Sighting], _Seen | None]
+    root: Path,
+    change: str,
+    session: str | None,
+    before_ns: int,
+    look: Callable[[str, str, Sighting], _Seen | None],
+    reuse: Reuse | None = None,
 ) -> Iterator[_Seen | tuple[str, str, TaskSnapshot]]:
     """Every task of an active change (or one round): ``look(round, task, sighting)`` where it
     returns a value, else the task read the full way, ``(round, task, tree)``.
 
     ``before_ns``: a file or directory whose ctime is not before it is not sighted (not settled).
     ``look`` is called only for names that need no escaping (``entries.shown_name``).
+    ``reuse``: a task directory the caller holds a verdict on is probed by stat calls alone
+    (``reader.held_snapshot``) and comes as ``(round, task, tree)`` with ``tree.reused``, unread.
     """
     with locate_change(root, change) as (facts, change_fd), ExitStack() as stack:
         if facts.location != "active":
@@ -60,11 +70,16 @@ def sight_change(
         if sessions_fd is None:
             return
         for name in round_names(sessions_fd, session):
-            yield from _sight_round(sessions_fd, name, facts, before_ns, look)
+            yield from _sight_round(sessions_fd, name, facts, before_ns, look, reuse)
 
 
 def _sight_round(
-    sessions_fd: int, name: str, facts: ChangeFacts, before_ns: int, look: Callable[[str, str, Sighting], _Seen | None]
+    sessions_fd: int,
+    name: str,
+    facts: ChangeFacts,
+    before_ns: int,
+    look: Callable[[str, str, Sighting], _Seen | None],
+    reuse: Reuse | None,
 ) -> Iterator[_Seen | tuple[str, str, TaskSnapshot]]:
     round_fd = open_dir(sessions_fd, name)
     plain, session = name.isascii(), shown_name(name)
@@ -73,11 +88,15 @@ def _sight_round(
         counts = number_counts(entries)
         for task in entries:
             same = counts[task.split("-", 1)[0]]
+            at = (facts, session, shown_name(task), same)
+            if reuse is not None and (held := held_snapshot(round_fd, task, at, reuse)) is not None:
+                yield session, at[2], held
+                continue
             looked = _looked(round_fd, name, task, before_ns, look) if plain and same == 1 else None
             if looked is not None:
                 yield looked
                 continue
-            for shown, tree in task_snapshots(round_fd, task, (facts, session, shown_name(task), same)):
+            for shown, tree in task_snapshots(round_fd, task, at):
                 yield session, shown, tree
     finally:
         os.close(round_fd)

@@ -294,7 +294,9 @@ class Queries:
         found: list[TaskStatus] = []
         try:
             # Cold (nothing held to reuse), or judged only in part while the background judging runs:
-            # the lean walk, so that the answers after the first cost no more than the first.
+            # the lean walk, so that the answers after the first cost no more than the first. What is
+            # judged so far is reused there (a stat per file), never glanced again: an answer made
+            # during the judging then holds no second copy of the tasks beside the verdicts.
             if glancing and (not self._verdicts.expects_reuse or self._judging_elsewhere()):
                 return hold + self._sighted(change, session, began, anchor)
             walk = read_change_snapshots(self.roots.state_root, change, session, reuse=self._verdicts, readers=readers)
@@ -317,10 +319,11 @@ class Queries:
 
     def _sighted(self, change: str, session: str | None, began: int, anchor: TaskAnchor | None) -> list[TaskStatus]:
         """A cold walk of the change: each settled task glanced from its sighting
-        (``files.sightings``), the rest judged in full at once (and held)."""
+        (``files.sightings``) unless its held verdict is still true, the rest judged in full at once (and held)."""
         before = began - self._verdicts.settle_ns
         look = partial(glance_sighted, change)
-        walk = sight_change(self.roots.state_root, change, session, before, look)
+        reuse = self._verdicts if self._verdicts.expects_reuse else None
+        walk = sight_change(self.roots.state_root, change, session, before, look, reuse)
         found = []
         for seen in walk:
             if isinstance(seen, TaskStatus):

@@ -11,13 +11,17 @@ import logging
 import os
 import shutil
 import time
+import tracemalloc
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
+from bench.trees import generate
 from handoff_core.contract.ids import Ref
+from handoff_core.files.task_dir import Roots
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.status import TaskStatus, _glance_kind, glance, task_status, written_kind
 from handoff_core.services.tree.status_page import StatusPage, page_status
@@ -203,6 +207,49 @@ def test_background_judging_waits_while_an_answer_is_being_made(store: Store) ->
     assert sum(not t.judged for t in again) == sum(not t.judged for t in first) > 0
     assert queries.wait_judged(timeout=60)  # once no answer is being made, it judges everything
     assert all(t.judged for t in queries.status(glancing=True))
+
+
+def test_an_answer_made_during_the_judging_reuses_the_verdicts_held_so_far(store: Store) -> None:
+    history(store, reviews=60)
+    old_times(store)
+    queries = cold(store)
+    held = {t.ref: t for t in queries.status()}  # every verdict held
+    report = task_file(store, "review-1").with_name("REPORT.md")
+    os.utime(report, ns=(report.stat().st_atime_ns, report.stat().st_mtime_ns))  # a new ctime: judged again
+    first = queries.status(glancing=True)
+    with queries.answering():
+        queries.judge_later(first, None, None)  # left pending: the judging counts as running elsewhere
+        again = queries.status(glancing=True)  # the lean walk, reusing what is held
+    changed = [t.ref for t in again if not t.judged]
+    assert changed == [t.ref for t in first if not t.judged] == [held_ref(held, "review-1")]
+    assert all(t is held[t.ref] for t in again if t.ref not in changed)
+    assert again == first
+    assert queries.wait_judged(timeout=60)
+    assert queries.status(glancing=True) == queries.status() == list(held.values())
+
+
+def held_ref(held: dict[Ref, TaskStatus], topic: str) -> Ref:
+    return next(ref for ref in held if ref.task.endswith(f"-{topic}"))
+
+
+ANSWER_BYTES_PER_HELD_TASK = 80  # pointers in the answer's lists, a round's listing (53 B measured; a glance is ~380 B)
+
+
+def test_an_answer_made_during_the_judging_holds_no_second_copy_of_the_tasks_judged(tmp_path: Path) -> None:
+    generate(tmp_path / "tree", 600)
+    queries = Queries(Roots(tmp_path / "tree", tmp_path / "tree"), Verdicts(settle_seconds=0))
+    held = queries.status()
+    with queries.answering():
+        queries.judge_later([replace(held[0], judged=False)], None, None)  # pending: judging elsewhere
+        tracemalloc.start()
+        try:
+            again = queries.status(glancing=True)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert peak / len(held) <= ANSWER_BYTES_PER_HELD_TASK
+    assert again == held
+    assert queries.wait_judged(timeout=60)
 
 
 def odd_files(store: Store) -> None:
