@@ -17,7 +17,8 @@ class Marks:
     def __init__(self, watches: Watches | None, written: dict[tuple[str, str], set[str]]) -> None:
         self.watches = watches
         self.written = written  # tasks whose bytes changed after their judgement, kept across instances
-        self.targets: dict[int, set[Target]] = {}
+        # What each watch covers: mostly one target, so a tuple (48 B) rather than a set (216 B) each.
+        self.targets: dict[int, tuple[Target, ...]] = {}
         self.retired: set[int] = set()  # dropped by the index: what they still report no longer counts
         self.dirty: dict[str, dict[str, set[str] | None]] = {}  # change → round → tasks (None: all)
         self.dirty_changes: set[str] = set()
@@ -68,16 +69,16 @@ class Marks:
         if self.watches is None:
             return None
         wd = self.watches.add(dir_fd, name)
-        if wd is not None:
-            self.targets.setdefault(wd, set()).add(target)
+        if wd is not None and target not in (covered := self.targets.get(wd, ())):
+            self.targets[wd] = (*covered, target)
         return wd
 
     def release(self, wd: int, target: Target) -> None:
         """``target`` no longer rests on ``wd``; the watch goes when nothing does."""
         targets = self.targets.get(wd)
-        if targets is None:
+        if targets is None or target not in targets:
             return
-        targets.discard(target)
+        targets = self.targets[wd] = tuple(covered for covered in targets if covered != target)
         if not targets:
             del self.targets[wd]
             self.retired.add(wd)

@@ -16,15 +16,19 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from bench.requests import implementation, report_of, review
+from bench.trees import generate
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope
 from handoff_core.errors import HandoffError
+from handoff_core.files.task_dir import Roots
 from handoff_core.files.watches import Watches, local_events
 from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.tree.claims import ClaimIndex
+from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.watched_claims import WatchedClaimIndex
 from handoff_core.services.writing.store import Store
 from tests.conftest import CHANGE, make_change
+from tests.core.services.tree.test_verdicts import reachable_bytes
 
 FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
 FILES = ("TASK.md", "REPORT.md", "RELEASE.md")
@@ -347,3 +351,18 @@ def test_judging_many_ended_claims_leaves_no_flood_of_events_behind(store: Store
     assert watched(store, index) == []
     assert watched(store, index) == []
     assert (index.resets, index.judged) == (0, len(refs))  # one watch each, none set and dropped
+
+
+WATCHED_BYTES_PER_TASK = 900  # what the index holds per task it watches (819 B measured; a set per watch: 989 B)
+
+
+def test_the_index_holds_a_small_cover_per_watched_task(tmp_path: Path) -> None:
+    generate(tmp_path / "tree", 600)  # reviews in rounds of 100, every third returned: one watch each
+    queries = Queries(Roots(tmp_path / "tree", tmp_path / "tree"))
+    queries.watch_claims()
+    assert queries.claims() == []
+    index = queries._claims
+    assert isinstance(index, WatchedClaimIndex)
+    assert index.watches is not None
+    assert index.judged == 600
+    assert reachable_bytes(index) / 600 <= WATCHED_BYTES_PER_TASK
