@@ -24,8 +24,9 @@ Stamp = tuple[int, int, int, int]  # (device, inode, size, mtime_ns): what a cac
 # each handoff file present in it, each packed as ``PROBE_STAMP``, and the directory's entry names.
 Probe = tuple[bytes, tuple[str, ...]]
 # (device, inode, mode, links, size, mtime_ns, ctime_ns): packed, a held probe is one bytes object
-# rather than a tuple of ints per file (a server holds one per task).
-PROBE_STAMP = struct.Struct("<QQQQqqq")
+# rather than a tuple of ints per file (a server holds one per task). Mode and link count are 32-bit
+# in the kernel's inode; a value wider than its field is no probe at all (``reader._stamps``).
+PROBE_STAMP = struct.Struct("<QQIIqqq")
 
 
 def probe_ctimes(probe: Probe) -> list[int]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import stat
+import struct
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -57,9 +58,19 @@ def _packed(info: os.stat_result) -> bytes:
     )
 
 
-def _probe(fd: int, names: list[str], files: tuple[str, ...]) -> Probe:
+def _stamps(infos: list[os.stat_result]) -> bytes | None:
+    """The packed stamps of ``infos``; None when a value is wider than its field: no probe, so
+    nothing is held for that directory and it is read in full each time (never a stamp cut short)."""
+    try:
+        return b"".join(map(_packed, infos))
+    except (struct.error, OverflowError):
+        return None
+
+
+def _probe(fd: int, names: list[str], files: tuple[str, ...]) -> Probe | None:
     infos = [os.stat(name, dir_fd=fd, follow_symlinks=False) for name in files if name in names]
-    return b"".join([_packed(os.fstat(fd)), *map(_packed, infos)]), tuple(sorted(names))
+    stamps = _stamps([os.fstat(fd), *infos])
+    return None if stamps is None else (stamps, tuple(sorted(names)))
 
 
 def _quick_probe(round_fd: int, task: str, names: tuple[str, ...], files: tuple[str, ...]) -> Probe | None:
@@ -73,14 +84,11 @@ def _quick_probe(round_fd: int, task: str, names: tuple[str, ...], files: tuple[
         info = os.stat(task, dir_fd=round_fd, follow_symlinks=False)
         if not stat.S_ISDIR(info.st_mode):
             return None
-        stamps = [
-            _packed(os.stat(f"{task}/{name}", dir_fd=round_fd, follow_symlinks=False))
-            for name in files
-            if name in names
-        ]
+        infos = [os.stat(f"{task}/{name}", dir_fd=round_fd, follow_symlinks=False) for name in files if name in names]
     except OSError:
         return None
-    return b"".join([_packed(info), *stamps]), names
+    stamps = _stamps([info, *infos])
+    return None if stamps is None else (stamps, names)
 
 
 def _found(
@@ -122,7 +130,7 @@ def _read_task_dir(
         probe = None
         if known is not None:
             probe = _probe(fd, names, files)
-            if known(probe):
+            if probe is not None and known(probe):
                 return probe[1], {}, probe, True
         entries = probe[1] if probe is not None else tuple(sorted(names))
         return entries, {name: read_entry(fd, name) for name in files if name in names}, probe, False

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from handoff_core.contract.change import ChangeFacts
-from handoff_core.contract.snapshot import PROBE_STAMP, Probe
-from handoff_core.files.reader import read_change_snapshots
+from handoff_core.contract.snapshot import PROBE_STAMP, Probe, probe_ctimes
+from handoff_core.files.reader import _stamps, read_change_snapshots
 from handoff_core.services.writing.store import Store
 from tests.conftest import CHANGE, implementation, review
 
@@ -69,3 +72,27 @@ def test_without_a_reuse_test_no_probe_is_taken(store: Store, state_root: Path) 
     store.create_task(review())
     ((_, _, snapshot),) = read_change_snapshots(state_root, CHANGE)
     assert (snapshot.probe, snapshot.reused) == (None, False)
+
+
+U64, I64 = st.integers(0, 2**64 - 1), st.integers(-(2**63), 2**63 - 1)
+U32 = st.integers(0, 2**32 - 1)
+
+
+def stat_of(dev: int, ino: int, mode: int, nlink: int, size: int, mtime_ns: int, ctime_ns: int) -> os.stat_result:
+    """A ``stat_result`` with these fields (the ones a probe keeps), the rest zero."""
+    seconds = (0, 0, 0)
+    return os.stat_result((mode, ino, dev, nlink, 0, 0, size, *seconds, *seconds, 0, mtime_ns, ctime_ns))
+
+
+@given(st.lists(st.tuples(U64, U64, U32, U32, I64, I64, I64), min_size=1, max_size=4))
+def test_packed_stamps_give_back_every_field_a_probe_keeps(fields: list[tuple[int, ...]]) -> None:
+    stamps = _stamps([stat_of(*each) for each in fields])
+    assert stamps is not None
+    assert list(PROBE_STAMP.iter_unpack(stamps)) == fields
+    assert probe_ctimes((stamps, ())) == [each[6] for each in fields]
+
+
+@given(st.integers(2**32, 2**64 - 1), st.sampled_from(["mode", "nlink"]))
+def test_a_mode_or_link_count_wider_than_its_field_gives_no_stamps(value: int, field: str) -> None:
+    fields = {"dev": 1, "ino": 2, "mode": 0o100444, "nlink": 1, "size": 3, "mtime_ns": 4, "ctime_ns": 5}
+    assert _stamps([stat_of(**fields), stat_of(**(fields | {field: value}))]) is None
