@@ -13,6 +13,8 @@ cofactorless one. Verifying handles no secret, so nothing here needs to run in c
 
 from __future__ import annotations
 
+from handoff_core.contract.digest import sha512_digest
+
 __all__ = ["verifies"]
 
 P = 2**255 - 19
@@ -25,18 +27,6 @@ _D2 = 2 * D % P
 _BY = 46316835694926478169428394003475163141307993866256225615783033603165251855960
 _BX = 15112221349535400772501151409588531511454012693041857206046113283949847762202
 _BASE = (_BX, _BY, 1, _BX * _BY % P)  # extended coordinates (X, Y, Z, T), x = X/Z, y = Y/Z, xy = T/Z
-
-
-def _sha512(data: bytes) -> bytes:
-    """SHA-512 from the interpreter's built-in module (``hashlib`` would load OpenSSL first)."""
-    try:  # named _sha512 up to Python 3.11, _sha2 from 3.12; another build: hashlib has it
-        from _sha512 import sha512  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        try:
-            from _sha2 import sha512  # type: ignore[import-not-found, no-redef, unused-ignore]
-        except ImportError:
-            from hashlib import sha512
-    return bytes(sha512(data).digest())
 
 
 Point = tuple[int, int, int, int]
@@ -162,5 +152,5 @@ def verifies(public: bytes, signature: bytes, message: bytes) -> bool:
     point = _decoded(public)
     if point is None:
         return False
-    k = int.from_bytes(_sha512(signature[:KEY_BYTES] + public + message), "little") % L
+    k = int.from_bytes(sha512_digest(signature[:KEY_BYTES] + public + message), "little") % L
     return _encoded(*_combined(s, k, _negated(point))) == signature[:KEY_BYTES]

@@ -53,18 +53,24 @@ def imported(command: list[str], data: bytes) -> set[str]:
     return {line.split("|")[-1].strip() for line in lines if line.startswith("import time:")} - {"imported package"}
 
 
-def test_each_event_loads_no_more_than_the_floor_and_the_hook_s_own_modules(
-    store: Store, project: Path, tmp_path: Path
-) -> None:
+def dispatched(store: Store, project: Path) -> tuple[Path, list[str]]:
+    """A task's worktree and the flags its hook runs with."""
     make_repo(project)
     tree = add_worktree(project, "task-a")
     scope = Scope(workspace="required", writable=("src/a1/**",), worktree=str(tree), branch="task-a")
     stored = store.create_task(implementation(scope=scope))
+    roots = ["--project-root", str(project), "--state-root", str(store.roots.state_root)]
+    flags = ["--ref", str(stored.ref), "--task-sha256", stored.sha256, *roots]
+    return tree, flags
+
+
+def test_each_event_loads_no_more_than_the_floor_and_the_hook_s_own_modules(
+    store: Store, project: Path, tmp_path: Path
+) -> None:
+    tree, flags = dispatched(store, project)
     floor_script = tmp_path / "floor.py"
     floor_script.write_text(FLOOR)
     floor = imported([sys.executable, "-I", "-S", str(floor_script)], b"{}")
-    roots = ["--project-root", str(project), "--state-root", str(store.roots.state_root)]
-    flags = ["--ref", str(stored.ref), "--task-sha256", stored.sha256, *roots]
     write: dict[str, object] = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(tree)}
     events: dict[str, list[dict[str, object]]] = {
         "pre-tool": [
@@ -86,12 +92,7 @@ def test_each_event_loads_no_more_than_the_floor_and_the_hook_s_own_modules(
 def test_an_answer_that_cannot_be_written_ends_the_process_with_the_deny_exit(
     store: Store, project: Path, tmp_path: Path
 ) -> None:
-    make_repo(project)
-    tree = add_worktree(project, "task-a")
-    scope = Scope(workspace="required", writable=("src/a1/**",), worktree=str(tree), branch="task-a")
-    stored = store.create_task(implementation(scope=scope))
-    roots = ["--project-root", str(project), "--state-root", str(store.roots.state_root)]
-    flags = ["--ref", str(stored.ref), "--task-sha256", stored.sha256, *roots]
+    tree, flags = dispatched(store, project)
     event = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(tree)}
     data = json.dumps(event | {"tool_input": {"file_path": str(tree / "src/b/x.py")}}).encode()
     with Path("/dev/full").open("wb") as full:  # every write fails: no space left
