@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import NamedTuple
 
 from handoff_core.errors import GitError
-from handoff_core.files.git_config import FIXED, LISTED, USER_LEVEL_DROPPED, overrides, sets_attributes
+from handoff_core.files.git_config import (
+    FIXED,
+    LISTED,
+    USER_LEVEL_DROPPED,
+    overrides,
+    sets_attributes,
+    submodule_listing,
+)
 
 __all__ = [
     "KEPT",
@@ -141,11 +148,29 @@ def start(
     return Running(cwd, args, ok, env, user_config)
 
 
-def planted(cwd: Path, keep: Mapping[str, str] | None = None) -> dict[str, str]:
+def planted(cwd: Path, keep: Mapping[str, str] | None = None, inner: bytes = b"") -> dict[str, str]:
     """Configuration that overrules each filter driver and protocol the repository's config names
-    (``git_config.overrides``), from one ``git config --get-regexp`` (which runs nothing it reads)."""
+    (``git_config.overrides``), from one ``git config --get-regexp`` (which runs nothing it reads),
+    and those of the submodules' listings ``inner`` (``git_config.submodule_listing``)."""
     listing = Running(cwd, ("config", "-z", "--get-regexp", LISTED), (0, 1), _environment(keep), False)
-    return overrides(listing.result()[1])
+    return overrides(listing.result()[1] + b"\0" + inner)
+
+
+def _submodules_planted(tree: Path, fresh: dict[str, str]) -> dict[str, str]:
+    """``planted`` for a command that compares the index ``fresh`` names with the work tree ``tree``:
+    a populated gitlink there makes git start a child git in the submodule, which reads its own config."""
+
+    def ask(cwd: str, args: tuple[str, ...], ok: tuple[int, ...]) -> bytes:
+        keep = fresh if cwd == str(tree) else {"GIT_WORK_TREE": cwd}
+        return Running(Path(cwd), args, ok, _environment(keep), False).result()[1]
+
+    inner = submodule_listing(str(tree), ask, os.fsencode(fresh["GIT_INDEX_FILE"]))
+    if inner is None:
+        raise GitError(
+            f"{tree} has too many submodules (or levels of them) to check the filters their config names; "
+            "nothing was judged: remove the extra gitlinks and audit again"
+        )
+    return planted(tree, inner=inner) if inner.strip(b"\0") else {}
 
 
 def run(
@@ -294,6 +319,7 @@ def _work_tree_state(tree: Path, head: str | None, keep: dict[str, str]) -> list
     with tempfile.TemporaryDirectory(prefix="handoff-index-") as folder:
         fresh = keep | {"GIT_INDEX_FILE": os.path.join(folder, "index")}
         run(tree, "read-tree", *(since or ["--empty"]), keep=fresh)
+        fresh |= _submodules_planted(tree, fresh)
         started = (
             start(tree, "diff", "--cached", *_READ, "-M", *since, "--", keep=keep),
             start(tree, "ls-files", "-z", "--others", "--exclude-per-directory=.gitignore", keep=fresh),

@@ -12,12 +12,20 @@ between the listing and that git. ``core.worktree`` moves the work tree, not the
 a repository ``safe.directory`` refuses is refused by the git that follows (an error, never another
 repository). The listing is never run beside that git to save time: a ``git status`` started before
 its drivers are known would run the commands the repository plants, outside any sandbox.
+
+A submodule is a repository of its own: a ``git status``/``diff-files`` that compares a populated gitlink
+starts a child git inside it, which reads the submodule's config (``.git/modules/<name>/config`` or its
+own ``.git``). Command-line configuration (``GIT_CONFIG_COUNT``/``KEY_n``/``VALUE_n``, ``-c``) is passed
+down to that child, so the names every populated gitlink's config plants, recursively, are overruled in
+the one command (``submodule_listing``). Git recurses only into gitlink entries of the index whose
+directory holds ``.git``; ``may_hold_gitlinks`` proves there is none without a git start.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable  # already loaded with os: the hook pays no import for it
 
 __all__ = [
     "FIXED",
@@ -25,10 +33,12 @@ __all__ = [
     "MAX_READ",
     "PROTOCOLS",
     "USER_LEVEL_DROPPED",
+    "may_hold_gitlinks",
     "names_nothing",
     "overrides",
     "sets_attributes",
     "silent",
+    "submodule_listing",
 ]
 
 PROTOCOLS = ("file", "ssh", "https", "http")  # git's own transports; a remote helper is never started
@@ -128,7 +138,7 @@ def sets_attributes(path: bytes) -> bool:
     return data is None or any(line.strip() and not line.lstrip().startswith(b"#") for line in data.splitlines())
 
 
-def _small_file(path: bytes, absent: bytes | None = None) -> bytes | None:
+def _small_file(path: bytes, absent: bytes | None = None, limit: int = MAX_READ) -> bytes | None:
     """A regular file's bytes, ``absent`` when there is none, None when it is anything else or too big."""
     try:
         fd = os.open(path, _OPEN)
@@ -139,12 +149,23 @@ def _small_file(path: bytes, absent: bytes | None = None) -> bytes | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        data = os.read(fd, MAX_READ + 1)
-        return data if len(data) <= MAX_READ else None
+        data = _read_all(fd, limit + 1)
+        return data if len(data) <= limit else None
     except OSError:
         return None
     finally:
         os.close(fd)
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    chunks, left = [], size
+    while left > 0:
+        chunk = os.read(fd, left)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def _git_dirs(tree: bytes) -> tuple[bytes, bytes] | None:
@@ -198,3 +219,66 @@ def _is_git_directory(git_dir: bytes, common_dir: bytes) -> bool:
         len(oid) == _OID_HEX and all(c in b"0123456789abcdefABCDEF" for c in oid)
     )
     return names and all(os.access(os.path.join(common_dir, name), os.X_OK) for name in (b"objects", b"refs"))
+
+
+# An index entry's mode is a 32-bit big-endian word in every index version (2, 3, 4); a gitlink's is
+# 0o160000. An index that does not hold these 4 bytes anywhere holds no gitlink entry.
+GITLINK_MODE = b"\x00\x00\xe0\x00"
+MAX_INDEX = 64 * 1024 * 1024  # an index past this: git is asked instead
+MAX_SUBMODULES = 64  # populated gitlinks, all levels together; past this the answer is an error
+MAX_DEPTH = 8
+CONFIG_LISTING = ("config", "-z", "--get-regexp", LISTED)
+GITLINKS = ("ls-files", "-s", "-z")
+
+
+def may_hold_gitlinks(tree: str, index: bytes | None = None) -> bool:
+    """Whether the index git reads in ``tree`` (or the file ``index``) may hold a gitlink entry. False
+    only when the index is a small regular file (or absent: an empty index) without ``GITLINK_MODE``
+    and no part of it lives elsewhere: a split index (``sharedindex.*`` beside it, which its ``link``
+    extension names) or a sparse index (``sdir``: a directory entry stands for a tree) is unsure."""
+    if index is None:
+        found = _git_dirs(os.fsencode(tree))
+        if found is None:
+            return True
+        index = os.path.join(found[0], b"index")
+        try:
+            if any(name.startswith(b"sharedindex.") for name in os.listdir(found[0])):
+                return True
+        except OSError:
+            return True
+    data = _small_file(index, absent=b"", limit=MAX_INDEX)
+    return data is None or GITLINK_MODE in data or b"sdir" in data
+
+
+def submodule_listing(
+    top: str, ask: Callable[[str, tuple[str, ...], tuple[int, ...]], bytes], index: bytes | None = None
+) -> bytes | None:
+    """The listings (as ``overrides`` reads them) of the config of every populated gitlink under
+    ``top``, recursively; ``index`` is the index file git reads at ``top`` (else its own). ``ask(cwd,
+    args, ok)`` runs git in ``cwd`` (its work tree) under the fixed environment and returns its output,
+    raising when git fails. None when there are too many submodules or levels to decide."""
+    found: list[bytes] = []
+    todo, count = [(top, index, 0)], 0
+    while todo:
+        tree, tree_index, depth = todo.pop()
+        if depth:
+            found.append(b"" if names_nothing(tree) else ask(tree, CONFIG_LISTING, (0, 1)))
+        if not may_hold_gitlinks(tree, tree_index):
+            continue
+        subs = [os.path.join(tree, path) for path in _gitlinks(ask(tree, GITLINKS, (0,)))]
+        subs = [sub for sub in subs if os.path.lexists(os.path.join(sub, ".git"))]  # populated, as git asks
+        count += len(subs)
+        if subs and (depth >= MAX_DEPTH or count > MAX_SUBMODULES):
+            return None
+        todo += [(sub, None, depth + 1) for sub in subs]
+    return b"\0".join(found)
+
+
+def _gitlinks(listed: bytes) -> list[str]:
+    """The paths of gitlink entries in ``git ls-files -s -z`` output (``mode oid stage\tpath`` records)."""
+    paths = []
+    for record in listed.split(b"\0"):
+        meta, _, path = record.partition(b"\t")
+        if meta.startswith(b"160000 ") and path:
+            paths.append(path.decode("utf-8", "surrogateescape"))
+    return paths

@@ -12,7 +12,7 @@ import os
 import select
 import time
 
-from handoff_core.files.git_config import FIXED, LISTED, names_nothing, overrides
+from handoff_core.files.git_config import CONFIG_LISTING, FIXED, names_nothing, overrides, submodule_listing
 
 __all__ = ["TIMEOUT", "StatusFailed", "changed_paths"]
 
@@ -104,13 +104,23 @@ def _run(
     return out
 
 
+def _ask(cwd: str, args: tuple[str, ...], ok: tuple[int, ...]) -> bytes:
+    return _run(cwd, args, _environment() | {"GIT_WORK_TREE": cwd}, ok)
+
+
 def changed_paths(tree: str) -> list[tuple[str, str]]:
     """``(status, path)`` for every changed path of ``tree``, both sides of a rename (``?``: untracked)."""
     # Filter drivers the repository's config names are overruled first, as the evidence layer does
-    # (one `git config --get-regexp`, which runs nothing it reads), unless its files name none.
-    listing = b"" if names_nothing(tree) else _run(tree, ("config", "-z", "--get-regexp", LISTED), ok=(0, 1))
-    planted = overrides(listing)
-    fields = _run(tree, _STATUS, _environment() | planted | _work_tree(tree)).split(b"\0")
+    # (one `git config --get-regexp`, which runs nothing it reads), unless its files name none; so are
+    # those of every populated submodule's config, which the child git status starts there reads.
+    work_tree = _work_tree(tree)
+    top = work_tree.get("GIT_WORK_TREE", tree)
+    listing = b"" if names_nothing(top) else _run(top, CONFIG_LISTING, ok=(0, 1))
+    inner = submodule_listing(top, _ask)
+    if inner is None:
+        raise StatusFailed(f"{top} has too many submodules (or levels of them) to check their filters")
+    planted = overrides(listing + b"\0" + inner)
+    fields = _run(tree, _STATUS, _environment() | planted | work_tree).split(b"\0")
     found: list[tuple[str, str]] = []
     index = 0
     while index < len(fields):

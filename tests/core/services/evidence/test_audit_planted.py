@@ -211,7 +211,6 @@ def test_a_planted_core_worktree_does_not_redirect_the_audit(store: Store, workt
     assert OUT_OF_SCOPE in [v.path for v in audit.violations]
 
 
-@pytest.mark.xfail(strict=True, reason="a submodule's own config is not listed: its filter drivers run")
 def test_a_clean_filter_a_submodule_s_own_config_names_never_runs_and_hides_nothing(
     store: Store, worktree: Path, tmp_path: Path
 ) -> None:

@@ -89,9 +89,99 @@ def _submodule_with_planted_filter(tmp_path: Path) -> tuple[Path, Path]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="a submodule's own config is not listed: its filter drivers run")
 def test_a_filter_a_submodule_s_config_names_never_runs(tmp_path: Path) -> None:
     project, mark = _submodule_with_planted_filter(tmp_path)
     changed = changed_paths(str(project))
     assert not mark.exists()
     assert ("M", "sub") in changed
+
+
+def _planting_repo(path: Path, mark: Path) -> None:
+    """A repository whose README.md goes through a clean filter its own config names: the filter
+    leaves ``mark`` and answers the committed text, so a changed README.md would hash as unchanged."""
+    path.mkdir(parents=True)
+    make_repo(path)
+    write(path, ".gitattributes", "README.md filter=hide\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "attributes")
+    git(path, "config", "filter.hide.clean", f"touch {mark}; printf 'x\\n'")
+    write(path, "README.md", "y\n")
+
+
+@pytest.mark.slow
+def test_a_filter_a_nested_submodule_s_config_names_never_runs_in_either_runner(tmp_path: Path) -> None:
+    inner, middle, project, mark = tmp_path / "inner", tmp_path / "middle", tmp_path / "project", tmp_path / "ran"
+    inner.mkdir()
+    make_repo(inner)
+    git(inner, "config", "filter.hide.clean", "cat")
+    write(inner, ".gitattributes", "README.md filter=hide\n")
+    git(inner, "add", "-A")
+    git(inner, "commit", "-q", "-m", "attributes")
+    middle.mkdir()
+    make_repo(middle)
+    git(middle, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(inner), "inner")
+    git(middle, "commit", "-q", "-m", "inner")
+    project.mkdir()
+    make_repo(project)
+    git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(middle), "middle")
+    git(project, "-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init", "--recursive")
+    git(project, "commit", "-q", "-m", "middle")
+    nested = project / "middle/inner"
+    git(nested, "config", "filter.hide.clean", f"touch {mark}; printf 'x\\n'")
+    write(nested, "README.md", "y\n")
+    assert ("M", "middle") in changed_paths(str(project))
+    assert ("M", "middle") in [(c.status, c.path) for c in files_git.dirty_paths(project)]
+    assert not mark.exists()
+
+
+@pytest.mark.slow
+def test_a_filter_in_a_repository_staged_as_a_bare_gitlink_never_runs(tmp_path: Path) -> None:
+    project, mark = tmp_path / "project", tmp_path / "ran"
+    project.mkdir()
+    make_repo(project)
+    _planting_repo(project / "inner", mark)
+    git(project, "add", "inner")  # a gitlink in the index and no .gitmodules entry
+    assert not (project / ".gitmodules").exists()
+    assert ("A", "inner") in changed_paths(str(project))
+    assert not mark.exists()
+
+
+@pytest.mark.slow
+def test_more_submodules_than_can_be_checked_are_an_error_never_a_clean_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from handoff_core.errors import GitError
+    from handoff_core.files import git_config
+
+    project, mark = tmp_path / "project", tmp_path / "ran"
+    project.mkdir()
+    make_repo(project)
+    for name in ("one", "two"):
+        _planting_repo(project / name, mark)
+        git(project, "add", name)
+    git(project, "commit", "-q", "-m", "gitlinks")
+    monkeypatch.setattr(git_config, "MAX_SUBMODULES", 1)
+    with pytest.raises(StatusFailed):
+        changed_paths(str(project))
+    with pytest.raises(GitError):
+        files_git.dirty_paths(project)
+    assert not mark.exists()
+
+
+@pytest.mark.slow
+def test_a_submodule_config_git_cannot_list_is_an_error_never_a_clean_tree(tmp_path: Path) -> None:
+    from handoff_core.errors import GitError
+
+    project, mark = tmp_path / "project", tmp_path / "ran"
+    project.mkdir()
+    make_repo(project)
+    _planting_repo(project / "inner", mark)
+    git(project, "add", "inner")
+    git(project, "commit", "-q", "-m", "gitlink")
+    with (project / "inner/.git/config").open("a") as config:
+        config.write('[filter "broken\n')  # no config listing can read it
+    with pytest.raises(StatusFailed):
+        changed_paths(str(project))
+    with pytest.raises(GitError):
+        files_git.dirty_paths(project)
+    assert not mark.exists()
