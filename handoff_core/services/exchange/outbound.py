@@ -59,6 +59,15 @@ def _git(project: Path, *args: str) -> str:
     return out.decode("utf-8", "replace").strip() or "unknown"
 
 
+def _workspace_state(project: Path) -> str:
+    """ "snapshot" when the work tree differs from HEAD, read as the audit reads it (no filter driver
+    the repository or a submodule's config names runs); "clean" too when there is no repository."""
+    try:
+        return "snapshot" if git.dirty_paths(project) else "clean"
+    except GitError:
+        return "clean"
+
+
 def _walk(project: Path, parts: tuple[str, ...], skipped: list[dict[str, str]]) -> list[tuple[str, ...]]:
     """Repository-relative files under ``parts``, walked by handle, symlinks never followed; folders
     excluded by default are noted in ``skipped`` and not entered."""
@@ -148,7 +157,6 @@ def package_dispatch(
         raise WriteConflict(f"{'/'.join(root)} exists already: nothing is overwritten; make a new dispatch id")
     included, excluded = _secrets_left_out(*_select(project, named))
     checkpoint = _git(project, "rev-parse", "HEAD")
-    dirty = _git(project, "status", "--porcelain")
     manifest = Manifest(
         dispatch_id=dispatch_id,
         task_id=task.task,
@@ -157,7 +165,7 @@ def package_dispatch(
         repository_label=project.name,
         branch=_git(project, "rev-parse", "--abbrev-ref", "HEAD"),
         base_checkpoint=checkpoint,
-        workspace_state="clean" if dirty in ("", "unknown") else "snapshot",
+        workspace_state=_workspace_state(project),
         included=[path for path, _ in included],
         excluded=excluded,
         scan_notes=_scan_notes(included, excluded),

@@ -20,6 +20,7 @@ from handoff_core.services.exchange.outbound import external_dispatches, package
 from handoff_core.services.exchange.returns import receive_return
 from handoff_core.services.writing.store import Store
 from tests.conftest import review
+from tests.core.evidence.gitrepo import git, make_repo, write
 from tests.core.files.test_archives import HOSTILE, zip_of
 from tests.hung_git import alive, hang_git
 
@@ -183,7 +184,7 @@ def test_a_package_sealed_before_policies_were_recorded_is_judged_by_its_kind(pr
 def test_a_git_that_hangs_while_packaging_is_stopped_with_all_it_started(
     project: Path, task: Task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    started = hang_git(tmp_path, monkeypatch, "status")
+    started = hang_git(tmp_path, monkeypatch, "rev-parse")
     (project / "docs").mkdir(exist_ok=True)
     (project / "docs" / "note.md").write_text("a note\n")
     began = time.monotonic()
@@ -192,3 +193,25 @@ def test_a_git_that_hangs_while_packaging_is_stopped_with_all_it_started(
     manifest = project / "temp" / "task-delivery" / "scope-1" / task.task / "d1" / "outbound" / "staging"
     assert json.loads((manifest / "MANIFEST.json").read_text())["base_checkpoint"] == "unknown"
     assert alive(started) == []
+
+
+@pytest.mark.slow
+def test_a_filter_a_submodule_s_config_names_never_runs_when_a_package_reads_the_work_tree(
+    project: Path, task: Task, tmp_path: Path
+) -> None:
+    sub, mark = tmp_path / "sub", tmp_path / "ran"
+    sub.mkdir()
+    make_repo(sub)
+    write(sub, ".gitattributes", "README.md filter=hide\n")
+    git(sub, "add", "-A")
+    git(sub, "commit", "-q", "-m", "attributes")
+    make_repo(project)
+    git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub")
+    git(project, "commit", "-q", "-m", "submodule")
+    git(project / "sub", "config", "filter.hide.clean", f"touch {mark}; printf 'x\\n'")
+    write(project, "sub/README.md", "y\n")  # the committed size: git hashes it (through the filter) to compare
+    package_dispatch(project, task, "scope-1", "d1", [], Channel(), NOW)
+    root = project / "temp" / "task-delivery" / "scope-1" / task.task / "d1"
+    manifest = json.loads((root / "outbound" / "staging" / "MANIFEST.json").read_text())
+    assert not mark.exists()
+    assert manifest["workspace_state"] == "snapshot"
