@@ -11,6 +11,7 @@ import re
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Final, Literal
 
 __all__ = [
@@ -77,6 +78,7 @@ __all__ = [
     "Workspace",
     "focused_length_ok",
     "is_temp",
+    "literals_on_use",
     "task_parts",
     "temp_name",
     "temp_name_pattern",
@@ -182,6 +184,25 @@ ENTRY_KINDS: Final[tuple[EntryKind, ...]] = ("file", "dir", "symlink", "other", 
 AUTHORISED_ACTIONS: Final[tuple[AuthorisedAction, ...]] = (
     *("commit", "merge", "push", "rebase", "reset-hard", "switch-branch", "stash", "stage-outside-scope"),
 )
+
+
+def literals_on_use(
+    module: str, vocabularies: dict[str, tuple[str, ...]], names: dict[str, object]
+) -> Callable[[str], object]:
+    """A module ``__getattr__`` that makes each vocabulary's ``Literal`` from its tuple (its home) the
+    first time it is asked for, and keeps it in the module's ``names``: a check never imports ``typing``."""
+
+    def made(name: str) -> object:
+        if name not in vocabularies:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        from typing import Literal
+
+        literal = names[name] = Literal[vocabularies[name]]
+        return literal
+
+    return made
+
+
 VOCABULARIES: Final = {
     "Kind": KINDS,
     "Workspace": WORKSPACES,
@@ -216,15 +237,7 @@ if TYPE_CHECKING:
         "needs_lead", "all", "outstanding", "incomplete", "dispatched", "returned", "released", "invalid"
     ]
 else:
-
-    def __getattr__(name: str) -> object:
-        """A vocabulary's ``Literal``, made from its tuple the first time it is asked for."""
-        if name not in VOCABULARIES:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        from typing import Literal
-
-        made = globals()[name] = Literal[VOCABULARIES[name]]
-        return made
+    __getattr__ = literals_on_use(__name__, VOCABULARIES, globals())
 
 
 MAX_STOP_CONDITIONS: Final = 20  # stop conditions a TASK lists, each one printable line

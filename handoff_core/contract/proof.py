@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 import sys
 
+from handoff_core.layout import literals_on_use
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
 if TYPE_CHECKING:
     from typing import Literal
@@ -44,15 +46,7 @@ PROOFS: tuple[Proof, ...] = ("valid", "invalid", "absent", "task_changed")  # th
 if TYPE_CHECKING:
     Proof = Literal["valid", "invalid", "absent", "task_changed"]  # a test holds it equal to PROOFS
 else:
-
-    def __getattr__(name: str) -> object:
-        """``Proof``, made from ``PROOFS`` when first asked for: a check never imports ``typing``."""
-        if name != "Proof":
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        from typing import Literal
-
-        made = globals()[name] = Literal[PROOFS]
-        return made
+    __getattr__ = literals_on_use(__name__, {"Proof": PROOFS}, globals())
 
 
 SIGNATURE_FIELD = "Signature: "

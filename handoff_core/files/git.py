@@ -22,12 +22,13 @@ from typing import NamedTuple
 
 from handoff_core.errors import GitError
 from handoff_core.files.git_config import (
+    CONFIG_LISTING,
     FIXED,
-    LISTED,
     USER_LEVEL_DROPPED,
     overrides,
     sets_attributes,
     submodule_listing,
+    work_tree_top,
 )
 
 __all__ = [
@@ -152,7 +153,7 @@ def planted(cwd: Path, keep: Mapping[str, str] | None = None, inner: bytes = b""
     """Configuration that overrules each filter driver and protocol the repository's config names
     (``git_config.overrides``), from one ``git config --get-regexp`` (which runs nothing it reads),
     and those of the submodules' listings ``inner`` (``git_config.submodule_listing``)."""
-    listing = Running(cwd, ("config", "-z", "--get-regexp", LISTED), (0, 1), _environment(keep), False)
+    listing = Running(cwd, CONFIG_LISTING, (0, 1), _environment(keep), False)
     return overrides(listing.result()[1] + b"\0" + inner)
 
 
@@ -231,10 +232,8 @@ def _name_status(out: bytes) -> list[Change]:
 def work_tree_of(path: Path) -> Path | None:
     """The top of the work tree ``path`` lies in — the nearest folder holding ``.git`` — found by a stat
     per level, no git process: a dispatch outside any repository pays nothing for the evidence."""
-    for folder in (path, *path.parents):
-        if os.path.lexists(folder / ".git"):
-            return folder
-    return None
+    top = work_tree_top(str(path))
+    return None if top is None else Path(top)
 
 
 def toplevel(cwd: Path) -> Path | None:

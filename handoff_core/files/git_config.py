@@ -28,6 +28,7 @@ import stat
 from collections.abc import Callable  # already loaded with os: the hook pays no import for it
 
 __all__ = [
+    "CONFIG_LISTING",
     "FIXED",
     "LISTED",
     "MAX_READ",
@@ -39,6 +40,7 @@ __all__ = [
     "sets_attributes",
     "silent",
     "submodule_listing",
+    "work_tree_top",
 ]
 
 PROTOCOLS = ("file", "ssh", "https", "http")  # git's own transports; a remote helper is never started
@@ -229,6 +231,18 @@ MAX_SUBMODULES = 64  # populated gitlinks, all levels together; past this the an
 MAX_DEPTH = 8
 CONFIG_LISTING = ("config", "-z", "--get-regexp", LISTED)
 GITLINKS = ("ls-files", "-s", "-z")
+
+
+def work_tree_top(path: str) -> str | None:
+    """The top of the work tree ``path`` lies in — the nearest folder holding ``.git`` — found by a stat
+    per level, no git process; None outside any repository."""
+    folder = os.path.abspath(path)
+    while not os.path.lexists(os.path.join(folder, ".git")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    return folder
 
 
 def may_hold_gitlinks(tree: str, index: bytes | None = None) -> bool:

@@ -12,7 +12,14 @@ import os
 import select
 import time
 
-from handoff_core.files.git_config import CONFIG_LISTING, FIXED, names_nothing, overrides, submodule_listing
+from handoff_core.files.git_config import (
+    CONFIG_LISTING,
+    FIXED,
+    names_nothing,
+    overrides,
+    submodule_listing,
+    work_tree_top,
+)
 
 __all__ = ["TIMEOUT", "StatusFailed", "changed_paths"]
 
@@ -42,13 +49,8 @@ def _environment() -> dict[str, str]:
 def _work_tree(tree: str) -> dict[str, str]:
     """``GIT_WORK_TREE``: the nearest folder holding ``.git``, as the evidence layer names it, so that a
     ``core.worktree`` in the repository's config cannot point git at a copy that hides the tree's changes."""
-    folder = os.path.abspath(tree)
-    while not os.path.lexists(os.path.join(folder, ".git")):
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return {}  # no repository: git says so
-        folder = parent
-    return {"GIT_WORK_TREE": folder}
+    top = work_tree_top(tree)
+    return {} if top is None else {"GIT_WORK_TREE": top}  # no repository: git says so
 
 
 def _kill(pid: int) -> None:
