@@ -33,6 +33,8 @@ __all__ = [
     "LISTED",
     "MAX_READ",
     "PROTOCOLS",
+    "SUBMODULE_LISTED",
+    "SUBMODULE_LISTING",
     "USER_LEVEL_DROPPED",
     "may_hold_gitlinks",
     "names_nothing",
@@ -76,8 +78,11 @@ FIXED: tuple[tuple[str, str], ...] = (
     ("protocol.ext.allow", "never"),
 )
 USER_LEVEL_DROPPED = ("core.hooksPath",)  # a location query with the user's config asks where hooks run
-# The names git reads that the repository chooses: filter.<driver>.* and protocol.<name>.allow.
-LISTED = r"^(filter\..*\.(clean|smudge|process|required)|protocol\..*\.allow)$"
+# The names git reads that the repository chooses: filter.<driver>.* and protocol.<name>.allow; in a
+# submodule's config core.worktree too, which the child git started there obeys.
+_CHOSEN = r"filter\..*\.(clean|smudge|process|required)|protocol\..*\.allow"
+LISTED = rf"^({_CHOSEN})$"
+SUBMODULE_LISTED = rf"^({_CHOSEN}|core\.worktree)$"
 _FILTER = {"clean": "", "smudge": "", "process": "", "required": "false"}  # empty: git runs no filter
 
 
@@ -122,13 +127,20 @@ def names_nothing(tree: str) -> bool:
     here, as git finds them, and all are ``silent``: then the listing would name nothing. False
     whenever unsure (no ``.git`` at ``tree``, where git would search upward; a link, FIFO, odd or
     oversized file; a layout git might read otherwise): the caller asks git."""
-    found = _git_dirs(os.fsencode(tree))
+    return _silent_config(os.fsencode(tree)) is not None
+
+
+def _silent_config(tree: bytes) -> tuple[bytes, bytes, bytes] | None:
+    """(git dir, ``config``, ``config.worktree``) of ``tree`` when ``names_nothing``, else None."""
+    found = _git_dirs(tree)
     if found is None:
-        return False
+        return None
     git_dir, common_dir = found
     config = _small_file(os.path.join(common_dir, b"config"))
     worktree = _small_file(os.path.join(git_dir, b"config.worktree"), absent=b"")  # read whether git would or not
-    return config is not None and worktree is not None and silent(config) and silent(worktree)
+    if config is None or worktree is None or not (silent(config) and silent(worktree)):
+        return None
+    return git_dir, config, worktree
 
 
 def sets_attributes(path: bytes) -> bool:
@@ -230,6 +242,7 @@ MAX_INDEX = 64 * 1024 * 1024  # an index past this: git is asked instead
 MAX_SUBMODULES = 64  # populated gitlinks, all levels together; past this the answer is an error
 MAX_DEPTH = 8
 CONFIG_LISTING = ("config", "-z", "--get-regexp", LISTED)
+SUBMODULE_LISTING = ("config", "-z", "--get-regexp", SUBMODULE_LISTED)
 GITLINKS = ("ls-files", "-s", "-z")
 
 
@@ -276,7 +289,7 @@ def submodule_listing(
     while todo:
         tree, tree_index, depth = todo.pop()
         if depth:
-            found.append(b"" if names_nothing(tree) else ask(tree, CONFIG_LISTING, (0, 1)))
+            found.append(_submodule_config(tree, ask))
         if not may_hold_gitlinks(tree, tree_index):
             continue
         subs = [os.path.join(tree, path) for path in _gitlinks(ask(tree, GITLINKS, (0,)))]
@@ -296,3 +309,102 @@ def _gitlinks(listed: bytes) -> list[str]:
         if meta.startswith(b"160000 ") and path:
             paths.append(path.decode("utf-8", "surrogateescape"))
     return paths
+
+
+def _submodule_config(sub: str, ask: Callable[[str, tuple[str, ...], tuple[int, ...]], bytes]) -> bytes:
+    """The listing of a populated submodule's config (empty when it is read in place and ``silent``),
+    once its ``core.worktree`` is known to leave the submodule's work tree at ``sub``: git drops
+    ``GIT_WORK_TREE`` for the child git it starts there, which obeys that config, so a value that
+    names another folder (a copy, an empty one) would have the submodule's changes read there."""
+    path = os.fsencode(sub)
+    in_place = _silent_config(path)
+    known, value = (False, None) if in_place is None else _work_tree_named(in_place[1], in_place[2])
+    listing = b""
+    if not known:
+        listing = ask(sub, SUBMODULE_LISTING, (0, 1))
+        value = _listed_work_tree(listing)
+    found = _git_dirs(path) if in_place is None else (in_place[0], b"")
+    if not _own_work_tree(path, None if found is None else found[0], value):
+        from handoff_core.errors import GitError  # here: only a refusal pays for the module
+
+        shown = os.fsdecode((value or b"")[:200])
+        raise GitError(
+            f"the submodule {sub} has core.worktree {shown!r} in its config, which is not that folder, so git "
+            f"would read another folder's files for it: unset it (git -C {sub} config --unset core.worktree) "
+            "and try again"
+        )
+    return listing
+
+
+def _listed_work_tree(listing: bytes) -> bytes | None:
+    """The last ``core.worktree`` of a ``SUBMODULE_LISTING`` (git obeys the last), ``b""`` for one
+    without a value (git refuses it), None when there is none."""
+    value = None
+    for record in listing.split(b"\0"):
+        key, _, rest = record.partition(b"\n")
+        if key == b"core.worktree":
+            value = rest
+    return value
+
+
+def _own_work_tree(sub: bytes, git_dir: bytes | None, value: bytes | None) -> bool:
+    """Whether the work tree a ``core.worktree`` of ``value`` gives (relative to the git dir, as git
+    resolves it) is the folder ``sub`` itself (same device and inode); True when it is unset."""
+    if value is None:
+        return True
+    if not value or (git_dir is None and not os.path.isabs(value)):
+        return False
+    try:
+        there, here = os.stat(os.path.join(git_dir or b"/", value)), os.stat(sub)
+    except OSError:
+        return False
+    return (there.st_dev, there.st_ino) == (here.st_dev, here.st_ino)
+
+
+# Bytes after which a config line is not read here: an escape or a continued line (a backslash),
+# git's other whitespace, a NUL. A file holding one is unsure: git is asked.
+_UNSURE = b"\\\r\v\f\0"
+
+
+def _work_tree_named(config: bytes, worktree_config: bytes) -> tuple[bool, bytes | None]:
+    """(known, value): the ``core.worktree`` that ``config`` and ``config.worktree`` set, when a plain
+    reading of lines git would read alike can tell it; (False, None) whenever unsure."""
+    if b"worktree" in worktree_config.lower():
+        return False, None
+    if b"worktree" not in config.lower():  # a key is spelled whole on its line: unset
+        return True, None
+    if any(byte in config for byte in _UNSURE):
+        return False, None
+    section: bytes | None = b""
+    value = None
+    for raw in config.split(b"\n"):
+        line = raw.strip(b" \t")
+        if not line or line[:1] in (b"#", b";"):
+            continue
+        if line[:1] == b"[":
+            if (section := _section(line)) is None:
+                return False, None
+            continue
+        key, equals, rest = line.partition(b"=")
+        key, rest = key.rstrip(b" \t"), rest.strip(b" \t")
+        if not (key[:1].isalpha() and key.replace(b"-", b"").isalnum()):
+            return False, None
+        if section == b"core" and key.lower() == b"worktree":
+            if not equals or any(byte in rest for byte in b'\t"#;'):
+                return False, None
+            value = rest
+    return True, value
+
+
+def _section(line: bytes) -> bytes | None:
+    """The section a header line opens, lower case (``[core]``: ``core``; a subsection's never reads
+    ``core``); None for anything but a whole header line git reads alike."""
+    inner = line[1:-1] if line.endswith(b"]") else b""
+    name, quote, sub = inner.partition(b'"')
+    if quote:  # [name "subsection"]
+        if name == name.rstrip(b" \t") or not sub.endswith(b'"') or b'"' in sub[:-1]:
+            return None
+        name = name.rstrip(b" \t")
+    if not name.replace(b"-", b"").replace(b".", b"").isalnum():
+        return None
+    return name.lower() + quote

@@ -9,7 +9,7 @@ can write anywhere; this sees the task's tree only (the audit sees the rest afte
 from __future__ import annotations
 
 from handoff_core.services.evidence.hook_event import SHELL_TOOLS
-from handoff_core.services.evidence.tree_status import StatusFailed, changed_paths
+from handoff_core.services.evidence.tree_status import StatusFailed, StatusRefused, changed_paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,6 +40,8 @@ def judge_after_shell(hook: Hook, event: Event) -> Verdict:
     dirty_then = set(hook.task().task.scope.dirty)
     try:
         changed = changed_paths(rule.root_text)
+    except StatusRefused as exc:
+        return Verdict(False, f"{hook.who}: cannot check what the command changed: {exc}")
     except StatusFailed as exc:
         return Verdict(False, f"{hook.who}: cannot check what the command changed ({exc}); run git status yourself")
     outside = [

@@ -12,6 +12,7 @@ import os
 import select
 import time
 
+from handoff_core.errors import GitError
 from handoff_core.files.git_config import (
     CONFIG_LISTING,
     FIXED,
@@ -21,7 +22,7 @@ from handoff_core.files.git_config import (
     work_tree_top,
 )
 
-__all__ = ["TIMEOUT", "StatusFailed", "changed_paths"]
+__all__ = ["TIMEOUT", "StatusFailed", "StatusRefused", "changed_paths"]
 
 TIMEOUT = 10.0
 MAX_OUTPUT = 16 * 1024 * 1024
@@ -33,6 +34,10 @@ _STATUS = ("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-
 
 class StatusFailed(Exception):
     """git could not say what changed: the hook reports that instead of a clean tree."""
+
+
+class StatusRefused(StatusFailed):
+    """The tree is kept so that git could answer wrongly; the message says what to change."""
 
 
 def _environment() -> dict[str, str]:
@@ -117,8 +122,11 @@ def changed_paths(tree: str) -> list[tuple[str, str]]:
     # those of every populated submodule's config, which the child git status starts there reads.
     work_tree = _work_tree(tree)
     top = work_tree.get("GIT_WORK_TREE", tree)
-    listing = b"" if names_nothing(top) else _run(top, CONFIG_LISTING, ok=(0, 1))
-    inner = submodule_listing(top, _ask)
+    try:  # the audit's refusals, as the audit words them
+        listing = b"" if names_nothing(top) else _run(top, CONFIG_LISTING, ok=(0, 1))
+        inner = submodule_listing(top, _ask)
+    except GitError as exc:
+        raise StatusRefused(exc.message) from exc
     if inner is None:
         raise StatusFailed(f"{top} has too many submodules (or levels of them) to check their filters")
     planted = overrides(listing + b"\0" + inner)

@@ -1,7 +1,8 @@
 """The post-tool hook as the agent CLIs start it (its own process): it sees a change outside the scope,
 starts one git when the repository's config names no filter driver, and two (the listing first)
-when it does, and the driver it names never runs. Every git start is counted by a ``git`` first on
-``PATH`` that logs its arguments and then runs the real one."""
+when it does, and the driver it names never runs; a submodule whose config moves its work tree
+blocks the result, and a submodule's config as git writes it costs no listing. Every git start is
+counted by a ``git`` first on ``PATH`` that logs its arguments and then runs the real one."""
 
 from __future__ import annotations
 
@@ -85,3 +86,43 @@ def test_a_clean_filter_the_config_names_costs_the_listing_never_runs_and_hides_
     assert OUT_OF_SCOPE in blocked_for(answer)
     assert starts == ["config", "status"]
     assert not marker.exists()
+
+
+def with_submodule(project: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A task's worktree holding a committed submodule out of the scope (``git submodule add``, its git
+    dir absorbed, ``core.worktree`` pointing back), and the submodule's folder."""
+    library = tmp_path / "library"
+    library.mkdir()
+    make_repo(library)
+    make_repo(project)
+    tree = add_worktree(project, "task-a")
+    git(tree, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "src/b/lib")
+    git(tree, "commit", "-q", "-m", "library")
+    sub = tree / "src/b/lib"
+    assert (sub / ".git").is_file()
+    assert git(sub, "config", "--get", "core.worktree").returncode == 0
+    return tree, sub
+
+
+def test_a_change_inside_a_submodule_is_seen_with_the_gitlink_listing_and_no_config_listing(
+    store: Store, project: Path, tmp_path: Path
+) -> None:
+    tree, sub = with_submodule(project, tmp_path)
+    write(sub, "README.md", "changed inside the submodule\n")
+    answer, starts = after_shell(store, tree, tmp_path)
+    assert "src/b/lib" in blocked_for(answer)
+    assert starts == ["ls-files", "status"]
+
+
+def test_a_submodule_whose_config_moves_its_work_tree_blocks_the_result(
+    store: Store, project: Path, tmp_path: Path
+) -> None:
+    tree, sub = with_submodule(project, tmp_path)
+    decoy = tmp_path / "decoy"
+    shutil.copytree(sub, decoy, ignore=shutil.ignore_patterns(".git"))  # a clean copy of its files
+    git(sub, "config", "core.worktree", str(decoy))
+    write(sub, "README.md", "changed inside the submodule\n")
+    assert git(tree, "status", "--porcelain", "--ignore-submodules=none").stdout == ""  # git is fooled
+    answer, starts = after_shell(store, tree, tmp_path)
+    assert "core.worktree" in blocked_for(answer)
+    assert "status" not in starts

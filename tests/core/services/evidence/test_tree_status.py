@@ -185,3 +185,85 @@ def test_a_submodule_config_git_cannot_list_is_an_error_never_a_clean_tree(tmp_p
     with pytest.raises(GitError):
         files_git.dirty_paths(project)
     assert not mark.exists()
+
+
+def _with_submodule(tmp_path: Path, absorbed: bool) -> Path:
+    """A project with a committed submodule ``sub`` whose git dir is its own ``.git`` folder, or, once
+    ``git submodule absorbgitdirs`` moved it, ``.git/modules/sub`` (``core.worktree`` pointing back)."""
+    project, sub = tmp_path / "project", tmp_path / "project" / "sub"
+    sub.mkdir(parents=True)
+    make_repo(project)
+    make_repo(sub)
+    git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub")  # kept in place
+    git(project, "commit", "-q", "-m", "submodule")
+    if absorbed:
+        git(project, "submodule", "absorbgitdirs")
+        assert (sub / ".git").is_file()
+        assert git(sub, "config", "--get", "core.worktree").stdout.strip() == "../../../sub"
+    return project
+
+
+def _both_runners(project: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """What the hook's status and the audit's reading say changed in ``project``."""
+    return changed_paths(str(project)), [(c.status, c.path) for c in files_git.dirty_paths(project)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("absorbed", [True, False], ids=["absorbed", "own-git-dir"])
+def test_a_change_inside_a_submodule_is_seen_whether_its_git_dir_is_absorbed_or_its_own(
+    tmp_path: Path, absorbed: bool
+) -> None:
+    project = _with_submodule(tmp_path, absorbed)
+    assert _both_runners(project) == ([], [])
+    write(project, "sub/README.md", "changed inside the submodule\n")
+    hook, audit = _both_runners(project)
+    assert ("M", "sub") in hook
+    assert ("M", "sub") in audit
+
+
+@pytest.mark.slow
+def test_a_core_worktree_that_names_the_submodule_s_own_folder_otherwise_still_sees_its_changes(
+    tmp_path: Path,
+) -> None:
+    project = _with_submodule(tmp_path, absorbed=False)
+    (tmp_path / "alias").symlink_to(project / "sub")
+    git(project / "sub", "config", "core.worktree", str(tmp_path / "alias"))  # another spelling, the same folder
+    write(project, "sub/README.md", "changed inside the submodule\n")
+    hook, audit = _both_runners(project)
+    assert ("M", "sub") in hook
+    assert ("M", "sub") in audit
+
+
+def _repointed(project: Path, decoy: Path, spelling: str) -> None:
+    """The submodule's config pointing its work tree at ``decoy``, in one of the ways git reads it."""
+    sub = project / "sub"
+    git_dir = Path(git(sub, "rev-parse", "--absolute-git-dir").stdout.strip())
+    if spelling == "absolute":
+        git(sub, "config", "core.worktree", str(decoy))
+    elif spelling == "relative":  # relative to the git dir, as git resolves it
+        git(sub, "config", "core.worktree", os.path.relpath(decoy, git_dir))
+    else:  # a header and its key on one line: read by git itself
+        with (git_dir / "config").open("a") as config:
+            config.write(f"[core] worktree = {decoy}\n")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spelling", ["absolute", "relative", "one-line"])
+@pytest.mark.parametrize("absorbed", [True, False], ids=["absorbed", "own-git-dir"])
+def test_a_submodule_whose_config_moves_its_work_tree_is_an_error_never_a_clean_tree(
+    tmp_path: Path, absorbed: bool, spelling: str
+) -> None:
+    from handoff_core.errors import GitError
+    from handoff_core.services.evidence.tree_status import StatusRefused
+
+    project, decoy = _with_submodule(tmp_path, absorbed), tmp_path / "decoy"
+    for name in ("src/a1/core.py", "src/b/other.py", "README.md", ".gitignore"):
+        write(decoy, name, (project / "sub" / name).read_text())  # a clean copy of the submodule's files
+    _repointed(project, decoy, spelling)
+    write(project, "sub/README.md", "changed inside the submodule\n")
+    assert "sub" not in git(project, "status", "--porcelain", "--ignore-submodules=none").stdout  # git is fooled
+    with pytest.raises(StatusRefused):
+        changed_paths(str(project))
+    with pytest.raises(GitError) as refused:
+        files_git.dirty_paths(project)
+    assert refused.value.code == "git_error"
