@@ -26,7 +26,7 @@ from handoff_core.files.git_config import (
     FIXED,
     USER_LEVEL_DROPPED,
     overrides,
-    sets_attributes,
+    refuse_attributes,
     submodule_listing,
     work_tree_top,
 )
@@ -310,11 +310,7 @@ def _work_tree_state(tree: Path, head: str | None, keep: dict[str, str]) -> list
     hide an untracked path (not ``info/exclude``)."""
     since = [head] if head else []
     common = run(tree, "rev-parse", "--path-format=absolute", "--git-common-dir", keep=keep)[1].rstrip(b"\n")
-    if sets_attributes(os.path.join(common, b"info", b"attributes")):
-        raise GitError(
-            f"{os.fsdecode(common)}/info/attributes sets attributes, which can make git read a rewritten file as "
-            "unchanged: move its rules to a tracked .gitattributes (or delete it) and audit again"
-        )
+    refuse_attributes(common)
     with tempfile.TemporaryDirectory(prefix="handoff-index-") as folder:
         fresh = keep | {"GIT_INDEX_FILE": os.path.join(folder, "index")}
         run(tree, "read-tree", *(since or ["--empty"]), keep=fresh)

@@ -36,9 +36,11 @@ __all__ = [
     "SUBMODULE_LISTED",
     "SUBMODULE_LISTING",
     "USER_LEVEL_DROPPED",
+    "common_dir_of",
     "may_hold_gitlinks",
     "names_nothing",
     "overrides",
+    "refuse_attributes",
     "sets_attributes",
     "silent",
     "submodule_listing",
@@ -143,6 +145,12 @@ def _silent_config(tree: bytes) -> tuple[bytes, bytes, bytes] | None:
     return git_dir, config, worktree
 
 
+def common_dir_of(tree: str) -> bytes | None:
+    """The common git dir of the repository git finds at ``tree``, found here as git finds it; None when unsure."""
+    found = _git_dirs(os.fsencode(tree))
+    return None if found is None else found[1]
+
+
 def sets_attributes(path: bytes) -> bool:
     """Whether the attributes file at ``path`` (a repository's ``info/attributes``) holds a rule, or is
     anything but a small regular file. Its rules beat every ``.gitattributes`` and appear in no diff, and
@@ -150,6 +158,17 @@ def sets_attributes(path: bytes) -> bool:
     hash a rewritten file as the committed one."""
     data = _small_file(path, absent=b"")
     return data is None or any(line.strip() and not line.lstrip().startswith(b"#") for line in data.splitlines())
+
+
+def refuse_attributes(common_dir: bytes) -> None:
+    """Raise ``GitError`` when the repository's ``info/attributes`` (in ``common_dir``) ``sets_attributes``."""
+    if sets_attributes(os.path.join(common_dir, b"info", b"attributes")):
+        from handoff_core.errors import GitError  # here: only a refusal pays for the module
+
+        raise GitError(
+            f"{os.path.normpath(os.fsdecode(common_dir))}/info/attributes sets attributes, which can make git read "
+            "a rewritten file as unchanged: move its rules to a tracked .gitattributes (or delete it) and try again"
+        )
 
 
 def _small_file(path: bytes, absent: bytes | None = None, limit: int = MAX_READ) -> bytes | None:

@@ -16,8 +16,10 @@ from handoff_core.errors import GitError
 from handoff_core.files.git_config import (
     CONFIG_LISTING,
     FIXED,
+    common_dir_of,
     names_nothing,
     overrides,
+    refuse_attributes,
     submodule_listing,
     work_tree_top,
 )
@@ -122,7 +124,9 @@ def changed_paths(tree: str) -> list[tuple[str, str]]:
     # those of every populated submodule's config, which the child git status starts there reads.
     work_tree = _work_tree(tree)
     top = work_tree.get("GIT_WORK_TREE", tree)
+    common = common_dir_of(top) or _run(top, ("rev-parse", "--path-format=absolute", "--git-common-dir"))
     try:  # the audit's refusals, as the audit words them
+        refuse_attributes(common.rstrip(b"\n"))
         listing = b"" if names_nothing(top) else _run(top, CONFIG_LISTING, ok=(0, 1))
         inner = submodule_listing(top, _ask)
     except GitError as exc:

@@ -1,8 +1,9 @@
 """The post-tool hook as the agent CLIs start it (its own process): it sees a change outside the scope,
 starts one git when the repository's config names no filter driver, and two (the listing first)
-when it does, and the driver it names never runs; a submodule whose config moves its work tree
-blocks the result, and a submodule's config as git writes it costs no listing. Every git start is
-counted by a ``git`` first on ``PATH`` that logs its arguments and then runs the real one."""
+when it does, and the driver it names never runs; a rule in ``info/attributes`` or a submodule whose
+config moves its work tree blocks the result, and a submodule's config as git writes it costs no
+listing. Every git start is counted by a ``git`` first on ``PATH`` that logs its arguments and then
+runs the real one."""
 
 from __future__ import annotations
 
@@ -75,8 +76,9 @@ def test_a_clean_filter_the_config_names_costs_the_listing_never_runs_and_hides_
     make_repo(project)
     tree = add_worktree(project, "task-a")
     marker = tmp_path / "filter-ran"
-    (project / ".git" / "info").mkdir(exist_ok=True)
-    (project / ".git" / "info" / "attributes").write_text(f"{OUT_OF_SCOPE} filter=pristine\n")
+    write(tree, ".gitattributes", f"{OUT_OF_SCOPE} filter=pristine\n")
+    git(tree, "add", ".gitattributes")
+    git(tree, "commit", "-q", "-m", "attributes")
     git(tree, "config", "filter.pristine.clean", f"touch '{marker}'; printf 'x\\n'")  # the committed bytes
     git(tree, "config", "filter.pristine.required", "true")
     write(tree, OUT_OF_SCOPE, "y\n")
@@ -86,6 +88,21 @@ def test_a_clean_filter_the_config_names_costs_the_listing_never_runs_and_hides_
     assert OUT_OF_SCOPE in blocked_for(answer)
     assert starts == ["config", "status"]
     assert not marker.exists()
+
+
+def test_a_rule_in_info_attributes_blocks_the_result_before_any_git_starts(
+    store: Store, project: Path, tmp_path: Path
+) -> None:
+    make_repo(project)
+    tree = add_worktree(project, "task-a")
+    (project / ".git" / "info").mkdir(exist_ok=True)
+    (project / ".git" / "info" / "attributes").write_text(f"{OUT_OF_SCOPE} eol=crlf\n")
+    (tree / OUT_OF_SCOPE).write_bytes((tree / OUT_OF_SCOPE).read_bytes().replace(b"\n", b"\r\n"))
+    git(tree, "add", OUT_OF_SCOPE)  # the index learns the rewrite's stat; its blob is the committed one
+    assert git(tree, "status", "--porcelain").stdout == ""  # the rule hides the rewrite from git
+    answer, starts = after_shell(store, tree, tmp_path)
+    assert "info/attributes" in blocked_for(answer)
+    assert starts == []
 
 
 def with_submodule(project: Path, tmp_path: Path) -> tuple[Path, Path]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -267,3 +268,53 @@ def test_a_submodule_whose_config_moves_its_work_tree_is_an_error_never_a_clean_
     with pytest.raises(GitError) as refused:
         files_git.dirty_paths(project)
     assert refused.value.code == "git_error"
+
+
+def _crlf(tree: Path, relative: str) -> None:
+    (tree / relative).write_bytes((tree / relative).read_bytes().replace(b"\n", b"\r\n"))
+
+
+def _utf_16(tree: Path, relative: str) -> None:
+    (tree / relative).write_bytes((tree / relative).read_text().encode("utf-16"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("rule", "rewrite"), [("eol=crlf", _crlf), ("working-tree-encoding=UTF-16", _utf_16)])
+def test_a_rule_in_info_attributes_is_refused_as_the_audit_refuses_it(
+    tmp_path: Path, rule: str, rewrite: Callable[[Path, str], None]
+) -> None:
+    from handoff_core.errors import GitError
+    from handoff_core.services.evidence.tree_status import StatusRefused
+
+    make_repo(tmp_path)
+    (tmp_path / ".git/info").mkdir(exist_ok=True)
+    (tmp_path / ".git/info/attributes").write_text(f"# the executor's\nsrc/b/other.py {rule}\n")
+    rewrite(tmp_path, "src/b/other.py")
+    git(tmp_path, "add", "src/b/other.py")  # the index learns the rewrite's stat data; its blob is the committed one
+    assert git(tmp_path, "status", "--porcelain").stdout == ""  # git reads the rewrite as the committed file
+    with pytest.raises(StatusRefused, match="info/attributes"):
+        changed_paths(str(tmp_path))
+    with pytest.raises(GitError, match="info/attributes"):
+        files_git.dirty_paths(tmp_path)
+
+
+@pytest.mark.slow
+def test_an_info_attributes_of_comments_only_leaves_the_hook_s_answer_as_it_was(tmp_path: Path) -> None:
+    make_repo(tmp_path)
+    (tmp_path / ".git/info").mkdir(exist_ok=True)
+    (tmp_path / ".git/info/attributes").write_text("# git init writes this file's comments\n\n")
+    write(tmp_path, "src/b/other.py", "changed\n")
+    assert changed_paths(str(tmp_path)) == [("M", "src/b/other.py")]
+
+
+@pytest.mark.slow
+def test_a_gitattributes_file_the_executor_adds_to_hide_a_rewrite_is_itself_a_change(tmp_path: Path) -> None:
+    make_repo(tmp_path)
+    write(tmp_path, ".gitattributes", "src/b/other.py eol=crlf\n")
+    _crlf(tmp_path, "src/b/other.py")
+    git(tmp_path, "add", "src/b/other.py")
+    changed = changed_paths(str(tmp_path))
+    assert ("M", "src/b/other.py") not in changed  # the rule hides the rewrite, as it does from git
+    assert changed == [("?", ".gitattributes")]  # but the rule is a new file in the tree: judged by the scope
+    git(tmp_path, "add", ".gitattributes")
+    assert changed_paths(str(tmp_path)) == [("A", ".gitattributes")]  # staged, it is still a change
