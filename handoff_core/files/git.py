@@ -25,6 +25,7 @@ from handoff_core.files.git_config import (
     CONFIG_LISTING,
     FIXED,
     USER_LEVEL_DROPPED,
+    names_nothing,
     overrides,
     refuse_attributes,
     submodule_listing,
@@ -151,8 +152,12 @@ def start(
 
 def planted(cwd: Path, keep: Mapping[str, str] | None = None, inner: bytes = b"") -> dict[str, str]:
     """Configuration that overrules each filter driver and protocol the repository's config names
-    (``git_config.overrides``), from one ``git config --get-regexp`` (which runs nothing it reads),
-    and those of the submodules' listings ``inner`` (``git_config.submodule_listing``)."""
+    (``git_config.overrides``), from one ``git config --get-regexp`` (which runs nothing it reads) —
+    spared when the config files git reads at ``cwd`` are read in place and name none
+    (``names_nothing``; never under a kept ``GIT_DIR``, which git reads instead) — and those of the
+    submodules' listings ``inner`` (``git_config.submodule_listing``)."""
+    if "GIT_DIR" not in (keep or {}) and names_nothing(str(cwd)):
+        return overrides(b"\0" + inner)
     listing = Running(cwd, CONFIG_LISTING, (0, 1), _environment(keep), False)
     return overrides(listing.result()[1] + b"\0" + inner)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -55,3 +56,21 @@ def report(ref_session: str, ref_task: str, checkpoint: str | None) -> Report:
         verification="pytest: exit 0",
         source_checkpoint=checkpoint,
     )
+
+
+def counting_git(folder: Path, log: Path) -> Path:
+    """``folder`` holding a ``git`` that logs its arguments to ``log`` and then runs the real one: put
+    first on ``PATH``, it counts every git start."""
+    real = shutil.which("git")
+    assert real is not None
+    folder.mkdir()
+    wrapper = folder / "git"
+    wrapper.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{log}'\nexec '{real}' \"$@\"\n")
+    wrapper.chmod(0o755)
+    return folder
+
+
+def started(log: Path) -> list[str]:
+    """The git commands a ``counting_git`` logged (the word after the evidence layer's ``--no-pager``)."""
+    starts = log.read_text().splitlines() if log.exists() else []
+    return [start.partition(" --no-pager ")[2].split(" ")[0] for start in starts]

@@ -11,7 +11,7 @@ import pytest
 
 from handoff_core.errors import GitError
 from handoff_core.files import git
-from tests.core.evidence.gitrepo import add_worktree, commit_all, make_repo, write
+from tests.core.evidence.gitrepo import add_worktree, commit_all, counting_git, make_repo, started, write
 from tests.core.evidence.gitrepo import git as git_cli
 
 
@@ -67,6 +67,20 @@ def test_user_configuration_and_hooks_never_reach_the_run(repo: Path, monkeypatc
     monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'core.quotepath'='true'")
     write(repo, "src/a1/naïve name.py")
     assert [c.path for c in git.dirty_paths(repo)] == ["src/a1/naïve name.py"]  # not quoted, not split
+
+
+def test_the_audit_s_reading_lists_the_config_only_when_its_files_may_name_a_driver(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "git-starts.log"
+    monkeypatch.setenv("PATH", f"{counting_git(tmp_path / 'bin', log)}{os.pathsep}{os.environ['PATH']}")
+    write(repo, "src/b/other.py", "changed\n")
+    assert [c.path for c in git.dirty_paths(repo)] == ["src/b/other.py"]
+    assert "config" not in started(log)  # the config files, read in place, name no driver
+    git_cli(repo, "config", "filter.pristine.clean", "cat")
+    log.unlink()
+    assert [c.path for c in git.dirty_paths(repo)] == ["src/b/other.py"]
+    assert started(log).count("config") == 1
 
 
 def test_renames_name_both_sides_and_untracked_files_are_listed(repo: Path) -> None:

@@ -19,20 +19,10 @@ from handoff_core.contract.scope import Scope
 from handoff_core.services.writing.store import Store
 from server.client_config import hook_entry
 from tests.conftest import implementation
-from tests.core.evidence.gitrepo import add_worktree, git, make_repo, write
+from tests.core.evidence.gitrepo import add_worktree, counting_git, git, make_repo, started, write
 
 pytestmark = pytest.mark.slow  # the hook runs as its own process
 OUT_OF_SCOPE = "src/b/other.py"
-
-
-def counting_git(folder: Path, log: Path) -> Path:
-    real = shutil.which("git")
-    assert real is not None
-    folder.mkdir()
-    wrapper = folder / "git"
-    wrapper.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{log}'\nexec '{real}' \"$@\"\n")
-    wrapper.chmod(0o755)
-    return folder
 
 
 def after_shell(store: Store, tree: Path, tmp_path: Path) -> tuple[str, list[str]]:
@@ -49,8 +39,7 @@ def after_shell(store: Store, tree: Path, tmp_path: Path) -> tuple[str, list[str
         [*hook_entry(), *flags], input=json.dumps(event).encode(), capture_output=True, timeout=60, env=env, check=False
     )
     assert done.returncode == 0, done.stderr
-    starts = log.read_text().splitlines() if log.exists() else []
-    return done.stdout.decode(), [start.partition(" --no-pager ")[2].split(" ")[0] for start in starts]  # commands
+    return done.stdout.decode(), started(log)
 
 
 def blocked_for(answer: str) -> str:
