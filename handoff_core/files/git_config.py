@@ -74,6 +74,7 @@ FIXED: tuple[tuple[str, str], ...] = (
     ("maintenance.auto", "false"),
     ("fetch.recurseSubmodules", "false"),
     ("submodule.recurse", "false"),
+    ("diff.ignoreSubmodules", "none"),  # the child git in a submodule gets no --ignore-submodules of ours
     ("protocol.allow", "never"),  # then the transports git ships, by name; git:// could go through core.gitProxy
     *((f"protocol.{name}.allow", "always") for name in PROTOCOLS),
     ("protocol.git.allow", "never"),
@@ -81,17 +82,18 @@ FIXED: tuple[tuple[str, str], ...] = (
 )
 USER_LEVEL_DROPPED = ("core.hooksPath",)  # a location query with the user's config asks where hooks run
 # The names git reads that the repository chooses: filter.<driver>.* and protocol.<name>.allow; in a
-# submodule's config core.worktree too, which the child git started there obeys.
+# submodule's config core.worktree and submodule.<name>.ignore too, which the child git started there
+# obeys (the latter for the submodules nested in it: no --ignore-submodules reaches that git).
 _CHOSEN = r"filter\..*\.(clean|smudge|process|required)|protocol\..*\.allow"
 LISTED = rf"^({_CHOSEN})$"
-SUBMODULE_LISTED = rf"^({_CHOSEN}|core\.worktree)$"
+SUBMODULE_LISTED = rf"^({_CHOSEN}|core\.worktree|submodule\..*\.ignore)$"
 _FILTER = {"clean": "", "smudge": "", "process": "", "required": "false"}  # empty: git runs no filter
 
 
 def overrides(listing: bytes) -> dict[str, str]:
     """``GIT_CONFIG_COUNT``/``KEY_n``/``VALUE_n`` (command-line level, keys never split on ``=``) that
-    neutralise each filter driver and close each protocol the repository's config names in
-    ``listing`` (``git config -z --get-regexp LISTED``: ``key\\nvalue\\0`` records)."""
+    neutralise each filter driver, close each protocol and hide no submodule the repository's config
+    names in ``listing`` (``git config -z --get-regexp LISTED``: ``key\\nvalue\\0`` records)."""
     keys: dict[str, str] = {}
     for record in listing.split(b"\0"):
         key = record.partition(b"\n")[0].decode("utf-8", "surrogateescape")
@@ -101,6 +103,8 @@ def overrides(listing: bytes) -> dict[str, str]:
             keys |= {f"filter.{name}.{field}": value for field, value in _FILTER.items()}
         elif section == "protocol" and name and name.lower() not in PROTOCOLS:
             keys[f"protocol.{name}.allow"] = "never"
+        elif section == "submodule" and name and key.endswith(".ignore"):
+            keys[f"submodule.{name}.ignore"] = "none"
     env = {"GIT_CONFIG_COUNT": str(len(keys))}
     for index, (key, value) in enumerate(keys.items()):
         env |= {f"GIT_CONFIG_KEY_{index}": key, f"GIT_CONFIG_VALUE_{index}": value}
@@ -338,6 +342,8 @@ def _submodule_config(sub: str, ask: Callable[[str, tuple[str, ...], tuple[int, 
     path = os.fsencode(sub)
     in_place = _silent_config(path)
     known, value = (False, None) if in_place is None else _work_tree_named(in_place[1], in_place[2])
+    if in_place is not None and b"ignore" in (in_place[1] + in_place[2]).lower():
+        known = False  # a submodule.<name>.ignore there could hide a submodule nested in it: git lists it
     listing = b""
     if not known:
         listing = ask(sub, SUBMODULE_LISTING, (0, 1))

@@ -136,6 +136,31 @@ def test_a_filter_a_nested_submodule_s_config_names_never_runs_in_either_runner(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    "setting",
+    [("diff.ignoreSubmodules", "all"), ("submodule.inner.ignore", "all"), ("submodule.inner.ignore", "dirty")],
+)
+def test_a_submodule_s_config_hides_no_change_in_a_submodule_nested_in_it(
+    tmp_path: Path, setting: tuple[str, str]
+) -> None:
+    inner, middle, project = tmp_path / "inner", tmp_path / "middle", tmp_path / "project"
+    for path in (inner, middle, project):
+        path.mkdir()
+        make_repo(path)
+    git(middle, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(inner), "inner")
+    git(middle, "commit", "-q", "-m", "inner")
+    git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(middle), "middle")
+    git(project, "-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init", "--recursive")
+    git(project, "commit", "-q", "-m", "middle")
+    git(project / "middle", "config", *setting)  # the child git in middle reads it; no option of ours reaches it
+    write(project, "middle/inner/README.md", "changed two levels down\n")
+    assert git(project, "status", "--porcelain", "--ignore-submodules=none").stdout == ""  # git is fooled
+    hook, audit = changed_paths(str(project)), [(c.status, c.path) for c in files_git.dirty_paths(project)]
+    assert ("M", "middle") in hook
+    assert ("M", "middle") in audit
+
+
+@pytest.mark.slow
 def test_a_filter_in_a_repository_staged_as_a_bare_gitlink_never_runs(tmp_path: Path) -> None:
     project, mark = tmp_path / "project", tmp_path / "ran"
     project.mkdir()
