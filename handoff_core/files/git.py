@@ -162,15 +162,16 @@ def planted(cwd: Path, keep: Mapping[str, str] | None = None, inner: bytes = b""
     return overrides(listing.result()[1] + b"\0" + inner)
 
 
-def _submodules_planted(tree: Path, fresh: dict[str, str]) -> dict[str, str]:
+def _submodules_planted(tree: Path, fresh: dict[str, str], populated: list[str]) -> dict[str, str]:
     """``planted`` for a command that compares the index ``fresh`` names with the work tree ``tree``:
-    a populated gitlink there makes git start a child git in the submodule, which reads its own config."""
+    a populated gitlink there makes git start a child git in the submodule, which reads its own config.
+    The folders of those gitlinks are added to ``populated``."""
 
     def ask(cwd: str, args: tuple[str, ...], ok: tuple[int, ...]) -> bytes:
         keep = fresh if cwd == str(tree) else {"GIT_WORK_TREE": cwd}
         return Running(Path(cwd), args, ok, _environment(keep), False).result()[1]
 
-    inner = submodule_listing(str(tree), ask, os.fsencode(fresh["GIT_INDEX_FILE"]))
+    inner = submodule_listing(str(tree), ask, os.fsencode(fresh["GIT_INDEX_FILE"]), populated)
     if inner is None:
         raise GitError(
             f"{tree} has too many submodules (or levels of them) to check the filters their config names; "
@@ -312,14 +313,16 @@ def _work_tree_state(tree: Path, head: str | None, keep: dict[str, str]) -> list
     ids against ``head``), then unstaged and untracked, both read against a throwaway index made from
     ``head`` — every tracked file is hashed, nothing of the index's own is trusted (stat data,
     assume-unchanged, skip-worktree, fsmonitor state, untracked cache). Only ``.gitignore`` files
-    hide an untracked path (not ``info/exclude``)."""
+    hide an untracked path (not ``info/exclude``). A populated submodule is read the same way, on its
+    own (``_submodule_changed``): its index could hide a change inside it from the child git."""
     since = [head] if head else []
+    populated: list[str] = []
     common = run(tree, "rev-parse", "--path-format=absolute", "--git-common-dir", keep=keep)[1].rstrip(b"\n")
     refuse_attributes(common)
     with tempfile.TemporaryDirectory(prefix="handoff-index-") as folder:
         fresh = keep | {"GIT_INDEX_FILE": os.path.join(folder, "index")}
         run(tree, "read-tree", *(since or ["--empty"]), keep=fresh)
-        fresh |= _submodules_planted(tree, fresh)
+        fresh |= _submodules_planted(tree, fresh, populated)
         started = (
             start(tree, "diff", "--cached", *_READ, "-M", *since, "--", keep=keep),
             start(tree, "ls-files", "-z", "--others", "--exclude-per-directory=.gitignore", keep=fresh),
@@ -332,7 +335,21 @@ def _work_tree_state(tree: Path, head: str | None, keep: dict[str, str]) -> list
     found: dict[str, Change] = {}
     for change in [*_name_status(staged), *_name_status(unstaged), *(Change("?", p) for p in _fields(untracked))]:
         found.setdefault(change.path, change)
+    for sub in populated:
+        path = os.path.relpath(sub, tree)
+        if path not in found and _submodule_changed(Path(sub)):
+            found[path] = Change("M", path)
     return sorted(found.values(), key=lambda change: change.path)
+
+
+def _submodule_changed(sub: Path) -> bool:
+    """Whether the populated submodule ``sub`` differs from its own ``HEAD``, read as the audit reads a
+    work tree (``_work_tree_state``, its submodules in turn): the child git that compares its gitlink
+    trusts the submodule's index (``--assume-unchanged``, ``--skip-worktree``, stat data) and its
+    ``info/attributes``. Their count and depth are bounded by the walk that found them."""
+    keep = {"GIT_WORK_TREE": str(sub)}
+    head = _commit(run(sub, "rev-parse", "--verify", "--quiet", "HEAD", ok=(0, 1, 128), keep=keep))
+    return bool(_work_tree_state(sub, head, planted(sub, keep) | keep))
 
 
 def _reading(cwd: Path) -> tuple[Path, Running]:

@@ -301,12 +301,16 @@ def may_hold_gitlinks(tree: str, index: bytes | None = None) -> bool:
 
 
 def submodule_listing(
-    top: str, ask: Callable[[str, tuple[str, ...], tuple[int, ...]], bytes], index: bytes | None = None
+    top: str,
+    ask: Callable[[str, tuple[str, ...], tuple[int, ...]], bytes],
+    index: bytes | None = None,
+    populated: list[str] | None = None,
 ) -> bytes | None:
     """The listings (as ``overrides`` reads them) of the config of every populated gitlink under
     ``top``, recursively; ``index`` is the index file git reads at ``top`` (else its own). ``ask(cwd,
     args, ok)`` runs git in ``cwd`` (its work tree) under the fixed environment and returns its output,
-    raising when git fails. None when there are too many submodules or levels to decide."""
+    raising when git fails. None when there are too many submodules or levels to decide. The folders
+    of the populated gitlinks of ``top`` itself are added to ``populated``."""
     found: list[bytes] = []
     todo, count = [(top, index, 0)], 0
     while todo:
@@ -320,6 +324,8 @@ def submodule_listing(
         count += len(subs)
         if subs and (depth >= MAX_DEPTH or count > MAX_SUBMODULES):
             return None
+        if not depth and populated is not None:
+            populated += subs
         todo += [(sub, None, depth + 1) for sub in subs]
     return b"\0".join(found)
 

@@ -343,3 +343,30 @@ def test_a_gitattributes_file_the_executor_adds_to_hide_a_rewrite_is_itself_a_ch
     assert changed == [("?", ".gitattributes")]  # but the rule is a new file in the tree: judged by the scope
     git(tmp_path, "add", ".gitattributes")
     assert changed_paths(str(tmp_path)) == [("A", ".gitattributes")]  # staged, it is still a change
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
+@pytest.mark.parametrize("absorbed", [True, False], ids=["absorbed", "own-git-dir"])
+def test_the_audit_reads_a_submodule_past_the_flags_of_its_own_index(tmp_path: Path, absorbed: bool, flag: str) -> None:
+    project = _with_submodule(tmp_path, absorbed)
+    write(project, "sub/README.md", "changed inside the submodule\n")
+    git(project / "sub", "update-index", flag, "README.md")
+    assert git(project, "status", "--porcelain", "--ignore-submodules=none").stdout == ""  # git is fooled
+    assert [(c.status, c.path) for c in files_git.dirty_paths(project)] == [("M", "sub")]
+
+
+@pytest.mark.slow
+def test_the_audit_refuses_a_rule_in_a_submodule_s_info_attributes(tmp_path: Path) -> None:
+    from handoff_core.errors import GitError
+
+    project = _with_submodule(tmp_path, absorbed=True)
+    info = project / ".git/modules/sub/info"
+    info.mkdir(exist_ok=True)
+    (info / "attributes").write_text("README.md eol=crlf\n")
+    _crlf(project / "sub", "README.md")
+    git(project / "sub", "add", "README.md")  # the submodule's index: the committed blob, the rewrite's stat
+    assert git(project, "status", "--porcelain", "--ignore-submodules=none").stdout == ""  # git is fooled
+    with pytest.raises(GitError, match="info/attributes") as refused:
+        files_git.dirty_paths(project)
+    assert refused.value.code == "git_error"
