@@ -370,3 +370,21 @@ def test_the_audit_refuses_a_rule_in_a_submodule_s_info_attributes(tmp_path: Pat
     with pytest.raises(GitError, match="info/attributes") as refused:
         files_git.dirty_paths(project)
     assert refused.value.code == "git_error"
+
+
+@pytest.mark.slow
+def test_the_audit_sees_a_change_in_a_nested_submodule_whose_gitmodules_entry_ignores_it(tmp_path: Path) -> None:
+    inner, middle, project = tmp_path / "inner", tmp_path / "middle", tmp_path / "project"
+    for path in (inner, middle, project):
+        path.mkdir()
+        make_repo(path)
+    git(middle, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(inner), "inner")
+    git(middle, "config", "-f", ".gitmodules", "submodule.inner.ignore", "all")  # committed: no change to see
+    git(middle, "add", ".gitmodules")
+    git(middle, "commit", "-q", "-m", "inner, ignored")
+    git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(middle), "middle")
+    git(project, "-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init", "--recursive")
+    git(project, "commit", "-q", "-m", "middle")
+    write(project, "middle/inner/README.md", "changed two levels down\n")
+    assert git(project, "status", "--porcelain", "--ignore-submodules=none").stdout == ""  # git is fooled
+    assert [(c.status, c.path) for c in files_git.dirty_paths(project)] == [("M", "middle")]
