@@ -79,13 +79,16 @@ def test_each_event_loads_no_more_than_the_floor_and_the_hook_s_own_modules(
             write | {"tool_name": "Bash", "tool_input": {"command": "git push"}},
             write | {"tool_name": "apply_patch", "tool_input": {"command": "*** Begin Patch\n*** End Patch"}},
         ],
-        "post-tool": [{"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {}, "cwd": str(tree)}],
+        "post-tool": [
+            {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "true"}, "cwd": str(tree)}
+        ],
         "stop": [{"hook_event_name": "Stop", "session_id": "s", "cwd": str(tree)}],
     }
     for kind, shapes in events.items():
         for event in shapes:
             loaded = imported([*hook_entry(), *flags, "--event", kind], json.dumps(event).encode())
             assert "handoff_core.services.evidence.hook" in loaded  # it ran
+            assert kind != "post-tool" or "handoff_core.services.evidence.tree_status" in loaded  # git ran
             assert loaded - floor <= HOOK_MODULES, (kind, sorted(loaded - floor - HOOK_MODULES))
 
 
