@@ -28,9 +28,9 @@ from handoff_core.files.git_config import (
     names_nothing,
     overrides,
     refuse_attributes,
-    submodule_listing,
     work_tree_top,
 )
+from handoff_core.files.submodules import submodule_listing
 
 __all__ = [
     "KEPT",
@@ -155,7 +155,7 @@ def planted(cwd: Path, keep: Mapping[str, str] | None = None, inner: bytes = b""
     (``git_config.overrides``), from one ``git config --get-regexp`` (which runs nothing it reads) —
     spared when the config files git reads at ``cwd`` are read in place and name none
     (``names_nothing``; never under a kept ``GIT_DIR``, which git reads instead) — and those of the
-    submodules' listings ``inner`` (``git_config.submodule_listing``)."""
+    submodules' listings ``inner`` (``submodules.submodule_listing``)."""
     if "GIT_DIR" not in (keep or {}) and names_nothing(str(cwd)):
         return overrides(b"\0" + inner)
     listing = Running(cwd, CONFIG_LISTING, (0, 1), _environment(keep), False)

@@ -20,9 +20,9 @@ from handoff_core.files.git_config import (
     names_nothing,
     overrides,
     refuse_attributes,
-    submodule_listing,
     work_tree_top,
 )
+from handoff_core.files.submodules import submodule_listing
 
 __all__ = ["TIMEOUT", "StatusFailed", "StatusRefused", "changed_paths"]
 

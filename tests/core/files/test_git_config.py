@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from handoff_core.files.git_config import (
     LISTED,
     MAX_READ,
-    may_hold_gitlinks,
     names_nothing,
     overrides,
     sets_attributes,
@@ -206,45 +205,3 @@ def test_an_attributes_file_that_is_a_link_a_fifo_or_too_big_counts_as_setting_s
     (tmp_path / "big").write_bytes(b"#" * (MAX_READ + 1))
     for name in ("link", "fifo", "big"):
         assert sets_attributes(os.fsencode(tmp_path / name))
-
-
-ENTRY_NAMES = st.text(alphabet="abcé/", min_size=1, max_size=12).filter(
-    lambda name: "//" not in name and not name.startswith("/") and not name.endswith("/")
-)
-
-
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    entries=st.dictionaries(ENTRY_NAMES, st.booleans(), max_size=6),
-    version=st.sampled_from(["2", "3", "4"]),
-)
-def test_the_index_proof_finds_a_gitlink_exactly_where_git_lists_one(
-    tmp_path_factory: pytest.TempPathFactory, entries: dict[str, bool], version: str
-) -> None:
-    tree = tmp_path_factory.mktemp("index")
-    git(tree, "init", "-q")
-    blob = git(tree, "hash-object", "-w", "--stdin").stdout.strip()
-    gitlink = "1" * 40
-    for name, is_gitlink in entries.items():  # a name that is another's folder: git refuses, as it would
-        info = f"160000,{gitlink},{name}" if is_gitlink else f"100644,{blob},{name}"
-        git(tree, "update-index", "--add", "--cacheinfo", info, check=False)
-    git(tree, "update-index", "--index-version", version)
-    listed = git(tree, "ls-files", "-s", "-z").stdout.split("\0")
-    assert may_hold_gitlinks(str(tree)) == any(record.startswith("160000 ") for record in listed)
-
-
-def test_a_split_index_an_odd_index_or_no_repository_may_hold_gitlinks(tmp_path: Path) -> None:
-    make_repo(tmp_path)
-    assert not may_hold_gitlinks(str(tmp_path))
-    git(tmp_path, "update-index", "--split-index")
-    assert may_hold_gitlinks(str(tmp_path))
-    git(tmp_path, "update-index", "--no-split-index")
-    for name in os.listdir(tmp_path / ".git"):
-        if name.startswith("sharedindex."):
-            os.unlink(tmp_path / ".git" / name)
-    assert not may_hold_gitlinks(str(tmp_path))
-    index = tmp_path / ".git/index"
-    index.rename(tmp_path / ".git/index.real")
-    index.symlink_to(tmp_path / ".git/index.real")
-    assert may_hold_gitlinks(str(tmp_path))
-    assert may_hold_gitlinks(str(tmp_path / "no-repository-here"))

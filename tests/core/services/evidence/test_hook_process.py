@@ -34,6 +34,7 @@ HOOK_MODULES = {
     "handoff_core.errors",
     "handoff_core.files",
     "handoff_core.files.git_config",
+    "handoff_core.files.submodules",  # the post-tool hook walks populated submodules (tree_status)
     "handoff_core.services",
     "handoff_core.services.rules",
     "handoff_core.services.rules.scope_rule",

@@ -177,7 +177,7 @@ def test_more_submodules_than_can_be_checked_are_an_error_never_a_clean_tree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from handoff_core.errors import GitError
-    from handoff_core.files import git_config
+    from handoff_core.files import submodules
 
     project, mark = tmp_path / "project", tmp_path / "ran"
     project.mkdir()
@@ -186,7 +186,7 @@ def test_more_submodules_than_can_be_checked_are_an_error_never_a_clean_tree(
         _planting_repo(project / name, mark)
         git(project, "add", name)
     git(project, "commit", "-q", "-m", "gitlinks")
-    monkeypatch.setattr(git_config, "MAX_SUBMODULES", 1)
+    monkeypatch.setattr(submodules, "MAX_SUBMODULES", 1)
     with pytest.raises(StatusFailed):
         changed_paths(str(project))
     with pytest.raises(GitError):

@@ -1,7 +1,9 @@
-"""``submodule_listing`` against git itself on a submodule's ``core.worktree``: for generated submodule
-configs (the value in every spelling git reads, in and out of ``[core]``, continued lines, comments,
-quotes, ``config.worktree``), it refuses exactly where git's own status no longer sees a change made
-inside the submodule, and reads the config git writes in place, without a ``git config`` start."""
+"""The submodule walk against git itself. ``may_hold_gitlinks`` finds a gitlink in the index exactly
+where ``git ls-files`` lists one, in every index version, and is unsure of any index it cannot read whole.
+``submodule_listing`` on a submodule's ``core.worktree``: for generated submodule configs (the value in
+every spelling git reads, in and out of ``[core]``, continued lines, comments, quotes,
+``config.worktree``), it refuses exactly where git's own status no longer sees a change made inside the
+submodule, and reads the config git writes in place, without a ``git config`` start."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from handoff_core.errors import GitError
-from handoff_core.files.git_config import SUBMODULE_LISTING, submodule_listing
+from handoff_core.files.submodules import SUBMODULE_LISTING, may_hold_gitlinks, submodule_listing
 from tests.core.evidence.gitrepo import ENV, git, make_repo, write
 
 pytestmark = pytest.mark.slow  # real git
@@ -151,3 +153,45 @@ def test_a_core_worktree_that_can_only_be_read_by_git_costs_one_git_config(layou
         (layout.git_dir / "config").write_bytes(layout.config)
     assert not refused
     assert asked.count(SUBMODULE_LISTING) == 1
+
+
+ENTRY_NAMES = st.text(alphabet="abcé/", min_size=1, max_size=12).filter(
+    lambda name: "//" not in name and not name.startswith("/") and not name.endswith("/")
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    entries=st.dictionaries(ENTRY_NAMES, st.booleans(), max_size=6),
+    version=st.sampled_from(["2", "3", "4"]),
+)
+def test_the_index_proof_finds_a_gitlink_exactly_where_git_lists_one(
+    tmp_path_factory: pytest.TempPathFactory, entries: dict[str, bool], version: str
+) -> None:
+    tree = tmp_path_factory.mktemp("index")
+    git(tree, "init", "-q")
+    blob = git(tree, "hash-object", "-w", "--stdin").stdout.strip()
+    gitlink = "1" * 40
+    for name, is_gitlink in entries.items():  # a name that is another's folder: git refuses, as it would
+        info = f"160000,{gitlink},{name}" if is_gitlink else f"100644,{blob},{name}"
+        git(tree, "update-index", "--add", "--cacheinfo", info, check=False)
+    git(tree, "update-index", "--index-version", version)
+    listed = git(tree, "ls-files", "-s", "-z").stdout.split("\0")
+    assert may_hold_gitlinks(str(tree)) == any(record.startswith("160000 ") for record in listed)
+
+
+def test_a_split_index_an_odd_index_or_no_repository_may_hold_gitlinks(tmp_path: Path) -> None:
+    make_repo(tmp_path)
+    assert not may_hold_gitlinks(str(tmp_path))
+    git(tmp_path, "update-index", "--split-index")
+    assert may_hold_gitlinks(str(tmp_path))
+    git(tmp_path, "update-index", "--no-split-index")
+    for name in os.listdir(tmp_path / ".git"):
+        if name.startswith("sharedindex."):
+            os.unlink(tmp_path / ".git" / name)
+    assert not may_hold_gitlinks(str(tmp_path))
+    index = tmp_path / ".git/index"
+    index.rename(tmp_path / ".git/index.real")
+    index.symlink_to(tmp_path / ".git/index.real")
+    assert may_hold_gitlinks(str(tmp_path))
+    assert may_hold_gitlinks(str(tmp_path / "no-repository-here"))
