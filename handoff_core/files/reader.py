@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "held_snapshot",
     "number_counts",
+    "packed_probe",
     "read_change_snapshots",
     "read_snapshot",
     "round_names",
@@ -67,10 +68,15 @@ def _stamps(infos: list[os.stat_result]) -> bytes | None:
         return None
 
 
+def packed_probe(infos: list[os.stat_result], names: list[str]) -> Probe | None:
+    """The probe of a directory from its own stat and its handoff files' (in ``HANDOFF_FILES`` order)."""
+    stamps = _stamps(infos)
+    return None if stamps is None else (stamps, tuple(sorted(names)))
+
+
 def _probe(fd: int, names: list[str], files: tuple[str, ...]) -> Probe | None:
     infos = [os.stat(name, dir_fd=fd, follow_symlinks=False) for name in files if name in names]
-    stamps = _stamps([os.fstat(fd), *infos])
-    return None if stamps is None else (stamps, tuple(sorted(names)))
+    return packed_probe([os.fstat(fd), *infos], names)
 
 
 def _quick_probe(round_fd: int, task: str, names: tuple[str, ...], files: tuple[str, ...]) -> Probe | None:
