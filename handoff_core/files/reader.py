@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from functools import partial
+from operator import attrgetter
 
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.snapshot import PROBE_STAMP, Entry, Probe, TaskSnapshot
@@ -52,18 +53,16 @@ def number_counts(entries: list[str]) -> Counter[str]:
     return Counter(name.split("-", 1)[0] for name in entries)
 
 
-def _packed(info: os.stat_result) -> bytes:
-    # A directory's mtime and ctime move whenever a name in it is made, removed or renamed.
-    return PROBE_STAMP.pack(
-        info.st_dev, info.st_ino, info.st_mode, info.st_nlink, info.st_size, info.st_mtime_ns, info.st_ctime_ns
-    )
+# A directory's mtime and ctime move whenever a name in it is made, removed or renamed.
+_STAMPED = attrgetter("st_dev", "st_ino", "st_mode", "st_nlink", "st_size", "st_mtime_ns", "st_ctime_ns")
 
 
 def _stamps(infos: list[os.stat_result]) -> bytes | None:
     """The packed stamps of ``infos``; None when a value is wider than its field: no probe, so
     nothing is held for that directory and it is read in full each time (never a stamp cut short)."""
     try:
-        return b"".join(map(_packed, infos))
+        pack = PROBE_STAMP.pack
+        return b"".join([pack(*_STAMPED(info)) for info in infos])
     except (struct.error, OverflowError):
         return None
 
