@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from functools import partial
+from operator import attrgetter
 
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.snapshot import PROBE_STAMP, Entry, Probe, TaskSnapshot
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "held_snapshot",
     "number_counts",
+    "packed_probe",
     "read_change_snapshots",
     "read_snapshot",
     "round_names",
@@ -51,26 +53,29 @@ def number_counts(entries: list[str]) -> Counter[str]:
     return Counter(name.split("-", 1)[0] for name in entries)
 
 
-def _packed(info: os.stat_result) -> bytes:
-    # A directory's mtime and ctime move whenever a name in it is made, removed or renamed.
-    return PROBE_STAMP.pack(
-        info.st_dev, info.st_ino, info.st_mode, info.st_nlink, info.st_size, info.st_mtime_ns, info.st_ctime_ns
-    )
+# A directory's mtime and ctime move whenever a name in it is made, removed or renamed.
+_STAMPED = attrgetter("st_dev", "st_ino", "st_mode", "st_nlink", "st_size", "st_mtime_ns", "st_ctime_ns")
 
 
 def _stamps(infos: list[os.stat_result]) -> bytes | None:
     """The packed stamps of ``infos``; None when a value is wider than its field: no probe, so
     nothing is held for that directory and it is read in full each time (never a stamp cut short)."""
     try:
-        return b"".join(map(_packed, infos))
+        pack = PROBE_STAMP.pack
+        return b"".join([pack(*_STAMPED(info)) for info in infos])
     except (struct.error, OverflowError):
         return None
 
 
+def packed_probe(infos: list[os.stat_result], names: list[str]) -> Probe | None:
+    """The probe of a directory from its own stat and its handoff files' (in ``HANDOFF_FILES`` order)."""
+    stamps = _stamps(infos)
+    return None if stamps is None else (stamps, tuple(sorted(names)))
+
+
 def _probe(fd: int, names: list[str], files: tuple[str, ...]) -> Probe | None:
     infos = [os.stat(name, dir_fd=fd, follow_symlinks=False) for name in files if name in names]
-    stamps = _stamps([os.fstat(fd), *infos])
-    return None if stamps is None else (stamps, tuple(sorted(names)))
+    return packed_probe([os.fstat(fd), *infos], names)
 
 
 def _quick_probe(round_fd: int, task: str, names: tuple[str, ...], files: tuple[str, ...]) -> Probe | None:

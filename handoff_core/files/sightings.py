@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from handoff_core.contract.change import ChangeFacts
-from handoff_core.contract.snapshot import TaskSnapshot
+from handoff_core.contract.snapshot import Probe, TaskSnapshot
 from handoff_core.files.change_dir import locate_change
 from handoff_core.files.entries import shown_name, try_open
 from handoff_core.files.paths import open_dir
-from handoff_core.files.reader import held_snapshot, number_counts, round_names, task_snapshots
+from handoff_core.files.reader import held_snapshot, number_counts, packed_probe, round_names, task_snapshots
 from handoff_core.layout import LOCATOR_FILE, MAX_FILE_BYTES, RELEASE_FILE, REPORT_FILE, SESSIONS, TASK_FILE
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ __all__ = ["Sighting", "sight_change"]
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _Seen = TypeVar("_Seen")
+_ABSENT = os.stat_result((0,) * 10)  # a handoff file the directory does not hold
 
 
 class Sighting(NamedTuple):
@@ -45,6 +46,8 @@ class Sighting(NamedTuple):
     report_mtime: float | None
     release_mtime: float | None
     has_locator: bool
+    facts: ChangeFacts | None = None  # the change's, as the walk found it (None: built from a snapshot)
+    probe: Probe | None = None  # the directory's probe as ``reader`` takes it, from the inodes read
 
 
 def sight_change(
@@ -92,7 +95,7 @@ def _sight_round(
             if reuse is not None and (held := held_snapshot(round_fd, task, at, reuse)) is not None:
                 yield session, at[2], held
                 continue
-            looked = _looked(round_fd, name, task, before_ns, look) if plain and same == 1 else None
+            looked = _looked(round_fd, name, task, before_ns, facts, look) if plain and same == 1 else None
             if looked is not None:
                 yield looked
                 continue
@@ -103,36 +106,47 @@ def _sight_round(
 
 
 def _looked(
-    round_fd: int, name: str, task: str, before_ns: int, look: Callable[[str, str, Sighting], _Seen | None]
+    round_fd: int,
+    name: str,
+    task: str,
+    before_ns: int,
+    facts: ChangeFacts,
+    look: Callable[[str, str, Sighting], _Seen | None],
 ) -> _Seen | None:
-    seen = _sight(round_fd, task, before_ns) if task.isascii() else None
+    seen = _sight(round_fd, task, before_ns, facts) if task.isascii() else None
     return None if seen is None else look(name, task, seen)
 
 
-def _sight(round_fd: int, task: str, before_ns: int) -> Sighting | None:
+def _sight(round_fd: int, task: str, before_ns: int, facts: ChangeFacts) -> Sighting | None:
     try:
         fd = os.open(task, _DIR_FLAGS, dir_fd=round_fd)
     except OSError:
         return None
     try:
-        if os.fstat(fd).st_ctime_ns >= before_ns:
+        folder = os.fstat(fd)
+        if folder.st_ctime_ns >= before_ns:
             return None
         names = os.listdir(fd)
         if TASK_FILE not in names or (task_read := _read(fd, TASK_FILE, before_ns)) is None:
             return None
         report = _read(fd, REPORT_FILE, before_ns) if REPORT_FILE in names else (None, None)
-        release = _settled_mtime(fd, RELEASE_FILE, before_ns) if RELEASE_FILE in names else 0.0
-        locator = _settled_mtime(fd, LOCATOR_FILE, before_ns) if LOCATOR_FILE in names else 0.0
+        locator = _settled(fd, LOCATOR_FILE, before_ns) if LOCATOR_FILE in names else _ABSENT
+        release = _settled(fd, RELEASE_FILE, before_ns) if RELEASE_FILE in names else _ABSENT
         if report is None or release is None or locator is None:
             return None
+        # The probe a later walk compares by stat calls alone (``reader.held_snapshot``), in the
+        # reader's order, from the very inodes read: a glance held on it is of exactly these files.
+        infos = (folder, task_read[1], report[1], locator, release)
         return Sighting(
             names=names,
             task=task_read[0],
-            task_mtime=task_read[1],
+            task_mtime=task_read[1].st_mtime,
             report=report[0],
-            report_mtime=report[1],
-            release_mtime=release if RELEASE_FILE in names else None,
-            has_locator=LOCATOR_FILE in names,
+            report_mtime=None if report[1] is None else report[1].st_mtime,
+            release_mtime=None if release is _ABSENT else release.st_mtime,
+            has_locator=locator is not _ABSENT,
+            facts=facts,
+            probe=packed_probe([info for info in infos if info is not None and info is not _ABSENT], names),
         )
     except OSError:
         return None
@@ -150,7 +164,7 @@ def _plain(info: os.stat_result, before_ns: int) -> bool:
     )
 
 
-def _read(dir_fd: int, name: str, before_ns: int) -> tuple[bytes, float] | None:
+def _read(dir_fd: int, name: str, before_ns: int) -> tuple[bytes, os.stat_result] | None:
     fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
     try:
         info = os.fstat(fd)
@@ -158,11 +172,11 @@ def _read(dir_fd: int, name: str, before_ns: int) -> tuple[bytes, float] | None:
             return None
         # One read of one byte more than the file holds: a file whose size moved under it is not settled.
         data = os.read(fd, info.st_size + 1)
-        return (data, info.st_mtime) if len(data) == info.st_size else None
+        return (data, info) if len(data) == info.st_size else None
     finally:
         os.close(fd)
 
 
-def _settled_mtime(dir_fd: int, name: str, before_ns: int) -> float | None:
+def _settled(dir_fd: int, name: str, before_ns: int) -> os.stat_result | None:
     info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    return info.st_mtime if _plain(info, before_ns) else None
+    return info if _plain(info, before_ns) else None

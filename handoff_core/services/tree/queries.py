@@ -32,7 +32,7 @@ from handoff_core.layout import CHANGES, TASK_FILE
 from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.tree.arrivals import Arrivals
 from handoff_core.services.tree.claims import ClaimIndex, change_hold, unreadable_because, unreadable_change
-from handoff_core.services.tree.status import TaskStatus, glance_sighted, named_since, task_status, with_writers_since
+from handoff_core.services.tree.status import TaskStatus, named_since, task_status, with_writers_since
 from handoff_core.services.tree.verdicts import Verdicts
 from handoff_core.services.tree.watched_claims import WatchedClaimIndex
 
@@ -265,6 +265,7 @@ class Queries:
     def _judge_rest(self, change: str | None, session: str | None) -> None:
         try:
             self._walk(change, session, paced=True)
+            self._verdicts.forget_glances()
         except (HandoffError, OSError) as exc:  # the tree moved under the walk: the next answer glances again
             logger.warning("judging %s in the background stopped: %s", change or "the active changes", exc)
 
@@ -321,8 +322,8 @@ class Queries:
         """A cold walk of the change: each settled task glanced from its sighting
         (``files.sightings``) unless its held verdict is still true, the rest judged in full at once (and held)."""
         before = began - self._verdicts.settle_ns
-        look = partial(glance_sighted, change)
-        reuse = self._verdicts if self._verdicts.expects_reuse else None
+        look = partial(self._verdicts.glanced, change)
+        reuse = self._verdicts.glimpses if self._verdicts.glimpses else None
         walk = sight_change(self.roots.state_root, change, session, before, look, reuse)
         found = []
         for seen in walk:
@@ -330,7 +331,12 @@ class Queries:
                 found.append(seen)
             else:
                 r, t, snapshot = seen
-                found.append(self._verdicts.judge((change, r, t), snapshot, began, self.snapshot, anchor=anchor))
+                # Reused: a held verdict, or a held glance (taken for the glance it is); else judged at once.
+                found.append(
+                    self._verdicts.judge(
+                        (change, r, t), snapshot, began, self.snapshot, glancing=snapshot.reused, anchor=anchor
+                    )
+                )
         return found
 
     def claims(self) -> list[Claim]:

@@ -15,6 +15,13 @@ Why a held verdict is small. A server holds one per task for as long as it runs,
 tuple keyed by its status's own ``Ref``, and what many tasks say alike is held once (``Shared``):
 the entry names of a directory, a scope, a kind and a report's status word. The probe is kept exact (its
 packed stamps), never a digest of it: equal is equal, with no odds to argue.
+
+Held glances. A cold answer glances at most tasks (``status.glance``) and the judging after it
+takes a while; an answer asked meanwhile would glance them all again. So each glance is held too,
+on the probe of the very files it read, until the task's verdict replaces it: the next answer
+probes it by stat calls as a warm one does. A glance is never a verdict: it lives apart, and only
+an answer that may glance (``judge(glancing=True)``, ``Glimpses``) is given one; the judging and
+every full read see the verdicts alone. Held glances and verdicts together stay one entry per task.
 """
 
 from __future__ import annotations
@@ -29,10 +36,11 @@ from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.snapshot import Probe, TaskSnapshot, probe_ctimes
+from handoff_core.files.sightings import Sighting
 from handoff_core.layout import Kind
-from handoff_core.services.tree.status import TaskStatus, glance, task_status
+from handoff_core.services.tree.status import TaskStatus, glance, glance_sighted, task_status
 
-__all__ = ["SETTLE_SECONDS", "Held", "Shared", "Verdicts"]
+__all__ = ["SETTLE_SECONDS", "Glimpses", "Held", "Shared", "Verdicts"]
 
 SETTLE_SECONDS = 2.0  # above any file system's timestamp granularity (FAT: 2 s; ext4, xfs: one clock tick)
 
@@ -82,7 +90,9 @@ class Verdicts:
     def __init__(self, settle_seconds: float = SETTLE_SECONDS) -> None:
         self.settle_ns = int(settle_seconds * 1e9)
         self._held: dict[_Place, Held] = {}  # keyed by each status's ``Ref`` (a tuple, equal to its place)
+        self._glances: dict[_Place, Held] = {}  # tasks glanced and not judged since (never a verdict)
         self._shared = Shared()
+        self.glimpses = Glimpses(self._held, self._glances)
 
     def names(self, change: str, session: str, task: str) -> tuple[str, ...] | None:
         """The entry names of a task directory as judged, when a verdict on it is held."""
@@ -109,9 +119,12 @@ class Verdicts:
         decides is glanced instead (``status.glance``), and nothing is held for it."""
         if snapshot.reused:
             held = self._held.get(place)
+            if held is None or not held.matches(snapshot.change, snapshot.same_number, snapshot.probe):
+                held = self._glances.get(place) if glancing else None
             if held is not None and held.matches(snapshot.change, snapshot.same_number, snapshot.probe):
                 return held.status
             snapshot = reread(Ref(*place))  # another walk replaced the verdict after this one's probe
+        self._glances.pop(place, None)  # read afresh: what was glanced before is of older files
         probe = snapshot.probe
         settled = probe is not None and self._settled(probe, began_ns)
         # Unsettled files are judged at once: a verdict on them is not held, so a later walk could
@@ -125,6 +138,18 @@ class Verdicts:
             self._held[status.ref] = Held(snapshot.change, snapshot.same_number, probe[0], names, status)
         return status
 
+    def glanced(self, change: str, session: str, task: str, seen: Sighting) -> TaskStatus | None:
+        """``status.glance_sighted``, held on the sighting's probe until the task is judged."""
+        status = glance_sighted(change, session, task, seen)
+        if status is not None and seen.probe is not None and seen.facts is not None:
+            stamps, names = seen.probe
+            self._glances[status.ref] = Held(seen.facts, 1, stamps, self._shared.names(names), status)
+        return status
+
+    def forget_glances(self) -> None:
+        """Drop the glances held (once the judging is done, those left are of tasks gone or changed)."""
+        self._glances.clear()
+
     def _settled(self, probe: Probe, began_ns: int) -> bool:
         last = began_ns - self.settle_ns
         return all(ctime < last for ctime in probe_ctimes(probe))
@@ -136,3 +161,33 @@ class Verdicts:
     def expects_reuse(self) -> bool:
         """Whether a walk will mostly find verdicts to reuse."""
         return bool(self._held)
+
+    @property
+    def glances(self) -> int:
+        """How many glances are held (for the tests and the benchmark)."""
+        return len(self._glances)
+
+
+class Glimpses:
+    """What a glancing walk may reuse (``reader.Reuse``): a held verdict, else a held glance.
+
+    Only a walk that glances is given this; whatever it reuses is then judged with ``glancing``,
+    where a glance is taken for a glance (``judged`` False), never for a verdict.
+    """
+
+    def __init__(self, held: dict[_Place, Held], glances: dict[_Place, Held]) -> None:
+        self._held, self._glances = held, glances
+
+    def names(self, change: str, session: str, task: str) -> tuple[str, ...] | None:
+        held = self._held.get((change, session, task)) or self._glances.get((change, session, task))
+        return None if held is None else held.names
+
+    def holds(self, facts: ChangeFacts, session: str, task: str, same: int, probe: Probe) -> bool:
+        place = (facts.change, session, task)
+        return any(
+            held is not None and held.matches(facts, same, probe)
+            for held in (self._held.get(place), self._glances.get(place))
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self._held) or bool(self._glances)

@@ -252,6 +252,71 @@ def test_an_answer_made_during_the_judging_holds_no_second_copy_of_the_tasks_jud
     assert queries.wait_judged(timeout=60)
 
 
+def test_an_answer_asked_before_any_judging_reuses_the_glances_of_the_first(store: Store) -> None:
+    history(store, reviews=60)
+    old_times(store)
+    queries = cold(store)
+    first = queries.status(glancing=True)
+    glanced = {t.ref: t for t in first if not t.judged}
+    with queries.answering():
+        queries.judge_later(first, None, None)  # pending: the second answer comes before any judging
+        again = queries.status(glancing=True)
+    assert len(glanced) > len(first) // 2
+    assert all(t is glanced[t.ref] for t in again if t.ref in glanced)  # probed, not glanced again
+    assert again == first
+    assert queries.held_verdicts <= len(first) - len(glanced)  # a held glance is no verdict
+    assert queries.wait_judged(timeout=60)
+    assert queries.status(glancing=True) == queries.status()
+    assert all(t.judged for t in queries.status(glancing=True))
+
+
+def test_a_held_glance_is_never_an_answer_that_judges_in_full(store: Store) -> None:
+    history(store)
+    old_times(store)
+    queries = cold(store)
+    first = queries.status(glancing=True)
+    assert any(not t.judged for t in first)
+    assert all(t.judged for t in queries.status())  # no glance reused where no glance may be given
+    assert queries.status() == store.queries.status()
+
+
+def test_a_glanced_task_whose_files_changed_is_read_again(store: Store) -> None:
+    history(store)
+    old_times(store)
+    queries = cold(store)
+    first = {t.ref: t for t in queries.status(glancing=True)}
+    report = task_file(store, "review-1").with_name("REPORT.md")
+    ref = held_ref(first, "review-1")
+    assert not first[ref].judged
+    assert first[ref].report_status == "blocked"
+    rewrite(report, "Status: blocked", "Status: failed\n")
+    with queries.answering():
+        queries.judge_later(list(first.values()), None, None)
+        again = {t.ref: t for t in queries.status(glancing=True)}
+    assert again[ref].report_status == "failed"
+    assert all(again[r] is first[r] for r in first if r != ref and not first[r].judged)
+    assert queries.wait_judged(timeout=60)
+    assert queries.status() == store.queries.status()
+
+
+def test_an_answer_asked_before_any_judging_holds_no_second_copy_of_the_tasks_glanced(tmp_path: Path) -> None:
+    generate(tmp_path / "tree", 600)
+    queries = Queries(Roots(tmp_path / "tree", tmp_path / "tree"), Verdicts(settle_seconds=0))
+    first = queries.status(glancing=True)
+    assert sum(not t.judged for t in first) > len(first) // 2
+    with queries.answering():
+        queries.judge_later(first, None, None)  # pending: judging elsewhere
+        tracemalloc.start()
+        try:
+            again = queries.status(glancing=True)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert peak / len(first) <= ANSWER_BYTES_PER_HELD_TASK
+    assert again == first
+    assert queries.wait_judged(timeout=60)
+
+
 def odd_files(store: Store) -> None:
     """Tasks whose files a cold walk must read exactly as the full reader does, or leave to it."""
     crlf = task_file(store, "review-1")
