@@ -12,6 +12,7 @@ import os
 import shutil
 import time
 import tracemalloc
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -424,3 +425,110 @@ def test_glances_share_one_string_per_kind_and_report_word(store: Store) -> None
     first, second = glanced
     assert first.kind is second.kind
     assert first.report_status is second.report_status
+
+
+TWIN_ROUND = "20200101T000000Z"
+
+
+def rounds_alike(store: Store) -> None:
+    """A second round holding tasks of the same names as the first's, in files of the same sizes,
+    one REPORT of which gives another status."""
+    first = task_file(store, "review-1").parent.parent
+    shutil.copytree(first, first.with_name(TWIN_ROUND), symlinks=True)
+    report = first.with_name(TWIN_ROUND) / task_file(store, "review-1").parent.name / "REPORT.md"
+    report.write_bytes(report.read_bytes().replace(b"Status: blocked", b"Status: failed "))
+
+
+def own_task(store: Store, topic: str) -> Path:
+    """The folder of the task on ``topic`` in the round the server opened (not its twin)."""
+    return next(p for p in sessions(store).glob(f"*/*-{topic}") if p.parent.name != TWIN_ROUND)
+
+
+def sessions(store: Store) -> Path:
+    return store.roots.state_root / "specdev" / "changes" / CHANGE / "sessions"
+
+
+def swap(first: Path, second: Path) -> None:
+    between = first.with_name(first.name + ".swap")
+    first.rename(between)
+    second.rename(first)
+    between.rename(second)
+
+
+def rounds_swapped(store: Store) -> None:
+    swap(*sessions(store).iterdir())
+
+
+def tasks_swapped(store: Store) -> None:
+    swap(own_task(store, "review-1"), own_task(store, "review-2"))
+
+
+def report_relinked(store: Store) -> None:
+    """A hard link to a REPORT made and removed: the same file, the same bytes, one more ctime."""
+    report = own_task(store, "review-1") / "REPORT.md"
+    os.link(report, store.roots.project_root / "held")
+    os.unlink(store.roots.project_root / "held")
+
+
+def report_recreated(store: Store) -> None:
+    """Another status in a REPORT of the same size, written to a new inode under the old times."""
+    report = own_task(store, "review-1") / "REPORT.md"
+    data, times = report.read_bytes().replace(b"Status: blocked", b"Status: failed "), report.stat()
+    report.unlink()
+    report.write_bytes(data)
+    os.utime(report, ns=(times.st_atime_ns, times.st_mtime_ns))
+
+
+def change_copied(store: Store) -> None:
+    """The change replaced by a copy of itself (every time kept but ctime), one REPORT's status changed."""
+    change = sessions(store).parent
+    shutil.copytree(change, change.with_name("copy"), symlinks=True)
+    shutil.rmtree(change)
+    change.with_name("copy").rename(change)
+    report_recreated(store)
+
+
+def change_archived_and_restored(store: Store) -> None:
+    change = sessions(store).parent
+    archive = store.roots.state_root / "specdev" / "archive"
+    archive.mkdir()
+    change.rename(archive / CHANGE)
+    (archive / CHANGE).rename(change)
+
+
+def labels(tasks: list[TaskStatus]) -> dict[Ref, tuple[str, str | None, bool, bool]]:
+    return {t.ref: (t.label, t.kind, t.outstanding, t.claims_writer) for t in tasks}
+
+
+@pytest.mark.parametrize(
+    "move", [rounds_swapped, tasks_swapped, report_relinked, report_recreated, change_copied], ids=lambda m: m.__name__
+)
+def test_a_held_glance_is_not_reused_for_files_moved_or_replaced_under_it(
+    store: Store, move: Callable[[Store], None]
+) -> None:
+    history(store)
+    rounds_alike(store)
+    old_times(store)
+    queries = cold(store)
+    first = queries.status(glancing=True)
+    move(store)
+    with queries.answering():
+        queries.judge_later(first, None, None)  # pending: the second answer probes the glances held
+        again = queries.status(glancing=True)
+    assert labels(again) == labels(Queries(store.roots).status())
+    assert labels(again) != labels(first) or move is report_relinked
+    assert queries.wait_judged(timeout=60)
+
+
+def test_a_held_glance_of_a_change_archived_and_restored_unchanged_is_reused(store: Store) -> None:
+    history(store)
+    old_times(store)
+    queries = cold(store)
+    first = queries.status(glancing=True)
+    change_archived_and_restored(store)
+    with queries.answering():
+        queries.judge_later(first, None, None)
+        again = queries.status(glancing=True)
+    assert again == first
+    assert all(a is f for a, f in zip(again, first, strict=True) if not f.judged)
+    assert queries.wait_judged(timeout=60)
