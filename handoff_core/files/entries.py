@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable
 from contextlib import ExitStack
 
 from handoff_core.contract.snapshot import MISSING, Entry, Stamp
@@ -45,8 +46,12 @@ def shown_name(name: str) -> str:
     return name
 
 
-def read_entry(dir_fd: int, name: str, limit: int = MAX_FILE_BYTES) -> Entry:
-    """One directory entry, read when it is a regular file; symlinks are reported, never followed."""
+def read_entry(
+    dir_fd: int, name: str, limit: int = MAX_FILE_BYTES, *, before_read: Callable[[int], object] | None = None
+) -> Entry:
+    """One directory entry, read when it is a regular file; symlinks are reported, never followed.
+
+    ``before_read`` is called with a regular file's descriptor after its ``fstat``, before its read."""
     try:
         fd = os.open(name if name in _SAFE_NAMES else check_name(name), _READ_FLAGS, dir_fd=dir_fd)
     except FileNotFoundError:
@@ -60,6 +65,8 @@ def read_entry(dir_fd: int, name: str, limit: int = MAX_FILE_BYTES) -> Entry:
         opened = os.fstat(fd)
         if not stat.S_ISREG(opened.st_mode):
             return Entry(kind=_kind(opened.st_mode), nlink=opened.st_nlink)
+        if before_read is not None:
+            before_read(fd)
         data = read_open(fd, opened.st_size, limit)
         if len(data) > limit:
             return Entry(

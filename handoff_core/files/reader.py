@@ -132,15 +132,31 @@ def _read_task_dir(
         names = os.listdir(fd)
         if unless and not set(unless).isdisjoint(names):
             return None
-        probe = None
-        if known is not None:
-            probe = _probe(fd, names, files)
-            if probe is not None and known(probe):
-                return probe[1], {}, probe, True
-        entries = probe[1] if probe is not None else tuple(sorted(names))
-        return entries, {name: read_entry(fd, name) for name in files if name in names}, probe, False
+        if known is None:
+            return tuple(sorted(names)), {name: read_entry(fd, name) for name in files if name in names}, None, False
+        probe = _probe(fd, names, files)
+        if probe is not None and known(probe):
+            return probe[1], {}, probe, True
+        return _read_for_holding(fd, names, files, probe)
     finally:
         os.close(fd)
+
+
+def _read_for_holding(
+    fd: int, names: list[str], files: tuple[str, ...], probe: Probe | None
+) -> tuple[tuple[str, ...], dict[str, Entry], Probe | None, bool]:
+    """The files of a directory whose verdict the caller may hold on ``probe``: no probe when a file
+    was open for writing as it was read (``leases``), so that nothing is held on it."""
+    from handoff_core.files.leases import unwritten  # here: handoff-validate never holds what it reads
+
+    quiet: list[bool] = []
+    read = {
+        name: read_entry(fd, name, before_read=lambda file_fd: quiet.append(unwritten(file_fd)))
+        for name in files
+        if name in names
+    }
+    entries = probe[1] if probe is not None else tuple(sorted(names))
+    return entries, read, probe if all(quiet) else None, False
 
 
 def read_change_snapshots(

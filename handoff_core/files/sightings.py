@@ -1,11 +1,13 @@
 """The cheapest read of a change's settled tasks: what a cold status glances at, in one walk.
 
 Per task directory: its names, and of its handoff files one ``open`` + ``fstat`` + ``read`` for
-TASK.md and REPORT.md and one ``lstat`` for the others; no ``Entry`` per file and no probe (a
-glanced task holds no verdict: the judging after the answer reads it again). Anything that read
-cannot settle (a file that is not a singly linked regular file within the size limit, a file or
-directory changed within the settle time, a directory that cannot be opened) is read the full way
-(``reader.task_snapshots``), so the caller judges it at once. Nothing here decides what is valid.
+TASK.md and REPORT.md and one ``lstat`` for the others; no ``Entry`` per file, and the probe a
+glance is held on packed from those very stats (``Sighting.probe``: the judging after the answer
+reads the task again and replaces it). Anything that read cannot settle (a file that is not a
+singly linked regular file within the size limit, a file or directory changed within the settle
+time, a file another process holds open for writing (``leases``), a directory that cannot be
+opened) is read the full way (``reader.task_snapshots``), so the caller judges it at once.
+Nothing here decides what is valid.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.snapshot import Probe, TaskSnapshot
 from handoff_core.files.change_dir import locate_change
 from handoff_core.files.entries import shown_name, try_open
+from handoff_core.files.leases import unwritten
 from handoff_core.files.paths import open_dir
 from handoff_core.files.reader import held_snapshot, number_counts, packed_probe, round_names, task_snapshots
 from handoff_core.layout import LOCATOR_FILE, MAX_FILE_BYTES, RELEASE_FILE, REPORT_FILE, SESSIONS, TASK_FILE
@@ -168,7 +171,8 @@ def _read(dir_fd: int, name: str, before_ns: int) -> tuple[bytes, os.stat_result
     fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
     try:
         info = os.fstat(fd)
-        if not _plain(info, before_ns):
+        # A file open for writing elsewhere could change through a shared mapping without a new ctime.
+        if not _plain(info, before_ns) or not unwritten(fd):
             return None
         # One read of one byte more than the file holds: a file whose size moved under it is not settled.
         data = os.read(fd, info.st_size + 1)

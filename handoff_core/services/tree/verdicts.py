@@ -9,7 +9,9 @@ stray changes the names, and with them the directory's mtime and ctime, which is
 directory is probed by stat calls alone (no open, no listing: ``reader``).
 What a probe cannot tell apart is a second same-size write inside one timestamp tick of the first:
 so a verdict is kept only when every ctime it saw is ``settle`` older than the walk (the way git
-treats a "racily clean" index entry).
+treats a "racily clean" index entry). Nor a write through a shared memory mapping to a page it
+already dirtied, which moves no time at all: so nothing is held on a file that some process held
+open for writing as it was read (``files.leases``; ``reader`` gives no probe then).
 
 Why a held verdict is small. A server holds one per task for as long as it runs, so each is one
 tuple keyed by its status's own ``Ref``, and what many tasks say alike is held once (``Shared``):

@@ -29,6 +29,7 @@ from handoff_core.services.tree.status_page import StatusPage, page_status
 from handoff_core.services.tree.verdicts import Verdicts
 from handoff_core.services.writing.store import Store
 from tests.conftest import CHANGE, implementation, report_of, review
+from tests.core.files.mappings import rewrite_through, written_mapping
 
 FOCUS = "Read it. Found two issues. Stopped. Next: fix."
 NOW_SLACK = 3600.0  # every task in these trees is older than this: none counts as a recent arrival
@@ -532,3 +533,21 @@ def test_a_held_glance_of_a_change_archived_and_restored_unchanged_is_reused(sto
     assert again == first
     assert all(a is f for a, f in zip(again, first, strict=True) if not f.judged)
     assert queries.wait_judged(timeout=60)
+
+
+def test_a_report_edited_through_a_shared_mapping_is_not_answered_from_a_held_glance(store: Store) -> None:
+    history(store)
+    old_times(store)
+    report = task_file(store, "review-1").with_name("REPORT.md")
+    with written_mapping(report) as mapping:
+        queries = cold(store)
+        first = queries.status(glancing=True)
+        ref = held_ref({t.ref: t for t in first}, "review-1")
+        assert next(t for t in first if t.ref == ref).report_status == "blocked"
+        rewrite_through(mapping, b"Status: blocked", b"Status: failed ")
+        with queries.answering():
+            queries.judge_later(first, None, None)  # pending: the second answer probes what the first held
+            again = {t.ref: t for t in queries.status(glancing=True)}
+        assert again[ref].report_status == "failed"
+        assert queries.wait_judged(timeout=60)
+        assert labels(queries.status(glancing=True)) == labels(store.queries.status())

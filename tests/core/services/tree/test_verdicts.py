@@ -23,6 +23,7 @@ from handoff_core.services.tree.status import TaskStatus
 from handoff_core.services.tree.verdicts import Shared, Verdicts
 from handoff_core.services.writing.store import Store
 from tests.conftest import CHANGE, implementation, report_of, review
+from tests.core.files.mappings import rewrite_through, written_mapping
 
 FOCUS = "Read it. Found two issues. Stopped. Next: fix."
 
@@ -198,3 +199,14 @@ def test_a_shared_status_is_equal_to_the_status_and_equal_parts_are_one_object(s
             assert a.scope is b.scope
         if a.report_status == b.report_status:
             assert a.report_status is b.report_status
+
+
+def test_a_report_edited_through_a_shared_mapping_is_judged_again(store: Store, warm: Queries) -> None:
+    report = returned(store)
+    with written_mapping(report) as mapping:
+        before = report.stat()
+        assert [t.label for t in warm.status()] == ["returned:completed"]
+        rewrite_through(mapping, b"Status: completed", b"Status: cancelled")
+        assert (report.stat().st_ctime_ns, report.stat().st_mtime_ns) == (before.st_ctime_ns, before.st_mtime_ns)
+        assert [t.label for t in warm.status()] == ["returned:cancelled"]
+    assert [t.label for t in warm.status()] == ["returned:cancelled"] == [t.label for t in store.queries.status()]
