@@ -225,11 +225,14 @@ class Queries:
         anchor = self.anchor
         with _no_cycle_collection():
             began = time.time_ns()
-            return [
+            found = [
                 status
                 for name in self._named(change)
                 for status in self._change_status(name, session, began, glancing=glancing, paced=paced, anchor=anchor)
             ]
+            if change is None and session is None and not glancing:  # a lookup per task: not in the Lead's answer
+                self._verdicts.forget_unseen(found)
+            return found
 
     def judged(self, status: TaskStatus, among: list[TaskStatus]) -> TaskStatus:
         """``status`` judged in full (read afresh when it is a glance); ``among`` is the answer it is part of."""

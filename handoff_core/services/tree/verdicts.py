@@ -13,10 +13,11 @@ treats a "racily clean" index entry). Nor a write through a shared memory mappin
 already dirtied, which moves no time at all: so nothing is held on a file that some process held
 open for writing as it was read (``files.leases``; ``reader`` gives no probe then).
 
-Why a held verdict is small. A server holds one per task for as long as it runs, so each is one
-tuple keyed by its status's own ``Ref``, and what many tasks say alike is held once (``Shared``):
-the entry names of a directory, a scope, a kind and a report's status word. The probe is kept exact (its
-packed stamps), never a digest of it: equal is equal, with no odds to argue.
+Why a held verdict is small. A server holds one per task for as long as it runs (a task a full
+walk no longer finds is dropped: ``forget_unseen``), so each is one tuple keyed by its status's own
+``Ref``, and what many tasks say alike is held once (``Shared``): the entry names of a directory, a
+scope, a kind and a report's status word. The probe is kept exact (its packed stamps), never a
+digest of it: equal is equal, with no odds to argue.
 
 Held glances. A cold answer glances at most tasks (``status.glance``) and the judging after it
 takes a while; an answer asked meanwhile would glance them all again. So each glance is held too,
@@ -151,6 +152,17 @@ class Verdicts:
     def forget_glances(self) -> None:
         """Drop the glances held (once the judging is done, those left are of tasks gone or changed)."""
         self._glances.clear()
+
+    def forget_unseen(self, seen: list[TaskStatus]) -> None:
+        """Drop what is held on tasks that a walk of every active change (``seen``) did not find: of a
+        change archived or removed, of a task or round deleted. A server holds an entry per task there
+        is, not per task there ever was. Counting what was seen costs a lookup per task (1.5–2 ms
+        at 10,000 tasks); only when something held was not seen are the unseen dropped."""
+        for table in (self._held, self._glances):
+            if table and sum(status.ref in table for status in seen) < len(table):
+                found = {status.ref for status in seen}
+                for place in [place for place in list(table) if place not in found]:
+                    table.pop(place, None)  # a walk running beside this one may have dropped it too
 
     def _settled(self, probe: Probe, began_ns: int) -> bool:
         last = began_ns - self.settle_ns

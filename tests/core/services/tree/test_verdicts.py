@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import itertools
 import os
+import shutil
 import sys
 from pathlib import Path
 from types import FunctionType, ModuleType
@@ -210,3 +211,25 @@ def test_a_report_edited_through_a_shared_mapping_is_judged_again(store: Store, 
         assert (report.stat().st_ctime_ns, report.stat().st_mtime_ns) == (before.st_ctime_ns, before.st_mtime_ns)
         assert [t.label for t in warm.status()] == ["returned:cancelled"]
     assert [t.label for t in warm.status()] == ["returned:cancelled"] == [t.label for t in store.queries.status()]
+
+
+def test_verdicts_and_glances_of_tasks_gone_from_the_active_changes_are_dropped(store: Store, warm: Queries) -> None:
+    returned(store)
+    store.create_task(implementation())
+    kept = store.create_task(review("review-kept")).ref
+    assert len(warm.status()) == warm.held_verdicts == 3
+    shutil.rmtree(store.roots.task_dir(kept))  # a task removed by hand
+    assert len(warm.status()) == warm.held_verdicts == 2
+    archive = store.roots.state_root / "specdev" / "archive"
+    archive.mkdir()
+    store.roots.task_dir(kept).parent.parent.parent.rename(archive / CHANGE)
+    assert warm.status() == []
+    assert warm.held_verdicts == 0
+    (archive / CHANGE).rename(store.roots.task_dir(kept).parent.parent.parent)
+    cold = Queries(store.roots, Verdicts(settle_seconds=0))
+    assert len(cold.status(glancing=True)) == 2
+    assert cold._verdicts.glances > 0
+    (store.roots.task_dir(kept).parent.parent.parent).rename(archive / CHANGE)
+    assert cold.status(glancing=True) == []  # the Lead's answer spends nothing on it: the next full walk drops them
+    assert cold.status() == []
+    assert cold._verdicts.glances == len(cold._verdicts) == 0
