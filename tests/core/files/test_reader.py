@@ -14,6 +14,7 @@ from handoff_core.contract.snapshot import PROBE_STAMP, Probe, probe_ctimes
 from handoff_core.files.reader import _stamps, read_change_snapshots
 from handoff_core.services.writing.store import Store
 from tests.conftest import CHANGE, implementation, review
+from tests.core.files.mappings import written_mapping
 
 
 @pytest.mark.parametrize("readers", [0, 2])
@@ -96,3 +97,24 @@ def test_packed_stamps_give_back_every_field_a_probe_keeps(fields: list[tuple[in
 def test_a_mode_or_link_count_wider_than_its_field_gives_no_stamps(value: int, field: str) -> None:
     fields = {"dev": 1, "ino": 2, "mode": 0o100444, "nlink": 1, "size": 3, "mtime_ns": 4, "ctime_ns": 5}
     assert _stamps([stat_of(**fields), stat_of(**(fields | {field: value}))]) is None
+
+
+class NothingHeld:
+    """A ``reader.Reuse`` that holds no verdict: every task is read, with a probe to hold it on."""
+
+    def names(self, change: str, session: str, task: str) -> tuple[str, ...] | None:
+        return None
+
+    def holds(self, facts: ChangeFacts, session: str, task: str, same: int, probe: Probe) -> bool:
+        return False
+
+
+def test_a_task_read_while_a_process_holds_one_of_its_files_open_for_writing_gives_no_probe(store: Store) -> None:
+    written, quiet = (store.create_task(review(topic)).ref for topic in ("review-a1", "review-a2"))
+    with written_mapping(store.roots.task_dir(written) / "TASK.md"):
+        walk = {t: s for _, t, s in read_change_snapshots(store.roots.state_root, CHANGE, reuse=NothingHeld())}
+    assert walk[written.task].probe is None  # read, and judged, but nothing can be held on it
+    assert walk[written.task].file("TASK.md").kind == "file"
+    assert walk[quiet.task].probe is not None
+    after = {t: s for _, t, s in read_change_snapshots(store.roots.state_root, CHANGE, reuse=NothingHeld())}
+    assert after[written.task].probe is not None
