@@ -23,20 +23,18 @@ _SETSIG = getattr(fcntl, "F_SETSIG", None)
 def unwritten(fd: int) -> bool:
     """Whether no process holds the file of ``fd`` (opened read-only) open for writing now.
 
-    False when that cannot be told (not the file's owner, a file system without leases): what is
-    read by it is then judged but never held.
+    When it holds, ``fd`` keeps a read lease until it is closed (closing ends it: no third call).
+    False when it cannot be told (not the file's owner, a file system without leases): what is read
+    by it is then judged but never held.
     """
     if _SETLEASE is None or _SETSIG is None:
         return False
     try:
-        # A writer opening the file in the instant the lease is held signals its holder: SIGURG
-        # (ignored unless handled) rather than SIGIO, whose default ends the process.
+        # A writer opening the file while the lease is held signals its holder: SIGURG (ignored
+        # unless handled) rather than SIGIO, whose default ends the process. The writer waits for
+        # the close, a read away.
         fcntl.fcntl(fd, _SETSIG, signal.SIGURG)
         fcntl.fcntl(fd, _SETLEASE, fcntl.F_RDLCK)
     except OSError:
         return False
-    try:
-        fcntl.fcntl(fd, _SETLEASE, fcntl.F_UNLCK)
-    except OSError:
-        return False  # broken by a writer in that instant
     return True

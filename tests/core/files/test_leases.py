@@ -26,7 +26,7 @@ def test_a_file_nobody_writes_is_unwritten_and_stays_readable_by_others(tmp_path
         shown = mmap.mmap(reader, 0, mmap.MAP_SHARED, mmap.PROT_READ)
         try:
             assert unwritten_now(path)
-            assert unwritten_now(path)  # the lease taken was dropped again
+            assert unwritten_now(path)  # closing the descriptor ended the lease it took
         finally:
             shown.close()
     finally:
