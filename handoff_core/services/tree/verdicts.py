@@ -193,7 +193,9 @@ class Glimpses:
         self._held, self._glances = held, glances
 
     def names(self, change: str, session: str, task: str) -> tuple[str, ...] | None:
-        held = self._held.get((change, session, task)) or self._glances.get((change, session, task))
+        # A glance beside a verdict was taken after it (a fresh read drops the glance): the verdict
+        # is of older files, so the glance's names are the ones to probe.
+        held = self._glances.get((change, session, task)) or self._held.get((change, session, task))
         return None if held is None else held.names
 
     def holds(self, facts: ChangeFacts, session: str, task: str, same: int, probe: Probe) -> bool:

@@ -551,3 +551,22 @@ def test_a_report_edited_through_a_shared_mapping_is_not_answered_from_a_held_gl
         assert again[ref].report_status == "failed"
         assert queries.wait_judged(timeout=60)
         assert labels(queries.status(glancing=True)) == labels(store.queries.status())
+
+
+def test_a_task_glanced_since_its_verdict_went_stale_is_probed_not_glanced_again(store: Store) -> None:
+    history(store)
+    open_review = task_file(store, "open-4").parent
+    queries = cold(store)
+    held = queries.status()  # every task judged and held: open-4 with no REPORT
+    ref = Ref(CHANGE, open_review.parent.name, open_review.name)
+    store.write_report(
+        report_of(ref, status="completed", focused=FOCUS, artifacts="none", verification="read only"), CHANGE
+    )
+    with queries.answering():
+        queries.judge_later([replace(held[0], judged=False)], None, None)  # pending: judging elsewhere
+        first = {t.ref: t for t in queries.status(glancing=True)}
+        again = {t.ref: t for t in queries.status(glancing=True)}
+    assert first[ref].label == "returned:completed"
+    assert not first[ref].judged
+    assert again[ref] is first[ref]  # the glance held beside the stale verdict, probed by its own names
+    assert queries.wait_judged(timeout=60)
