@@ -5,9 +5,8 @@ TASK.md and REPORT.md and one ``lstat`` for the others; no ``Entry`` per file, a
 glance is held on packed from those very stats (``Sighting.probe``: the judging after the answer
 reads the task again and replaces it). Anything that read cannot settle (a file that is not a
 singly linked regular file within the size limit, a file or directory changed within the settle
-time, a file another process holds open for writing (``leases``), a directory that cannot be
-opened) is read the full way (``reader.task_snapshots``), so the caller judges it at once.
-Nothing here decides what is valid.
+time, a directory that cannot be opened) is read the full way (``reader.task_snapshots``), so
+the caller judges it at once. Nothing here decides what is valid.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.snapshot import Probe, TaskSnapshot
 from handoff_core.files.change_dir import locate_change
 from handoff_core.files.entries import shown_name, try_open
-from handoff_core.files.leases import unwritten
 from handoff_core.files.paths import open_dir
 from handoff_core.files.reader import held_snapshot, number_counts, packed_probe, round_names, task_snapshots
 from handoff_core.layout import LOCATOR_FILE, MAX_FILE_BYTES, RELEASE_FILE, REPORT_FILE, SESSIONS, TASK_FILE
@@ -171,8 +169,9 @@ def _read(dir_fd: int, name: str, before_ns: int) -> tuple[bytes, os.stat_result
     fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
     try:
         info = os.fstat(fd)
-        # A file open for writing elsewhere could change through a shared mapping without a new ctime.
-        if not _plain(info, before_ns) or not unwritten(fd):
+        # No read lease here (``leases``): a glance is held only until the judging reads the task
+        # again under one, and a lease on every file would cost a cold answer a sixth of its time.
+        if not _plain(info, before_ns):
             return None
         # One read of one byte more than the file holds: a file whose size moved under it is not settled.
         data = os.read(fd, info.st_size + 1)

@@ -25,6 +25,8 @@ on the probe of the very files it read, until the task's verdict replaces it: th
 probes it by stat calls as a warm one does. A glance is never a verdict: it lives apart, and only
 an answer that may glance (``judge(glancing=True)``, ``Glimpses``) is given one; the judging and
 every full read see the verdicts alone. Held glances and verdicts together stay one entry per task.
+A glance is read without a lease: a write through a mapping opened before it was read can leave it
+counting the old state until the judging reads the task again, under a lease, and holds nothing.
 """
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ from handoff_core.files.reader import read_change_snapshots
 from handoff_core.files.sightings import Sighting, sight_change
 from handoff_core.services.writing.store import Store
 from tests.conftest import CHANGE, implementation, report_of, review
-from tests.core.files.mappings import written_mapping
 
 
 class Probes:
@@ -88,15 +87,3 @@ def test_a_sighting_of_a_directory_changed_since_carries_a_probe_that_no_longer_
     changed = folder.name
     assert seen[changed].probe != reader.taken[changed]
     assert all(seen[t].probe == reader.taken[t] for t in seen if t != changed)
-
-
-def test_a_task_whose_file_is_open_for_writing_is_not_sighted_but_read_the_full_way(store: Store) -> None:
-    settled_tree(store)
-    root = store.roots.state_root
-    folder = next(root.glob(f"specdev/changes/{CHANGE}/sessions/*/*-returned"))
-    for name in ("TASK.md", "REPORT.md"):
-        with written_mapping(folder / name):
-            before = time.time_ns() + 1
-            walked = list(sight_change(root, CHANGE, None, before, lambda s, t, sighting: t))
-        assert sum(isinstance(seen, str) for seen in walked) == 3, name
-        assert [seen[1] for seen in walked if not isinstance(seen, str)] == [folder.name], name
