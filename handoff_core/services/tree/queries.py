@@ -92,6 +92,8 @@ class Queries:
         self._pending: threading.Thread | None = None  # that judging, until no answer is being made
         self._judging_lock = threading.Lock()
         self._answers = 0  # answers being made now: background judging waits for them (``_yield_to_answers``)
+        self._begun = self._ended = 0  # answers begun and ended so far
+        self._pending_since = 0.0  # when the judging now pending was left for later (monotonic)
         self._answers_changed = threading.Condition()
         self._anchor_of: Callable[[], TaskAnchor | None] | None = None
         self._anchor: TaskAnchor | None = None
@@ -200,17 +202,22 @@ class Queries:
         again while the server judges never waits longer than the first time)."""
         with self._answers_changed:
             self._answers += 1
+            self._begun += 1
         try:
             yield
         finally:
             with self._answers_changed:
                 self._answers -= 1
+                self._ended += 1
                 self._answers_changed.notify_all()
             self._start_pending()
 
     def _yield_to_answers(self) -> None:
+        """Wait for the answers being made now to end; not for those begun meanwhile, so that answers
+        that keep overlapping slow the judging down but never stop it."""
         with self._answers_changed:
-            self._answers_changed.wait_for(lambda: self._answers == 0, timeout=YIELD_SECONDS)
+            begun = self._begun
+            self._answers_changed.wait_for(lambda: self._answers == 0 or self._ended >= begun, timeout=YIELD_SECONDS)
 
     def _judging_elsewhere(self) -> bool:
         """Whether a background judging runs (or waits to start) now, on another thread than this one."""
@@ -253,13 +260,17 @@ class Queries:
                 return
             judge = partial(self._judge_rest, change, session)
             self._pending = threading.Thread(target=judge, name="handoff-judge", daemon=True)
+            self._pending_since = time.monotonic()
         self._start_pending()
 
     def _start_pending(self) -> None:
         """Start the judging ``judge_later`` left pending, unless an answer is being made (the last one
-        to end starts it)."""
+        to end starts it) and it was left less than ``YIELD_SECONDS`` ago: answers that keep
+        overlapping would otherwise never let it start."""
         with self._answers_changed:
-            if self._answers or self._pending is None:
+            if self._pending is None:
+                return
+            if self._answers and time.monotonic() - self._pending_since < YIELD_SECONDS:
                 return
             self._judging, self._pending = self._pending, None
             self._judging.start()

@@ -13,6 +13,7 @@ import shutil
 import time
 import tracemalloc
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 from bench.trees import generate
 from handoff_core.contract.ids import Ref
 from handoff_core.files.task_dir import Roots
+from handoff_core.services.tree import queries as queries_module
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.status import TaskStatus, _glance_kind, glance, task_status, written_kind
 from handoff_core.services.tree.status_page import StatusPage, page_status
@@ -208,6 +210,27 @@ def test_background_judging_waits_while_an_answer_is_being_made(store: Store) ->
     assert [t.ref for t in again] == [t.ref for t in first]
     assert sum(not t.judged for t in again) == sum(not t.judged for t in first) > 0
     assert queries.wait_judged(timeout=60)  # once no answer is being made, it judges everything
+    assert all(t.judged for t in queries.status(glancing=True))
+
+
+def test_background_judging_ends_while_answers_keep_overlapping(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(queries_module, "YIELD_SECONDS", 0.05)
+    history(store, reviews=60)
+    old_times(store)
+    queries = cold(store)
+    first = queries.status(glancing=True)
+    with ExitStack() as answers:
+        answers.enter_context(queries.answering())
+        queries.judge_later(first, None, None)
+        deadline = time.monotonic() + 30
+        judged = False
+        while not judged and time.monotonic() < deadline:
+            begun = ExitStack()
+            begun.enter_context(queries.answering())  # the next answer begins before the last one ends
+            answers.close()
+            answers.push(begun.pop_all())
+            judged = queries.wait_judged(timeout=0.01)
+        assert judged
     assert all(t.judged for t in queries.status(glancing=True))
 
 
