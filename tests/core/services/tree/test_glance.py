@@ -260,18 +260,23 @@ def held_ref(held: dict[Ref, TaskStatus], topic: str) -> Ref:
 ANSWER_BYTES_PER_HELD_TASK = 80  # pointers in the answer's lists, a round's listing (53 B measured; a glance is ~380 B)
 
 
+def answer_while_pending(queries: Queries, tasks: list[TaskStatus]) -> tuple[list[TaskStatus], int]:
+    """An answer made while the judging of ``tasks`` is left pending (judging elsewhere), and the
+    peak of what it allocated (tracemalloc)."""
+    with queries.answering():
+        queries.judge_later(tasks, None, None)
+        tracemalloc.start()
+        try:
+            return queries.status(glancing=True), tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+
 def test_an_answer_made_during_the_judging_holds_no_second_copy_of_the_tasks_judged(tmp_path: Path) -> None:
     generate(tmp_path / "tree", 600)
     queries = Queries(Roots(tmp_path / "tree", tmp_path / "tree"), Verdicts(settle_seconds=0))
     held = queries.status()
-    with queries.answering():
-        queries.judge_later([replace(held[0], judged=False)], None, None)  # pending: judging elsewhere
-        tracemalloc.start()
-        try:
-            again = queries.status(glancing=True)
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+    again, peak = answer_while_pending(queries, [replace(held[0], judged=False)])
     assert peak / len(held) <= ANSWER_BYTES_PER_HELD_TASK
     assert again == held
     assert queries.wait_judged(timeout=60)
@@ -329,14 +334,7 @@ def test_an_answer_asked_before_any_judging_holds_no_second_copy_of_the_tasks_gl
     queries = Queries(Roots(tmp_path / "tree", tmp_path / "tree"), Verdicts(settle_seconds=0))
     first = queries.status(glancing=True)
     assert sum(not t.judged for t in first) > len(first) // 2
-    with queries.answering():
-        queries.judge_later(first, None, None)  # pending: judging elsewhere
-        tracemalloc.start()
-        try:
-            again = queries.status(glancing=True)
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+    again, peak = answer_while_pending(queries, first)
     assert peak / len(first) <= ANSWER_BYTES_PER_HELD_TASK
     assert again == first
     assert queries.wait_judged(timeout=60)
