@@ -1,12 +1,13 @@
 """Whether any process holds a file open for writing: what a stat probe cannot see.
 
-A held verdict or glance is kept on its files' stat (``reader``, ``sightings``): a write moves
+A held verdict is kept on its files' stat (``reader``): a write moves
 ctime, which nobody can set back. Not so a write through a shared memory mapping: only the first
 write to a clean page moves the file's times, and a page stays dirty (on tmpfs, for good) while
 the mapping writes on. Such a mapping, like any descriptor that can write, keeps the file open
 for writing, and the kernel grants a read lease only when no process does. So a file is read for
 holding only after a lease was granted on the descriptor it is read by: a writer that opens it
 afterwards moves its ctime with its first write through a mapping, and the probe no longer matches.
+A glance (``sightings``) is read without one: it is held only until the judging reads its task again.
 """
 
 from __future__ import annotations

@@ -123,11 +123,10 @@ class Verdicts:
         reused it, else judged (and held if settled). ``glancing``: a settled task that a glance
         decides is glanced instead (``status.glance``), and nothing is held for it."""
         if snapshot.reused:
-            held = self._held.get(place)
-            if held is None or not held.matches(snapshot.change, snapshot.same_number, snapshot.probe):
-                held = self._glances.get(place) if glancing else None
-            if held is not None and held.matches(snapshot.change, snapshot.same_number, snapshot.probe):
-                return held.status
+            for table in (self._held, self._glances) if glancing else (self._held,):
+                held = table.get(place)
+                if held is not None and held.matches(snapshot.change, snapshot.same_number, snapshot.probe):
+                    return held.status
             snapshot = reread(Ref(*place))  # another walk replaced the verdict after this one's probe
         self._glances.pop(place, None)  # read afresh: what was glanced before is of older files
         probe = snapshot.probe

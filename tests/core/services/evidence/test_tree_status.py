@@ -75,11 +75,7 @@ def _submodule_with_planted_filter(tmp_path: Path) -> tuple[Path, Path]:
     """A project whose submodule's own config names a clean filter that leaves a mark and answers
     the committed text, so a changed file inside the submodule would hash as unchanged."""
     sub, project, mark = tmp_path / "sub", tmp_path / "project", tmp_path / "ran"
-    sub.mkdir()
-    make_repo(sub)
-    write(sub, ".gitattributes", "README.md filter=hide\n")
-    git(sub, "add", "-A")
-    git(sub, "commit", "-q", "-m", "attributes")
+    _attributed_repo(sub)
     project.mkdir()
     make_repo(project)
     git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub")
@@ -97,14 +93,19 @@ def test_a_filter_a_submodule_s_config_names_never_runs(tmp_path: Path) -> None:
     assert ("M", "sub") in changed
 
 
-def _planting_repo(path: Path, mark: Path) -> None:
-    """A repository whose README.md goes through a clean filter its own config names: the filter
-    leaves ``mark`` and answers the committed text, so a changed README.md would hash as unchanged."""
+def _attributed_repo(path: Path) -> None:
+    """A repository whose committed .gitattributes sends README.md through the filter ``hide``."""
     path.mkdir(parents=True)
     make_repo(path)
     write(path, ".gitattributes", "README.md filter=hide\n")
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "attributes")
+
+
+def _planting_repo(path: Path, mark: Path) -> None:
+    """A repository whose README.md goes through a clean filter its own config names: the filter
+    leaves ``mark`` and answers the committed text, so a changed README.md would hash as unchanged."""
+    _attributed_repo(path)
     git(path, "config", "filter.hide.clean", f"touch {mark}; printf 'x\\n'")
     write(path, "README.md", "y\n")
 
