@@ -34,7 +34,6 @@ __all__ = ["Sighting", "sight_change"]
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _Seen = TypeVar("_Seen")
-_ABSENT = os.stat_result((0,) * 10)  # a handoff file the directory does not hold
 
 
 class Sighting(NamedTuple):
@@ -92,30 +91,20 @@ def _sight_round(
         counts = number_counts(entries)
         for task in entries:
             same = counts[task.split("-", 1)[0]]
-            at = (facts, session, shown_name(task), same)
+            # A plain name is shown as it is: no escaping to try (``shown_name``), and it may be looked at.
+            plain_task = task.isascii()
+            at = (facts, session, task if plain_task else shown_name(task), same)
             if reuse is not None and (held := held_snapshot(round_fd, task, at, reuse)) is not None:
                 yield session, at[2], held
                 continue
-            looked = _looked(round_fd, name, task, before_ns, facts, look) if plain and same == 1 else None
-            if looked is not None:
+            seen = _sight(round_fd, task, before_ns, facts) if plain and plain_task and same == 1 else None
+            if seen is not None and (looked := look(name, task, seen)) is not None:
                 yield looked
                 continue
             for shown, tree in task_snapshots(round_fd, task, at):
                 yield session, shown, tree
     finally:
         os.close(round_fd)
-
-
-def _looked(
-    round_fd: int,
-    name: str,
-    task: str,
-    before_ns: int,
-    facts: ChangeFacts,
-    look: Callable[[str, str, Sighting], _Seen | None],
-) -> _Seen | None:
-    seen = _sight(round_fd, task, before_ns, facts) if task.isascii() else None
-    return None if seen is None else look(name, task, seen)
 
 
 def _sight(round_fd: int, task: str, before_ns: int, facts: ChangeFacts) -> Sighting | None:
@@ -130,24 +119,32 @@ def _sight(round_fd: int, task: str, before_ns: int, facts: ChangeFacts) -> Sigh
         names = os.listdir(fd)
         if TASK_FILE not in names or (task_read := _read(fd, TASK_FILE, before_ns)) is None:
             return None
-        report = _read(fd, REPORT_FILE, before_ns) if REPORT_FILE in names else (None, None)
-        locator = _settled(fd, LOCATOR_FILE, before_ns) if LOCATOR_FILE in names else _ABSENT
-        release = _settled(fd, RELEASE_FILE, before_ns) if RELEASE_FILE in names else _ABSENT
-        if report is None or release is None or locator is None:
-            return None
         # The probe a later walk compares by stat calls alone (``reader.held_snapshot``), in the
         # reader's order, from the very inodes read: a glance held on it is of exactly these files.
-        infos = (folder, task_read[1], report[1], locator, release)
+        infos = [folder, task_read[1]]
+        report = report_info = release = None
+        if REPORT_FILE in names:
+            if (report_read := _read(fd, REPORT_FILE, before_ns)) is None:
+                return None
+            report, report_info = report_read
+            infos.append(report_info)
+        has_locator = LOCATOR_FILE in names
+        if has_locator and not _settled(fd, LOCATOR_FILE, before_ns, infos):
+            return None
+        if RELEASE_FILE in names:
+            if not _settled(fd, RELEASE_FILE, before_ns, infos):
+                return None
+            release = infos[-1].st_mtime
         return Sighting(
             names=names,
             task=task_read[0],
             task_mtime=task_read[1].st_mtime,
-            report=report[0],
-            report_mtime=None if report[1] is None else report[1].st_mtime,
-            release_mtime=None if release is _ABSENT else release.st_mtime,
-            has_locator=locator is not _ABSENT,
+            report=report,
+            report_mtime=None if report_info is None else report_info.st_mtime,
+            release_mtime=release,
+            has_locator=has_locator,
             facts=facts,
-            probe=packed_probe([info for info in infos if info is not None and info is not _ABSENT], names),
+            probe=packed_probe(infos, names),
         )
     except OSError:
         return None
@@ -180,6 +177,10 @@ def _read(dir_fd: int, name: str, before_ns: int) -> tuple[bytes, os.stat_result
         os.close(fd)
 
 
-def _settled(dir_fd: int, name: str, before_ns: int) -> os.stat_result | None:
+def _settled(dir_fd: int, name: str, before_ns: int, infos: list[os.stat_result]) -> bool:
+    """Whether ``name`` is a plain settled file (``_plain``); its lstat is added to ``infos`` when it is."""
     info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    return info if _plain(info, before_ns) else None
+    if not _plain(info, before_ns):
+        return False
+    infos.append(info)
+    return True

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import cast
+from typing import NamedTuple, cast
 
 from handoff_core.contract.anchor import TaskAnchor
 from handoff_core.contract.frontmatter import plain_frontmatter, split_frontmatter
@@ -36,6 +35,7 @@ __all__ = [
     "glance",
     "glance_sighted",
     "named_since",
+    "state_label",
     "task_kind_and_scope",
     "task_status",
     "with_writers_since",
@@ -49,8 +49,12 @@ ORIGINAL_CONTRACT = (
 )
 
 
-@dataclass(kw_only=True, frozen=True, slots=True)  # one per task held by a server: no __dict__ each
-class TaskStatus:
+class TaskStatus(NamedTuple):
+    """One task's derived state. A tuple, not a frozen dataclass: a cold answer makes one per task,
+    and a frozen dataclass sets each of its fields through ``object.__setattr__`` (3.1 µs a status
+    against 0.7 µs: 26 ms of a first answer at 10,000 tasks). As immutable, and no larger (no
+    ``__dict__``); changed with ``_replace``."""
+
     ref: Ref
     kind: Kind | None
     state: TaskState
@@ -102,9 +106,8 @@ class TaskStatus:
 
     @property
     def label(self) -> str:
-        """The state as shown: ``returned:<status>`` for a returned task; an original-contract task says so."""
-        shown = f"returned:{self.report_status or '?'}" if self.state == "returned" else self.state
-        return f"original-contract:{shown}" if self.original else shown
+        """The state as shown (``state_label``)."""
+        return state_label(self.state, self.report_status, self.original)
 
     @property
     def links(self) -> str:
@@ -115,6 +118,12 @@ class TaskStatus:
         if scope.review_of:
             return f"review of {scope.review_of} at {scope.base[:12]}"
         return f"retry of {scope.retry_of}" if scope.retry_of else ""
+
+
+def state_label(state: TaskState, report_status: str | None, original: bool) -> str:
+    """A state as shown: ``returned:<status>`` for a returned task; an original-contract task says so."""
+    shown = f"returned:{report_status or '?'}" if state == "returned" else state
+    return f"original-contract:{shown}" if original else shown
 
 
 def _state(snapshot: TaskSnapshot, problems: tuple[str, ...]) -> tuple[TaskState, str | None]:
@@ -249,25 +258,32 @@ def glance_sighted(change: str, session: str, task: str, seen: Sighting) -> Task
 _KIND_LINES = {f'kind: "{kind}"\n'.encode(): kind for kind in KINDS}
 
 
+@lru_cache(maxsize=1024)
+def _written_lines(change: str, session: str) -> tuple[bytes, bytes]:
+    """The frontmatter's first lines up to the task's name, and its change line, as the server writes them."""
+    return f'---\nschema_version: 1\nsession: "{session}"\ntask: "'.encode(), f'change: "{change}"\n'.encode()
+
+
 def written_kind(change: str, session: str, task: str, data: bytes) -> Kind | None:
     """``_glance_kind`` of a TASK of valid ids whose frontmatter is, byte for byte, as the server
     writes it for this task without a ticket; None: ask ``_glance_kind``. A cold status reads
     thousands of these: a few byte comparisons and one decode each, no regex and no mapping."""
-    head = f'---\nschema_version: 1\nsession: "{session}"\ntask: "{task}"\n'.encode()
-    if not data.startswith(head):
+    head, change_line = _written_lines(change, session)
+    named = f'{task}"\n'.encode()
+    if not (data.startswith(head) and data.startswith(named, len(head))):
         return None
-    start = len(head)
+    start = len(head) + len(named)
     end = data.find(b"\n", start) + 1
     kind = _KIND_LINES.get(data[start:end])
-    change_line = f'change: "{change}"\n'.encode()
     if data.startswith(change_line, end):
         end += len(change_line)
     if kind is None or not data.startswith(b"---\n", end):
         return None
-    try:
-        data.decode("utf-8")  # a TASK that is not UTF-8 has no kind a glance can read
-    except UnicodeDecodeError:
-        return None
+    if not data.isascii():  # ASCII is UTF-8: decoded only when it is not (no copy of each TASK)
+        try:
+            data.decode("utf-8")  # a TASK that is not UTF-8 has no kind a glance can read
+        except UnicodeDecodeError:
+            return None
     return kind
 
 
@@ -305,7 +321,7 @@ def _glanced(ref: Ref, kind: Kind, seen: Sighting) -> TaskStatus | None:
 
 
 def with_writers_since(tasks: list[TaskStatus]) -> list[TaskStatus]:
-    """A late REPORT's note names the writers dispatched after its RELEASE: they may have overlapped."""
+    """A late REPORT's note names the writers dispatched at or after its RELEASE: they may have overlapped."""
     return [named_since(status, tasks) for status in tasks]
 
 
@@ -313,8 +329,10 @@ def named_since(status: TaskStatus, tasks: list[TaskStatus]) -> TaskStatus:
     released = status.released_at
     if not status.notes or released is None:
         return status
+    # File times come from a coarse clock: a writer dispatched in the release's own tick may have
+    # overlapped too, so it is named (>=), never left out.
     since = [
-        str(t.ref) for t in tasks if t.kind == "implementation" and t.ref != status.ref and t.dispatched_at > released
+        str(t.ref) for t in tasks if t.kind == "implementation" and t.ref != status.ref and t.dispatched_at >= released
     ]
     late = f"{LATE_REPORT}; writers dispatched since: {', '.join(since) or 'none'}"
-    return replace(status, notes=(late, *(note for note in status.notes if note != LATE_REPORT)))
+    return status._replace(notes=(late, *(note for note in status.notes if note != LATE_REPORT)))

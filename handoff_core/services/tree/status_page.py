@@ -13,15 +13,18 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from operator import attrgetter
 
 from handoff_core.contract.ids import Ref, parse_ref
 from handoff_core.errors import HandoffError, InvalidInput
 from handoff_core.layout import RECENT_ARRIVAL_SECONDS, STATUS_PAGE_BYTES, STATUS_VIEWS, StatusView
-from handoff_core.services.tree.status import TaskStatus
+from handoff_core.services.tree.status import TaskStatus, state_label
 
 __all__ = ["StatusPage", "changed_since", "needs_lead", "page_status"]
 
 _Place = tuple[str, str, str]
+_REF, _JUDGED = attrgetter("ref"), attrgetter("judged")
+_LABELLED = attrgetter("state", "report_status", "original")  # what ``TaskStatus.label`` reads
 
 
 @dataclass(frozen=True)
@@ -47,10 +50,6 @@ def changed_since(tasks: list[TaskStatus], since: str) -> list[TaskStatus]:
         raise InvalidInput(f"since={since!r} is not an ISO 8601 time with a zone: give e.g. 2026-12-01T09:00:00Z")
     cut = instant.timestamp()
     return [t for t in tasks if max(t.dispatched_at, t.released_at or 0.0, t.closed_at or 0.0) >= cut]
-
-
-def _place(status: TaskStatus) -> _Place:
-    return status.ref.change, status.ref.session, status.ref.task
 
 
 def _read_view(view: str) -> tuple[StatusView, _Place | None]:
@@ -91,9 +90,9 @@ def page_status(
     fully judged answer has; the counts take the rest as glanced (``unjudged`` says how many).
     """
     named, after = _read_view(view)
-    rows = sorted(tasks, key=_place)
+    rows = sorted(tasks, key=_REF)  # a ``Ref`` is the tuple (change, session, task): in place order
     if after is not None:
-        rows = [t for t in rows if _place(t) > after]
+        rows = [t for t in rows if t.ref > after]
     judged: dict[Ref, TaskStatus] = {}
     shown: list[TaskStatus] = []
     used, more = 0, False
@@ -107,6 +106,9 @@ def page_status(
             break
         shown.append(status)
     counted = [judged.get(t.ref, t) for t in tasks]
-    counts = dict(Counter(t.label for t in counted))
-    unjudged = sum(1 for t in counted if not t.judged)
+    counts: dict[str, int] = {}
+    for key, count in Counter(map(_LABELLED, counted)).items():  # a label per state, not per task
+        label = state_label(*key)
+        counts[label] = counts.get(label, 0) + count
+    unjudged = len(counted) - sum(map(_JUDGED, counted))
     return StatusPage(shown, counts, f"{named}|{shown[-1].ref}" if more else "", unjudged)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from typing import NamedTuple, cast
 
 from handoff_core.contract.anchor import TaskAnchor
@@ -88,7 +87,7 @@ class Shared:
         word = status.report_status and sys.intern(status.report_status)
         if scope is status.scope and kind is status.kind and word is status.report_status:
             return status
-        return replace(status, scope=scope, kind=kind, report_status=word)
+        return status._replace(scope=scope, kind=kind, report_status=word)
 
 
 class Verdicts:

@@ -346,6 +346,22 @@ def test_a_report_after_a_release_is_evidence_but_flagged_everywhere(store: Stor
     assert "came after RELEASE.md" in read_handoff(store.queries, released).flags[0]
 
 
+def test_a_writer_dispatched_in_the_release_s_clock_tick_is_named_by_the_late_report(store: Store) -> None:
+    released = store.create_task(implementation()).ref
+    store.release_writer(released, "stopped", "pane 3 exited")
+    second = store.create_task(implementation("second-writer", goal="Another change.")).ref
+    # File times come from a coarse clock: a TASK published just after the RELEASE can share its time.
+    tick = (store.roots.task_dir(second) / "TASK.md").stat().st_mtime_ns
+    os.utime(store.roots.task_dir(released) / "RELEASE.md", ns=(tick, tick))
+    focus = "Finished after all. Kept the API. Stopped after tests. Next: review."
+    store.write_report(
+        report_of(released, status="completed", focused=focus, artifacts="x", verification="y"),
+        released.change,
+    )
+    note = {t.ref: t for t in store.queries.status()}[released].notes[0]
+    assert str(second) in note
+
+
 def test_a_second_current_writer_on_disjoint_globs_is_told_the_parallel_way(store: Store) -> None:
     store.create_task(implementation(writer_limit=3))  # current, src/a1/**
     disjoint = implementation("other", scope=Scope(workspace="current", writable=("docs/**",)), writer_limit=3)

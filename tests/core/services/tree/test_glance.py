@@ -14,7 +14,6 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -276,7 +275,7 @@ def test_an_answer_made_during_the_judging_holds_no_second_copy_of_the_tasks_jud
     generate(tmp_path / "tree", 600)
     queries = Queries(Roots(tmp_path / "tree", tmp_path / "tree"), Verdicts(settle_seconds=0))
     held = queries.status()
-    again, peak = answer_while_pending(queries, [replace(held[0], judged=False)])
+    again, peak = answer_while_pending(queries, [held[0]._replace(judged=False)])
     assert peak / len(held) <= ANSWER_BYTES_PER_HELD_TASK
     assert again == held
     assert queries.wait_judged(timeout=60)
@@ -588,7 +587,7 @@ def test_a_task_glanced_since_its_verdict_went_stale_is_probed_not_glanced_again
         report_of(ref, status="completed", focused=FOCUS, artifacts="none", verification="read only"), CHANGE
     )
     with queries.answering():
-        queries.judge_later([replace(held[0], judged=False)], None, None)  # pending: judging elsewhere
+        queries.judge_later([held[0]._replace(judged=False)], None, None)  # pending: judging elsewhere
         first = {t.ref: t for t in queries.status(glancing=True)}
         again = {t.ref: t for t in queries.status(glancing=True)}
     assert first[ref].label == "returned:completed"

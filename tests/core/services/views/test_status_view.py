@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from handoff_core.services.evidence.endings import record_ending
 from handoff_core.services.tree.status import TaskStatus
 from handoff_core.services.views.status_view import NOT_AUDITED, AuditBudget, attention_of, problems_of, task_facts
@@ -31,7 +29,7 @@ def test_a_failed_audit_comes_before_a_missing_proof_and_a_passed_one_is_no_prob
     status = returned(store)
     assert attention_of(status, "failed").startswith("audit failed")
     assert problems_of(status, "passed") == problems_of(status)
-    assert attention_of(replace(status, proof="valid"), "passed") == ""
+    assert attention_of(status._replace(proof="valid"), "passed") == ""
 
 
 def test_an_audit_left_undone_by_the_budget_is_said_so_but_is_no_reason_for_attention(store: Store) -> None:
@@ -41,7 +39,7 @@ def test_an_audit_left_undone_by_the_budget_is_said_so_but_is_no_reason_for_atte
     assert attention_of(status, NOT_AUDITED) == ""
     budget = AuditBudget(store.queries, limit=1)
     assert budget.verdict(status) == "failed"
-    assert budget.verdict(replace(status, state="dispatched")) == ""  # only returned worktree tasks are audited
+    assert budget.verdict(status._replace(state="dispatched")) == ""  # only returned worktree tasks are audited
 
 
 def test_an_open_task_whose_session_ended_without_a_report_needs_attention_until_it_reports(store: Store) -> None:
