@@ -327,7 +327,7 @@ def with_writers_since(tasks: list[TaskStatus]) -> list[TaskStatus]:
 
 def named_since(status: TaskStatus, tasks: list[TaskStatus]) -> TaskStatus:
     released = status.released_at
-    if not status.notes or released is None:
+    if LATE_REPORT not in status.notes or released is None:  # another note (an original contract) is no late REPORT
         return status
     # File times come from a coarse clock: a writer dispatched in the release's own tick may have
     # overlapped too, so it is named (>=), never left out.
