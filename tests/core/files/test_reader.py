@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,19 @@ def test_a_task_read_while_a_process_holds_one_of_its_files_open_for_writing_giv
     assert walk[quiet.task].probe is not None
     after = {t: s for _, t, s in read_change_snapshots(store.roots.state_root, CHANGE, reuse=NothingHeld())}
     assert after[written.task].probe is not None
+
+
+ANY_INT = st.one_of(
+    st.integers(-(2**65), 2**65), st.sampled_from([-1, 2**31, 2**32, 2**63 - 1, 2**63, 2**64 - 1, 2**64, -(2**63) - 1])
+)
+
+
+@given(st.lists(st.tuples(*[ANY_INT] * 7), max_size=6))
+def test_stamps_are_each_stamp_packed_in_turn_or_none_when_any_value_is_wider_than_its_field(
+    fields: list[tuple[int, ...]],
+) -> None:
+    try:
+        expected: bytes | None = b"".join(PROBE_STAMP.pack(*each) for each in fields)
+    except (struct.error, OverflowError):
+        expected = None
+    assert _stamps([stat_of(*each) for each in fields]) == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
@@ -111,3 +112,25 @@ def test_since_without_a_zone_or_not_a_time_is_refused(since: str) -> None:
     with pytest.raises(InvalidInput) as caught:
         changed_since([task(1)], since)
     assert caught.value.code == "invalid_input"
+
+
+LABELLED = st.tuples(
+    st.sampled_from(["incomplete", "dispatched", "returned", "released", "invalid"]),
+    st.sampled_from([None, "", "completed", "blocked", "?"]),
+    st.booleans(),
+    st.booleans(),
+)
+
+
+@given(st.lists(LABELLED, max_size=12))
+def test_the_counts_are_one_per_label_in_the_order_the_labels_first_appear(
+    specs: list[tuple[str, str | None, bool, bool]],
+) -> None:
+    tasks = [
+        task(n, state, report_status=word, original=original, judged=judged)
+        for n, (state, word, original, judged) in enumerate(specs)
+    ]
+    page = page_status(tasks, "all", now=NOW, size=flat)
+    expected = dict(Counter(t.label for t in tasks))
+    assert list(page.counts.items()) == list(expected.items())
+    assert page.unjudged == sum(1 for t in tasks if not t.judged)
