@@ -128,13 +128,13 @@ def _sight(round_fd: int, task: str, before_ns: int, facts: ChangeFacts) -> Sigh
                 return None
             report, report_info = report_read
             infos.append(report_info)
-        has_locator = LOCATOR_FILE in names
-        if has_locator and not _settled(fd, LOCATOR_FILE, before_ns, infos):
-            return None
-        if RELEASE_FILE in names:
-            if not _settled(fd, RELEASE_FILE, before_ns, infos):
-                return None
-            release = infos[-1].st_mtime
+        for name in (LOCATOR_FILE, RELEASE_FILE):
+            if name in names:
+                if (info := _settled(fd, name, before_ns)) is None:
+                    return None
+                infos.append(info)
+                if name == RELEASE_FILE:
+                    release = info.st_mtime
         return Sighting(
             names=names,
             task=task_read[0],
@@ -142,7 +142,7 @@ def _sight(round_fd: int, task: str, before_ns: int, facts: ChangeFacts) -> Sigh
             report=report,
             report_mtime=None if report_info is None else report_info.st_mtime,
             release_mtime=release,
-            has_locator=has_locator,
+            has_locator=LOCATOR_FILE in names,
             facts=facts,
             probe=packed_probe(infos, names),
         )
@@ -177,10 +177,6 @@ def _read(dir_fd: int, name: str, before_ns: int) -> tuple[bytes, os.stat_result
         os.close(fd)
 
 
-def _settled(dir_fd: int, name: str, before_ns: int, infos: list[os.stat_result]) -> bool:
-    """Whether ``name`` is a plain settled file (``_plain``); its lstat is added to ``infos`` when it is."""
+def _settled(dir_fd: int, name: str, before_ns: int) -> os.stat_result | None:
     info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    if not _plain(info, before_ns):
-        return False
-    infos.append(info)
-    return True
+    return info if _plain(info, before_ns) else None

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from handoff_core.contract.ids import Ref
 from handoff_core.errors import InvalidInput
-from handoff_core.layout import RECENT_ARRIVAL_SECONDS
+from handoff_core.layout import RECENT_ARRIVAL_SECONDS, TASK_STATES
 from handoff_core.services.tree.status import TaskStatus
 from handoff_core.services.tree.status_page import changed_since, page_status
 
@@ -115,7 +115,7 @@ def test_since_without_a_zone_or_not_a_time_is_refused(since: str) -> None:
 
 
 LABELLED = st.tuples(
-    st.sampled_from(["incomplete", "dispatched", "returned", "released", "invalid"]),
+    st.sampled_from(TASK_STATES),
     st.sampled_from([None, "", "completed", "blocked", "?"]),
     st.booleans(),
     st.booleans(),
