@@ -91,6 +91,8 @@ def _status(results: dict[str, Any]) -> Iterator[Standing]:
                 yield _missing("status", target)
                 continue
             figure = f"{stdio[call]['seconds']} s, {spread(ratio)}"
+            if call == "call1" and "call1_cpu_seconds" in stdio:  # a split walk spends a child's CPU too
+                figure += f", CPU {stdio['call1_cpu_seconds']} s"
             yield Standing("status", target, figure, f"read walk {stdio['read_seconds']} s", ratio["p50"] <= limit)
         yield from _later_calls(stdio, size)
     yield _memory(results, max(sizes))  # the issue's: per task at its largest tree, where fixed costs fade

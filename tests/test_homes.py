@@ -1,5 +1,5 @@
 """One home per fact of the file system and of git: the state-root lock, the rename over a file and
-the starting of git each stand in one module, which every other site calls."""
+the starting of git (and of a child interpreter) each stand in one module, which every other site calls."""
 
 from __future__ import annotations
 
@@ -38,5 +38,6 @@ def test_a_file_is_renamed_over_another_in_one_place() -> None:
     }
 
 
-def test_git_and_every_other_process_is_started_in_one_place() -> None:
-    assert _sites("subprocess", _STARTS) == {"handoff_core/files/git.py"}
+def test_git_is_started_in_one_place_and_every_other_process_in_one_other() -> None:
+    # interpreter: a child interpreter of this server's own code (a split cold walk), nothing else
+    assert _sites("subprocess", _STARTS) == {"handoff_core/files/git.py", "handoff_core/files/interpreter.py"}

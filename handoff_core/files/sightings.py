@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
@@ -29,7 +29,7 @@ from handoff_core.layout import LOCATOR_FILE, MAX_FILE_BYTES, RELEASE_FILE, REPO
 if TYPE_CHECKING:
     from handoff_core.files.reader import Reuse
 
-__all__ = ["Sighting", "sight_change"]
+__all__ = ["Sighting", "opened_sessions", "sight_change", "sight_rounds"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -66,14 +66,30 @@ def sight_change(
     ``reuse``: a task directory the caller holds a verdict on is probed by stat calls alone
     (``reader.held_snapshot``) and comes as ``(round, task, tree)`` with ``tree.reused``, unread.
     """
+    with opened_sessions(root, change) as (facts, sessions_fd):
+        if sessions_fd is not None:
+            yield from sight_rounds(sessions_fd, round_names(sessions_fd, session), facts, before_ns, look, reuse)
+
+
+@contextmanager
+def opened_sessions(root: Path, change: str) -> Iterator[tuple[ChangeFacts, int | None]]:
+    """The change's facts and a handle on its ``sessions`` folder: None when the change is not
+    active or has no rounds."""
     with locate_change(root, change) as (facts, change_fd), ExitStack() as stack:
-        if facts.location != "active":
-            return
-        sessions_fd = try_open(stack, change_fd, (SESSIONS,))
-        if sessions_fd is None:
-            return
-        for name in round_names(sessions_fd, session):
-            yield from _sight_round(sessions_fd, name, facts, before_ns, look, reuse)
+        yield facts, (try_open(stack, change_fd, (SESSIONS,)) if facts.location == "active" else None)
+
+
+def sight_rounds(
+    sessions_fd: int,
+    rounds: list[str],
+    facts: ChangeFacts,
+    before_ns: int,
+    look: Callable[[str, str, Sighting], _Seen | None],
+    reuse: Reuse | None = None,
+) -> Iterator[_Seen | tuple[str, str, TaskSnapshot]]:
+    """``sight_change`` of the named rounds of the ``sessions`` folder open at ``sessions_fd``."""
+    for name in rounds:
+        yield from _sight_round(sessions_fd, name, facts, before_ns, look, reuse)
 
 
 def _sight_round(

@@ -14,8 +14,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
+from typing import TYPE_CHECKING
 
 from handoff_core.contract.anchor import TaskAnchor
+from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.ids import Ref, check_change, check_round, is_change_id
 from handoff_core.contract.snapshot import TaskSnapshot
 from handoff_core.contract.task import Task
@@ -25,16 +27,20 @@ from handoff_core.contract.values import relative_parts
 from handoff_core.errors import ChangeNotFound, HandoffError
 from handoff_core.files.leftovers import Leftover, find_leftovers
 from handoff_core.files.paths import entry_mode, read_regular, walked
-from handoff_core.files.reader import read_change_snapshots, read_snapshot
-from handoff_core.files.sightings import sight_change
+from handoff_core.files.reader import read_change_snapshots, read_snapshot, round_names
+from handoff_core.files.sightings import opened_sessions, sight_rounds
 from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256, translated
 from handoff_core.layout import CHANGES, TASK_FILE
 from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.tree.arrivals import Arrivals
 from handoff_core.services.tree.claims import ClaimIndex, change_hold, unreadable_because, unreadable_change
+from handoff_core.services.tree.halves import halves
 from handoff_core.services.tree.status import TaskStatus, named_since, task_status, with_writers_since
 from handoff_core.services.tree.verdicts import Verdicts
 from handoff_core.services.tree.watched_claims import WatchedClaimIndex
+
+if TYPE_CHECKING:
+    from handoff_core.files.reader import Reuse
 
 __all__ = ["Queries", "held_status"]
 
@@ -334,13 +340,44 @@ class Queries:
 
     def _sighted(self, change: str, session: str | None, began: int, anchor: TaskAnchor | None) -> list[TaskStatus]:
         """A cold walk of the change: each settled task glanced from its sighting
-        (``files.sightings``) unless its held verdict is still true, the rest judged in full at once (and held)."""
+        (``files.sightings``) unless its held verdict is still true, the rest judged in full at once
+        (and held). Nothing held to reuse and a large change: its later rounds glanced by a second
+        process meanwhile (``halves``)."""
         before = began - self._verdicts.settle_ns
-        look = partial(self._verdicts.glanced, change)
         reuse = self._verdicts.glimpses if self._verdicts.glimpses else None
-        walk = sight_change(self.roots.state_root, change, session, before, look, reuse)
+        with opened_sessions(self.roots.state_root, change) as (facts, sessions_fd):
+            if sessions_fd is None:
+                return []
+            rounds = round_names(sessions_fd, session)
+            walk = partial(self._sight, sessions_fd, facts, before, reuse, began, anchor)
+            if reuse is not None or session is not None:
+                return walk(rounds)
+            with halves(sessions_fd, facts, before, rounds) as split:
+                if split is None:
+                    return walk(rounds)
+                found = walk(split.here)
+                for name, glances in split.glances(change):
+                    if glances is None:
+                        found += walk([name])
+                        continue
+                    for status, stamps, names in glances:
+                        self._verdicts.hold_glance(facts, status, stamps, names)
+                        found.append(status)
+                return found
+
+    def _sight(
+        self,
+        sessions_fd: int,
+        facts: ChangeFacts,
+        before: int,
+        reuse: Reuse | None,
+        began: int,
+        anchor: TaskAnchor | None,
+        rounds: list[str],
+    ) -> list[TaskStatus]:
+        look = partial(self._verdicts.glanced, facts.change)
         found = []
-        for seen in walk:
+        for seen in sight_rounds(sessions_fd, rounds, facts, before, look, reuse):
             if isinstance(seen, TaskStatus):
                 found.append(seen)
             else:
@@ -348,7 +385,7 @@ class Queries:
                 # Reused: a held verdict, or a held glance (taken for the glance it is); else judged at once.
                 found.append(
                     self._verdicts.judge(
-                        (change, r, t), snapshot, began, self.snapshot, glancing=snapshot.reused, anchor=anchor
+                        (facts.change, r, t), snapshot, began, self.snapshot, glancing=snapshot.reused, anchor=anchor
                     )
                 )
         return found

@@ -145,9 +145,13 @@ class Verdicts:
         """``status.glance_sighted``, held on the sighting's probe until the task is judged."""
         status = glance_sighted(change, session, task, seen)
         if status is not None and seen.probe is not None and seen.facts is not None:
-            stamps, names = seen.probe
-            self._glances[status.ref] = Held(seen.facts, 1, stamps, self._shared.names(names), status)
+            self.hold_glance(seen.facts, status, *seen.probe)
         return status
+
+    def hold_glance(self, facts: ChangeFacts, status: TaskStatus, stamps: bytes | None, names: tuple[str, ...]) -> None:
+        """Hold a glance on the stamps and names of the files it was taken from (none: not held)."""
+        if stamps is not None:
+            self._glances[status.ref] = Held(facts, 1, stamps, self._shared.names(names), status)
 
     def forget_glances(self) -> None:
         """Drop the glances held (once the judging is done, those left are of tasks gone or changed)."""

@@ -1,0 +1,73 @@
+"""A child interpreter of this server's own code, the one way one starts (git has its own, ``git``).
+
+``sys.executable -I``: no environment variable, user site or working directory chooses what it
+imports; it is given this process's ``sys.path`` (its text entries) instead, so it runs the very
+code this process runs. It is handed what it works on as open descriptors (``pass_fds``: no path
+is resolved again) and its question on standard input, runs in a process group of its own, and
+answers on standard output within the time it is given or is killed. It is always reaped.
+"""
+
+from __future__ import annotations
+
+import marshal
+import subprocess
+import sys
+from typing import Final
+
+__all__ = ["Child"]
+
+_BOOT: Final = (
+    "import marshal, sys; sys.path[:] = marshal.load(sys.stdin.buffer); from {module} import {function}; {function}()"
+)
+_SAID: Final = 400  # bytes of a failed child's standard error kept for the log
+
+
+class Child:
+    """A child interpreter running ``module.function()`` on the question it was given."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self._process = process
+        self.failure = ""  # why ``answer`` gave none
+
+    @classmethod
+    def start(cls, entry: tuple[str, str], question: bytes, fds: tuple[int, ...]) -> Child:
+        """``entry`` (module, function) started on ``question``; ``OSError`` when it cannot be."""
+        if not sys.executable:
+            raise FileNotFoundError("this interpreter does not know its own executable")
+        module, function = entry
+        process = subprocess.Popen(
+            [sys.executable, "-I", "-c", _BOOT.format(module=module, function=function)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=fds,
+            start_new_session=True,  # a terminal's interrupt is for the server, which stops it in turn
+        )
+        child = cls(process)
+        stdin, process.stdin = process.stdin, None  # written and closed here: ``communicate`` only reads
+        try:
+            assert stdin is not None
+            with stdin:
+                stdin.write(marshal.dumps([entry for entry in sys.path if isinstance(entry, str)]) + question)
+        except OSError:
+            child.close()  # it stopped at its start
+            raise
+        return child
+
+    def answer(self, timeout: float) -> bytes | None:
+        """Its standard output once it exits 0 within ``timeout`` seconds; None (and ``failure``) else."""
+        try:
+            out, err = self._process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.failure = f"not done in {timeout:.1f} s"
+            return None
+        if self._process.returncode != 0:
+            self.failure = f"exited {self._process.returncode}: {err[-_SAID:].decode('utf-8', 'replace')!r}"
+            return None
+        return out
+
+    def close(self) -> None:
+        """Kill it if it still runs; reap it."""
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.communicate()

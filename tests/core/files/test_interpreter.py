@@ -1,0 +1,64 @@
+"""A child interpreter runs this server's code on its question, through the handles it is given."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from handoff_core.files.interpreter import Child
+from tests.core.files import child_entries
+from tests.leftovers import children
+
+ENTRY = child_entries.__name__
+
+
+def test_a_child_answers_its_question_through_the_handle_it_is_given(tmp_path: Path) -> None:
+    (tmp_path / "seen").mkdir()
+    (tmp_path / "seen" / "a-file").write_text("")
+    fd = os.open(tmp_path / "seen", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        (tmp_path / "seen").rename(tmp_path / "moved")  # the path is gone: only the handle reaches it
+        child = Child.start((ENTRY, "echo_listing"), json.dumps({"fd": fd}).encode(), (fd,))
+        answer = child.answer(timeout=60)
+        child.close()
+    finally:
+        os.close(fd)
+    assert answer is not None
+    assert json.loads(answer)["names"] == ["a-file"]
+    assert json.loads(answer)["question"] == {"fd": fd}
+    assert children() == []
+
+
+def test_neither_the_environment_nor_the_working_directory_chooses_what_a_child_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "json.py").write_text("raise SystemExit('a planted json')\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        child = Child.start((ENTRY, "echo_listing"), json.dumps({"fd": fd}).encode(), (fd,))
+        answer = child.answer(timeout=60)
+        child.close()
+    finally:
+        os.close(fd)
+    assert answer is not None, child.failure
+    assert json.loads(answer)["json"] == json.__file__
+
+
+@pytest.mark.parametrize(("entry", "timeout"), [("fails", 60.0), ("sleeps", 0.3)])
+def test_a_child_that_fails_or_is_late_gives_no_answer_and_is_reaped(entry: str, timeout: float) -> None:
+    child = Child.start((ENTRY, entry), b"", ())
+    assert child.answer(timeout=timeout) is None
+    assert child.failure
+    child.close()
+    assert children() == []
+
+
+def test_a_child_is_not_started_without_an_executable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.executable", "")
+    with pytest.raises(FileNotFoundError):
+        Child.start((ENTRY, "fails"), b"", ())

@@ -1,0 +1,64 @@
+"""A glance survives the trip from the child as plain values; anything else is refused whole."""
+
+from __future__ import annotations
+
+import marshal
+from functools import partial
+
+import pytest
+
+from handoff_core.files.sightings import Sighting, opened_sessions, sight_rounds
+from handoff_core.services.tree.glance_records import _record, decoded
+from handoff_core.services.tree.status import glance_sighted
+from handoff_core.services.writing.store import Store
+from tests.core.services.tree.test_glance import history, old_times
+
+
+def records_of(store: Store) -> tuple[str, str, list[object]]:
+    """The change, its one round, and that round's records as the child makes them."""
+    (round_dir,) = store.roots.state_root.glob("specdev/changes/*/sessions/*")
+    change = round_dir.parent.parent.name
+    with opened_sessions(store.roots.state_root, change) as (facts, sessions_fd):
+        assert sessions_fd is not None
+        seen = list(sight_rounds(sessions_fd, [round_dir.name], facts, 2**62, partial(_record, {})))
+    return change, round_dir.name, [tuple(r) for r in seen if isinstance(r, list)]
+
+
+def test_a_glance_decodes_to_the_status_and_probe_the_child_glanced(store: Store) -> None:
+    history(store)
+    old_times(store)
+    change, session, records = records_of(store)
+    assert len(records) > 10
+    (got,) = decoded(marshal.dumps((session, records)), change, [session])
+    assert got[0] == session
+    assert got[1] is not None
+    sightings: dict[str, Sighting] = {}
+    with opened_sessions(store.roots.state_root, change) as (facts, fd):
+        assert fd is not None
+        list(sight_rounds(fd, [session], facts, 2**62, lambda r, t, s: sightings.setdefault(t, s)))
+    for status, stamps, names in got[1]:
+        sighting = sightings[status.ref.task]
+        assert status == glance_sighted(change, session, status.ref.task, sighting)
+        assert (stamps, names) == sighting.probe
+
+
+ROUND, CHANGE = "20261130T000000Z", "2026-11-30-demo"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"",
+        b"nonsense",
+        marshal.dumps({"a": 1}),
+        marshal.dumps(("another-round", [])),
+        marshal.dumps((ROUND, [])) + marshal.dumps((ROUND, [])),
+        marshal.dumps((ROUND, [("not", "a", "glance")])),
+        marshal.dumps((ROUND, [((CHANGE, "another-round", "001-a"), *[None] * 18)])),
+        marshal.dumps((ROUND, [(("another-change", ROUND, "001-a"), *[None] * 18)])),
+        marshal.dumps((ROUND, [((CHANGE, ROUND), *[None] * 18)])),
+    ],
+)
+def test_an_answer_that_is_not_glances_of_the_rounds_asked_is_refused(payload: bytes) -> None:
+    with pytest.raises((ValueError, TypeError, EOFError)):
+        decoded(payload, CHANGE, [ROUND])
