@@ -21,7 +21,7 @@ from handoff_core.services.tree.status import TaskStatus, glance_sighted
 
 __all__ = ["Glance", "decoded", "serve_half"]
 
-_WIDTH: Final = len(TaskStatus._fields) + 2  # a glance's fields, its stamps and its entry names
+_WIDTH: Final = len(TaskStatus._fields) + 2  # the task's name, the other fields, its stamps and its entry names
 
 Glance = tuple[TaskStatus, bytes | None, tuple[str, ...]]  # a status, the stamps and names it is held on
 
@@ -45,14 +45,16 @@ def decoded(payload: bytes, change: str, there: list[str]) -> list[tuple[str, li
 
 
 def _glance(record: tuple[object, ...], change: str, session: str) -> Glance:
+    """A glance from its record: the task's name, the status's other fields, its stamps and names."""
     if type(record) is not tuple or len(record) != _WIDTH:
         raise ValueError("not a glance")
-    ref = Ref._make(record[0])  # type: ignore[arg-type]
-    if ref.change != change or ref.session != session or type(ref.task) is not str or record[-1].__class__ is not tuple:
-        raise ValueError(f"a glance filed under the wrong round: {ref}")
-    # A round trip of a status the child built by keyword (``glance_sighted``), field for field.
-    status = TaskStatus._make((ref, *record[1:-2]))
-    return status, record[-2], record[-1]  # type: ignore[return-value]
+    task, stamps, names = record[0], record[-2], record[-1]
+    if type(task) is not str or type(names) is not tuple or not (stamps is None or type(stamps) is bytes):
+        raise ValueError("not a glance")
+    # A round trip of a status the child built by keyword (``glance_sighted``), field for field; its
+    # change and round are those this process asked for (the child names only the task).
+    status = TaskStatus._make((Ref(change, session, task), *record[1:-2]))
+    return status, stamps, names
 
 
 def serve_half() -> None:
@@ -61,8 +63,10 @@ def serve_half() -> None:
     sessions_fd, facts, before_ns, rounds = marshal.load(sys.stdin.buffer)  # noqa: S302  # from the server that started it
     facts = ChangeFacts(*facts)
     look = partial(_record, {})
-    for name in rounds:
-        sys.stdout.buffer.write(marshal.dumps((name, _glanced(sessions_fd, name, facts, before_ns, look))))
+    # Written once all is glanced: the server reads only after its own half, and a pipe that filled
+    # before then would stop this walk until it did.
+    answer = [marshal.dumps((name, _glanced(sessions_fd, name, facts, before_ns, look))) for name in rounds]
+    sys.stdout.buffer.write(b"".join(answer))
     sys.stdout.buffer.flush()
 
 
@@ -92,4 +96,4 @@ def _record(
     if status is None:
         return None
     stamps, names = seen.probe if seen.probe is not None else (None, ())
-    return [tuple(status.ref), *status[1:], stamps, shared.setdefault(names, names)]
+    return [task, *status[1:], stamps, shared.setdefault(names, names)]

@@ -22,10 +22,10 @@ def answers_other_rounds() -> None:
     sys.stdout.buffer.write(marshal.dumps(("other", [])))
 
 
-def files_a_glance_under_a_round_not_asked() -> None:
-    _, facts, _, rounds = marshal.load(sys.stdin.buffer)
+def answers_a_round_with_what_is_no_glance() -> None:
+    _, _, _, rounds = marshal.load(sys.stdin.buffer)
     for name in rounds:
-        sys.stdout.buffer.write(marshal.dumps((name, [((facts[0], "another", "001-a"), *[None] * 18)])))
+        sys.stdout.buffer.write(marshal.dumps((name, [("001-a", *[None] * 18)])))
 
 
 def never_ends() -> None:

@@ -54,9 +54,10 @@ ROUND, CHANGE = "20261130T000000Z", "2026-11-30-demo"
         marshal.dumps(("another-round", [])),
         marshal.dumps((ROUND, [])) + marshal.dumps((ROUND, [])),
         marshal.dumps((ROUND, [("not", "a", "glance")])),
-        marshal.dumps((ROUND, [((CHANGE, "another-round", "001-a"), *[None] * 18)])),
-        marshal.dumps((ROUND, [(("another-change", ROUND, "001-a"), *[None] * 18)])),
-        marshal.dumps((ROUND, [((CHANGE, ROUND), *[None] * 18)])),
+        marshal.dumps((ROUND, [(("001-a",), *[None] * 17, ())])),
+        marshal.dumps((ROUND, [("001-a", *[None] * 17, "not names")])),
+        marshal.dumps((ROUND, [("001-a", *[None] * 16, "not stamps", ())])),
+        marshal.dumps((ROUND, [("001-a", *[None] * 17)])),
     ],
 )
 def test_an_answer_that_is_not_glances_of_the_rounds_asked_is_refused(payload: bytes) -> None:
