@@ -27,11 +27,13 @@ if TYPE_CHECKING:
     from typing import Protocol
 
 __all__ = [
+    "found_snapshot",
     "held_snapshot",
     "number_counts",
     "packed_probe",
     "read_change_snapshots",
     "read_snapshot",
+    "read_task_dir",
     "round_names",
     "task_snapshots",
 ]
@@ -104,10 +106,10 @@ def _quick_probe(round_fd: int, task: str, names: tuple[str, ...], files: tuple[
     return None if stamps is None else (stamps, names)
 
 
-def _found(
+def found_snapshot(
     facts: ChangeFacts, same: int, read: tuple[tuple[str, ...], dict[str, Entry], Probe | None, bool]
 ) -> TaskSnapshot:
-    """The snapshot of a task directory that was found and read (``_read_task_dir``)."""
+    """The snapshot of a task directory that was found and read (``read_task_dir``)."""
     entries, files, probe, reused = read
     return TaskSnapshot(
         change=facts,
@@ -121,7 +123,7 @@ def _found(
     )
 
 
-def _read_task_dir(
+def read_task_dir(
     round_fd: int,
     task: str,
     files: tuple[str, ...] = HANDOFF_FILES,
@@ -252,12 +254,12 @@ def task_snapshots(
         return
     known = None if reuse is None else partial(reuse.holds, facts, session, shown, same)
     try:
-        read = _read_task_dir(round_fd, task, files, unless, known)
+        read = read_task_dir(round_fd, task, files, unless, known)
     except UnsafePath as exc:
         yield shown, TaskSnapshot(change=facts, problems=(exc.message,), same_number=same, task_found=True)
         return
     if read is not None:
-        yield shown, _found(facts, same, read)
+        yield shown, found_snapshot(facts, same, read)
 
 
 def held_snapshot(
@@ -313,10 +315,10 @@ def read_snapshot(root: str | os.PathLike[str], change: str, session: str, task:
                         change=facts, problems=(f"round directory sessions/{session} not found in the change",)
                     )
                 same = number_counts(os.listdir(round_fd))[task.split("-", 1)[0]]
-                read = _read_task_dir(round_fd, task) if exists_dir(round_fd, task) else None
+                read = read_task_dir(round_fd, task) if exists_dir(round_fd, task) else None
                 if read is None:
                     return TaskSnapshot(change=facts, problems=(), same_number=same, task_found=False)
-                return _found(facts, same, read)
+                return found_snapshot(facts, same, read)
     except HandoffError as exc:
         return TaskSnapshot(change=facts, problems=(exc.message,))
     except OSError as exc:

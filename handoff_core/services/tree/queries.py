@@ -26,6 +26,7 @@ from handoff_core.contract.validate import Verdict, check_handoff
 from handoff_core.contract.values import relative_parts
 from handoff_core.errors import ChangeNotFound, HandoffError
 from handoff_core.files.leftovers import Leftover, find_leftovers
+from handoff_core.files.page_reader import PageReader
 from handoff_core.files.paths import entry_mode, read_regular, walked
 from handoff_core.files.reader import read_change_snapshots, read_snapshot, round_names
 from handoff_core.files.sightings import opened_sessions, sight_rounds
@@ -249,10 +250,22 @@ class Queries:
 
     def judged(self, status: TaskStatus, among: list[TaskStatus]) -> TaskStatus:
         """``status`` judged in full (read afresh when it is a glance); ``among`` is the answer it is part of."""
-        if status.judged:
-            return status
-        with self.answering():
-            return named_since(task_status(status.ref, self.snapshot(status.ref), self.anchor), among)
+        with self.page_judge(among) as judge:
+            return judge(status)
+
+    @contextmanager
+    def page_judge(self, among: list[TaskStatus]) -> Iterator[Callable[[TaskStatus], TaskStatus]]:
+        """``judged`` for the tasks of one page of ``among``: their changes located and rounds listed
+        once (``files.page_reader``), each task's own files read afresh."""
+        with PageReader(self.roots.state_root) as reader:
+
+            def judge(status: TaskStatus) -> TaskStatus:
+                if status.judged:
+                    return status
+                with self.answering():
+                    return named_since(task_status(status.ref, reader.snapshot(*status.ref), self.anchor), among)
+
+            yield judge
 
     def judge_later(self, tasks: list[TaskStatus], change: str | None, session: str | None) -> None:
         """Judge in full, on one thread at a time, what a glancing walk of ``change`` (and

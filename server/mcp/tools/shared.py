@@ -129,10 +129,8 @@ def tools(services: Services) -> list[Tool]:
             )
             return _sent_bytes(row)
 
-        def judge(status: TaskStatus) -> TaskStatus:
-            return queries.judged(status, every)
-
-        page = page_status(tasks, view or "needs_lead", now=now, size=sent_bytes, judge=judge)
+        with queries.page_judge(every) as judge:
+            page = page_status(tasks, view or "needs_lead", now=now, size=sent_bytes, judge=judge)
         if scope is None:
             queries.judge_later(every, change or None, session or None)
         return Status(
