@@ -92,6 +92,7 @@ def test_a_split_walk_answers_and_holds_exactly_as_one_walk(
     store: Store, monkeypatch: pytest.MonkeyPatch, split_small: list[tuple[str, bool]]
 ) -> None:
     expected, expected_held = unsplit(store, monkeypatch)
+    before = set(children())  # what earlier tests left running (a session's servers) is not this test's
     answer, held = one_walk(store)
     names = [p.name for p in rounds_of(store)]
     # The child took the last two rounds: the third it glanced, the fourth it left to the server.
@@ -99,7 +100,7 @@ def test_a_split_walk_answers_and_holds_exactly_as_one_walk(
     assert answer == expected
     assert held == expected_held
     assert sum(not t.judged for t in answer) > len(answer) // 2
-    assert children() == []
+    assert set(children()) <= before
 
 
 BROKEN = ("exits", "writes_nonsense", "answers_other_rounds", "answers_a_round_with_what_is_no_glance", "never_ends")
@@ -117,13 +118,14 @@ def test_a_second_process_that_fails_leaves_its_rounds_to_this_one(
     monkeypatch.setattr(halves, "ENTRY", (broken_children.__name__, failure))
     monkeypatch.setattr(halves, "WAIT_AT_LEAST", 0.5)
     monkeypatch.setattr(halves, "WAIT_FACTOR", 0.0)
+    before = set(children())
     with caplog.at_level(logging.WARNING, logger=halves.__name__):
         answer, held = one_walk(store)
     assert [found for _, found in split_small] == [False, False]
     assert answer == expected
     assert held == expected_held
     assert [r.levelno for r in caplog.records] == [logging.WARNING]
-    assert children() == []
+    assert set(children()) <= before
 
 
 def test_a_second_process_that_cannot_start_leaves_every_round_to_this_one(
