@@ -1,8 +1,9 @@
 """A child interpreter of this server's own code, the one way one starts (git has its own, ``git``).
 
 ``sys.executable -I``: no environment variable, user site or working directory chooses what it
-imports; it is given this process's ``sys.path`` (its text entries) instead, so it runs the very
-code this process runs. It is handed what it works on as open descriptors (``pass_fds``: no path
+imports; it is given this process's ``sys.path`` instead (``import_path``: its absolute entries,
+never the working directory unless this code was loaded from there), so it runs the very code
+this process runs. It is handed what it works on as open descriptors (``pass_fds``: no path
 is resolved again) and its question on standard input, runs in a process group of its own, and
 answers on standard output within the time it is given or is killed. It is always reaped.
 """
@@ -10,8 +11,10 @@ answers on standard output within the time it is given or is killed. It is alway
 from __future__ import annotations
 
 import marshal
+import os
 import subprocess
 import sys
+import tempfile
 from typing import Final
 
 __all__ = ["Child"]
@@ -20,6 +23,16 @@ _BOOT: Final = (
     "import marshal, sys; sys.path[:] = marshal.load(sys.stdin.buffer); from {module} import {function}; {function}()"
 )
 _SAID: Final = 400  # bytes of a failed child's standard error kept for the log
+
+
+def import_path() -> list[str]:
+    """Where a child imports from: this process's absolute ``sys.path`` entries, the working
+    directory left out (a file planted there later must not run in the child) unless it is where
+    this code itself was loaded from."""
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    cwd = os.getcwd()
+    path = [entry for entry in sys.path if isinstance(entry, str) and os.path.isabs(entry)]
+    return [here, *(entry for entry in path if entry != here and os.path.realpath(entry) != os.path.realpath(cwd))]
 
 
 class Child:
@@ -35,24 +48,19 @@ class Child:
         if not sys.executable:
             raise FileNotFoundError("this interpreter does not know its own executable")
         module, function = entry
-        process = subprocess.Popen(
-            [sys.executable, "-I", "-c", _BOOT.format(module=module, function=function)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            pass_fds=fds,
-            start_new_session=True,  # a terminal's interrupt is for the server, which stops it in turn
-        )
-        child = cls(process)
-        stdin, process.stdin = process.stdin, None  # written and closed here: ``communicate`` only reads
-        try:
-            assert stdin is not None
-            with stdin:
-                stdin.write(marshal.dumps([entry for entry in sys.path if isinstance(entry, str)]) + question)
-        except OSError:
-            child.close()  # it stopped at its start
-            raise
-        return child
+        # The question waits in a file, not a pipe: starting the child never blocks on its reading.
+        with tempfile.TemporaryFile() as asked:
+            asked.write(marshal.dumps(import_path()) + question)
+            asked.seek(0)
+            process = subprocess.Popen(
+                [sys.executable, "-I", "-c", _BOOT.format(module=module, function=function)],
+                stdin=asked,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=fds,
+                start_new_session=True,  # a terminal's interrupt is for the server, which stops it in turn
+            )
+        return cls(process)
 
     def answer(self, timeout: float) -> bytes | None:
         """Its standard output once it exits 0 within ``timeout`` seconds; None (and ``failure``) else."""

@@ -15,8 +15,10 @@ from functools import partial
 from typing import Final
 
 from handoff_core.contract.change import ChangeFacts
-from handoff_core.contract.ids import Ref
+from handoff_core.contract.ids import Ref, task_number
+from handoff_core.contract.validate import LATE_REPORT
 from handoff_core.files.sightings import Sighting, sight_rounds
+from handoff_core.layout import KINDS, REPORT_STATUSES
 from handoff_core.services.tree.status import TaskStatus, glance_sighted
 
 __all__ = ["Glance", "decoded", "serve_half"]
@@ -38,19 +40,43 @@ def decoded(payload: bytes, change: str, there: list[str]) -> list[tuple[str, li
         name, found = marshal.load(stream)  # noqa: S302
         if name != asked:
             raise ValueError(f"round {name!r} where {asked!r} was asked for")
-        rounds.append((name, None if found is None else [_glance(record, change, name) for record in found]))
+        seen: set[str] = set()
+        rounds.append((name, None if found is None else [_glance(record, change, name, seen) for record in found]))
     if stream.read(1):
         raise ValueError("more than the rounds asked for")
     return rounds
 
 
-def _glance(record: tuple[object, ...], change: str, session: str) -> Glance:
+# What a glance can hold (``status._glanced``): a record holding anything else is no glance.
+_SAYS = {
+    (kind, state, report, notes)
+    for kind in KINDS
+    for state, reports in (("dispatched", (None,)), ("released", (None,)), ("returned", REPORT_STATUSES))
+    for report in reports
+    for notes in ((), (LATE_REPORT,))
+}
+_UNSAID = (None, (), None, "", False, False)  # scope, problems, proof, held_because, judged, original
+
+
+def _glance(record: tuple[object, ...], change: str, session: str, seen: set[str]) -> Glance:
     """A glance from its record: the task's name, the status's other fields, its stamps and names."""
     if type(record) is not tuple or len(record) != _WIDTH:
         raise ValueError("not a glance")
-    task, stamps, names = record[0], record[-2], record[-1]
-    if type(task) is not str or type(names) is not tuple or not (stamps is None or type(stamps) is bytes):
-        raise ValueError("not a glance")
+    task, kind, state, report, scope, locator, temp, problems, outstanding, notes, proof = record[:11]
+    dispatched, released, closed, held, judged, original, stamps, names = record[11:]
+    if (
+        (kind, state, report, notes) not in _SAYS
+        or (scope, problems, proof, held, judged, original) != _UNSAID
+        or type(task) is not str
+        or task_number(task) is None
+        or task in seen
+        or not (type(locator) is type(outstanding) is bool and type(dispatched) is float)
+        or not all(type(t) is float for t in (released, closed) if t is not None)
+        or not (type(temp) is type(names) is tuple and all(type(n) is str for n in (*temp, *names)))
+        or not (stamps is None or type(stamps) is bytes)
+    ):
+        raise ValueError(f"not a glance of a task: {task!r}")
+    seen.add(task)
     # A round trip of a status the child built by keyword (``glance_sighted``), field for field; its
     # change and round are those this process asked for (the child names only the task).
     status = TaskStatus._make((Ref(change, session, task), *record[1:-2]))

@@ -43,6 +43,7 @@ WAIT_AT_LEAST: Final = 10.0  # seconds the server waits for its child after its 
 WAIT_FACTOR: Final = 4.0  # ... or this many times as long as its own half took, when that is longer
 ENTRY: Final = ("handoff_core.services.tree.glance_records", "serve_half")  # what the child runs
 _OWN_LINKS: Final = 2  # a directory's own name, and its "."
+_STANDARD_STREAMS: Final = 2  # descriptors 0, 1 and 2
 
 
 def round_sizes(sessions_fd: int, rounds: list[str]) -> list[int]:
@@ -75,7 +76,8 @@ def split_at(sizes: list[int]) -> int:
 @contextmanager
 def halves(sessions_fd: int, facts: ChangeFacts, before_ns: int, rounds: list[str]) -> Iterator[Halves | None]:
     """A cold walk of ``rounds`` in halves, the child started; None: walk them all in this process."""
-    cut = split_at(round_sizes(sessions_fd, rounds))
+    # A handle numbered 0-2 would be taken by the child's own standard streams: no split then.
+    cut = split_at(round_sizes(sessions_fd, rounds)) if sessions_fd > _STANDARD_STREAMS else len(rounds)
     split = None
     if cut < len(rounds):
         question = marshal.dumps((sessions_fd, tuple(facts), before_ns, rounds[cut:]))

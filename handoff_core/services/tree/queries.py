@@ -363,7 +363,8 @@ class Queries:
                 return []
             rounds = round_names(sessions_fd, session)
             walk = partial(self._sight, sessions_fd, facts, before, reuse, began, anchor)
-            if reuse is not None or session is not None:
+            # A child holds nothing: split only a whole change of which nothing is held yet.
+            if session is not None or (reuse is not None and self._verdicts.holds_any(change)):
                 return walk(rounds)
             with halves(sessions_fd, facts, before, rounds) as split:
                 if split is None:

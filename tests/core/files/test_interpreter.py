@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -33,12 +35,15 @@ def test_a_child_answers_its_question_through_the_handle_it_is_given(tmp_path: P
     assert set(children()) <= before
 
 
+@pytest.mark.parametrize("entry", ["", ".", "cwd"])
 def test_neither_the_environment_nor_the_working_directory_chooses_what_a_child_imports(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str
 ) -> None:
     (tmp_path / "json.py").write_text("raise SystemExit('a planted json')\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     monkeypatch.chdir(tmp_path)
+    # As ``python -m server`` run in a project leaves it: the working directory first on sys.path.
+    monkeypatch.setattr(sys, "path", [str(tmp_path) if entry == "cwd" else entry, *sys.path])
     fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         child = Child.start((ENTRY, "echo_listing"), json.dumps({"fd": fd}).encode(), (fd,))
@@ -56,6 +61,18 @@ def test_a_child_that_fails_or_is_late_gives_no_answer_and_is_reaped(entry: str,
     child = Child.start((ENTRY, entry), b"", ())
     assert child.answer(timeout=timeout) is None
     assert child.failure
+    child.close()
+    assert set(children()) <= before
+
+
+def test_a_question_larger_than_a_pipe_holds_never_stops_the_start_of_a_child_that_has_not_read_it() -> None:
+    started: list[Child] = []
+    before = set(children())
+    starting = threading.Thread(target=lambda: started.append(Child.start((ENTRY, "sleeps"), b"x" * 1_000_000, ())))
+    starting.start()
+    starting.join(timeout=30)  # bounded: it returns at once, the question waiting in a file
+    assert not starting.is_alive()
+    (child,) = started
     child.close()
     assert set(children()) <= before
 

@@ -43,6 +43,30 @@ def test_a_glance_decodes_to_the_status_and_probe_the_child_glanced(store: Store
 
 
 ROUND, CHANGE = "20261130T000000Z", "2026-11-30-demo"
+# A record as the child sends a returned review's glance: task, the status's other fields, stamps, names.
+GLANCE = (
+    *("001-a", "review", "returned", "completed", None, False, (), (), False, (), None, 1.0, None, 2.0),
+    *("", False, False, b"s", ("REPORT.md", "TASK.md")),
+)
+# Per field of GLANCE, values no glance holds there.
+ODD: dict[int, tuple[object, ...]] = {
+    **{0: ("a-task", 7), 1: ("kind", None), 2: ("weird", "invalid"), 3: ("done",), 4: ("scope",), 5: (1,)},
+    **{6: (["a"], (1,)), 7: (("a problem",),), 8: (1, None), 9: (("note",),), 10: ("proof",), 11: (1, None)},
+    **{12: ("1.0",), 13: (2,), 14: ("held",), 15: (True,), 16: (True,), 17: ("stamps",), 18: (["TASK.md"], (1,))},
+}
+
+
+def odd_records() -> list[tuple[object, ...]]:
+    """The glance above, one field at a time made what no glance holds."""
+    return [(*GLANCE[:index], value, *GLANCE[index + 1 :]) for index, values in ODD.items() for value in values]
+
+
+def test_the_record_the_odd_ones_are_made_from_is_a_glance() -> None:
+    (got,) = decoded(marshal.dumps((ROUND, [GLANCE])), CHANGE, [ROUND])
+    assert got[1] is not None
+    ((status, stamps, names),) = got[1]
+    assert (status.ref.task, status.state, status.report_status) == ("001-a", "returned", "completed")
+    assert (stamps, names) == (b"s", GLANCE[-1])
 
 
 @pytest.mark.parametrize(
@@ -58,6 +82,8 @@ ROUND, CHANGE = "20261130T000000Z", "2026-11-30-demo"
         marshal.dumps((ROUND, [("001-a", *[None] * 17, "not names")])),
         marshal.dumps((ROUND, [("001-a", *[None] * 16, "not stamps", ())])),
         marshal.dumps((ROUND, [("001-a", *[None] * 17)])),
+        *(marshal.dumps((ROUND, [record])) for record in odd_records()),
+        marshal.dumps((ROUND, [GLANCE, GLANCE])),  # one task twice
     ],
 )
 def test_an_answer_that_is_not_glances_of_the_rounds_asked_is_refused(payload: bytes) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -101,6 +102,24 @@ def test_a_split_walk_answers_and_holds_exactly_as_one_walk(
     assert held == expected_held
     assert sum(not t.judged for t in answer) > len(answer) // 2
     assert set(children()) <= before
+
+
+def test_each_large_change_of_a_cold_walk_is_split(
+    store: Store, tmp_path: Path, split_small: list[tuple[str, bool]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the first change leaves held is no reason to walk the next in one process."""
+    root = tmp_path / "speculo" / ".speculo"
+    shutil.copytree(store.roots.state_root, root, symlinks=True)
+    changes = root / "specdev" / "changes"
+    (first,) = changes.iterdir()
+    shutil.copytree(first, changes / "2026-12-01-other", symlinks=True)
+    two = Store(root, tmp_path)
+    old_times(two)
+    expected, expected_held = unsplit(two, monkeypatch)
+    answer, held = one_walk(two)
+    assert len(split_small) == 2 * 2  # the last two rounds of each change
+    assert answer == expected
+    assert held == expected_held
 
 
 BROKEN = ("exits", "writes_nonsense", "answers_other_rounds", "answers_a_round_with_what_is_no_glance", "never_ends")
