@@ -7,12 +7,12 @@ than a glance needs (no logging, no subprocess), so that it starts sooner.
 from __future__ import annotations
 
 import gc
-import io
 import marshal
+import struct
 import sys
 from collections.abc import Callable
 from functools import partial
-from typing import Final
+from typing import Any, Final, cast
 
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.ids import Ref, task_number
@@ -21,8 +21,9 @@ from handoff_core.files.sightings import Sighting, sight_rounds
 from handoff_core.layout import KINDS, REPORT_STATUSES
 from handoff_core.services.tree.status import TaskStatus, glance_sighted
 
-__all__ = ["Glance", "decoded", "serve_half"]
+__all__ = ["Glance", "decoded", "framed", "serve_half"]
 
+_FRAME: Final = struct.Struct("<I")  # a round's value's length, before it
 _WIDTH: Final = len(TaskStatus._fields) + 2  # the task's name, the other fields, its stamps and its entry names
 
 Glance = tuple[TaskStatus, bytes | None, tuple[str, ...]]  # a status, the stamps and names it is held on
@@ -31,18 +32,26 @@ Glance = tuple[TaskStatus, bytes | None, tuple[str, ...]]  # a status, the stamp
 def decoded(payload: bytes, change: str, there: list[str]) -> list[tuple[str, list[Glance] | None]]:
     """The child's answer as glances, each checked to be of the round it is filed under.
 
-    One value per round, read one at a time: what is alive at once is the payload, the glances and
-    one round's records, never every record beside every glance."""
-    stream = io.BytesIO(payload)
-    rounds = []
+    One value per round, each framed by its length and read one at a time (``marshal.loads`` of a
+    slice; loading from a stream reads it a few bytes at a time): what is alive at once is the
+    payload, the glances and one round's records, never every record beside every glance."""
+    view, offset, rounds = memoryview(payload), 0, []
+    seen_names: set[object] = set()
     for asked in there:
+        if offset + _FRAME.size > len(view):
+            raise ValueError("an answer cut short")
+        (size,) = _FRAME.unpack_from(view, offset)
+        offset += _FRAME.size + size
+        if offset > len(view):
+            raise ValueError("an answer cut short")
         # Written by the child this process started, on a pipe only the two of them hold; values only.
-        name, found = marshal.load(stream)  # noqa: S302
+        name, found = marshal.loads(view[offset - size : offset])  # noqa: S302
         if name != asked:
             raise ValueError(f"round {name!r} where {asked!r} was asked for")
         seen: set[str] = set()
-        rounds.append((name, None if found is None else [_glance(record, change, name, seen) for record in found]))
-    if stream.read(1):
+        glance = partial(_glance, change=change, session=name, seen=seen, seen_names=seen_names)
+        rounds.append((name, None if found is None else [glance(record) for record in found]))
+    if offset != len(view):
         raise ValueError("more than the rounds asked for")
     return rounds
 
@@ -58,7 +67,7 @@ _SAYS = {
 _UNSAID = (None, (), None, "", False, False)  # scope, problems, proof, held_because, judged, original
 
 
-def _glance(record: tuple[object, ...], change: str, session: str, seen: set[str]) -> Glance:
+def _glance(record: tuple[object, ...], change: str, session: str, seen: set[str], seen_names: set[object]) -> Glance:
     """A glance from its record: the task's name, the status's other fields, its stamps and names."""
     if type(record) is not tuple or len(record) != _WIDTH:
         raise ValueError("not a glance")
@@ -71,16 +80,32 @@ def _glance(record: tuple[object, ...], change: str, session: str, seen: set[str
         or task_number(task) is None
         or task in seen
         or not (type(locator) is type(outstanding) is bool and type(dispatched) is float)
-        or not all(type(t) is float for t in (released, closed) if t is not None)
-        or not (type(temp) is type(names) is tuple and all(type(n) is str for n in (*temp, *names)))
+        or not (released is None or type(released) is float)
+        or not (closed is None or type(closed) is float)
         or not (stamps is None or type(stamps) is bytes)
+        or not (temp == () or (type(temp) is tuple and all(type(n) is str for n in temp)))
+        or not (names in seen_names or _names(names, seen_names))
     ):
         raise ValueError(f"not a glance of a task: {task!r}")
     seen.add(task)
     # A round trip of a status the child built by keyword (``glance_sighted``), field for field; its
     # change and round are those this process asked for (the child names only the task).
     status = TaskStatus._make((Ref(change, session, task), *record[1:-2]))
-    return status, stamps, names
+    return status, stamps, cast("tuple[str, ...]", names)  # checked above (``_names``)
+
+
+def framed(value: Any) -> bytes:  # marshal's own kinds of value
+    """One round's value as the child writes it: its length, then ``marshal``'s bytes."""
+    blob = marshal.dumps(value)
+    return _FRAME.pack(len(blob)) + blob
+
+
+def _names(names: object, seen_names: set[object]) -> bool:
+    """Whether ``names`` is a tuple of names (remembered: most tasks share a few such tuples)."""
+    if type(names) is tuple and all(type(n) is str for n in names):
+        seen_names.add(names)
+        return True
+    return False
 
 
 def serve_half() -> None:
@@ -91,7 +116,7 @@ def serve_half() -> None:
     look = partial(_record, {})
     # Written once all is glanced: the server reads only after its own half, and a pipe that filled
     # before then would stop this walk until it did.
-    answer = [marshal.dumps((name, _glanced(sessions_fd, name, facts, before_ns, look))) for name in rounds]
+    answer = [framed((name, _glanced(sessions_fd, name, facts, before_ns, look))) for name in rounds]
     sys.stdout.buffer.write(b"".join(answer))
     sys.stdout.buffer.flush()
 

@@ -1,6 +1,6 @@
 """What a split walk's child may do instead of glancing: run as real children by test_halves.
 
-Loaded by a bare interpreter: nothing here imports more than the standard library.
+Each writes what it writes as the real child frames it (``framed``): refused for what it says.
 """
 
 from __future__ import annotations
@@ -8,6 +8,8 @@ from __future__ import annotations
 import marshal
 import sys
 import time
+
+from handoff_core.services.tree.glance_records import framed
 
 
 def exits() -> None:
@@ -19,13 +21,13 @@ def writes_nonsense() -> None:
 
 
 def answers_other_rounds() -> None:
-    sys.stdout.buffer.write(marshal.dumps(("other", [])))
+    sys.stdout.buffer.write(framed(("other", [])))
 
 
 def answers_a_round_with_what_is_no_glance() -> None:
     _, _, _, rounds = marshal.load(sys.stdin.buffer)
     for name in rounds:
-        sys.stdout.buffer.write(marshal.dumps((name, [("001-a", *[None] * 18)])))
+        sys.stdout.buffer.write(framed((name, [("001-a", *[None] * 18)])))
 
 
 def never_ends() -> None:

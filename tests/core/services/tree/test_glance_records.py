@@ -8,7 +8,7 @@ from functools import partial
 import pytest
 
 from handoff_core.files.sightings import Sighting, opened_sessions, sight_rounds
-from handoff_core.services.tree.glance_records import _record, decoded
+from handoff_core.services.tree.glance_records import _record, decoded, framed
 from handoff_core.services.tree.status import glance_sighted
 from handoff_core.services.writing.store import Store
 from tests.core.services.tree.test_glance import history, old_times
@@ -29,7 +29,7 @@ def test_a_glance_decodes_to_the_status_and_probe_the_child_glanced(store: Store
     old_times(store)
     change, session, records = records_of(store)
     assert len(records) > 10
-    (got,) = decoded(marshal.dumps((session, records)), change, [session])
+    (got,) = decoded(framed((session, records)), change, [session])
     assert got[0] == session
     assert got[1] is not None
     sightings: dict[str, Sighting] = {}
@@ -62,7 +62,7 @@ def odd_records() -> list[tuple[object, ...]]:
 
 
 def test_the_record_the_odd_ones_are_made_from_is_a_glance() -> None:
-    (got,) = decoded(marshal.dumps((ROUND, [GLANCE])), CHANGE, [ROUND])
+    (got,) = decoded(framed((ROUND, [GLANCE])), CHANGE, [ROUND])
     assert got[1] is not None
     ((status, stamps, names),) = got[1]
     assert (status.ref.task, status.state, status.report_status) == ("001-a", "returned", "completed")
@@ -74,16 +74,19 @@ def test_the_record_the_odd_ones_are_made_from_is_a_glance() -> None:
     [
         b"",
         b"nonsense",
-        marshal.dumps({"a": 1}),
-        marshal.dumps(("another-round", [])),
-        marshal.dumps((ROUND, [])) + marshal.dumps((ROUND, [])),
-        marshal.dumps((ROUND, [("not", "a", "glance")])),
-        marshal.dumps((ROUND, [(("001-a",), *[None] * 17, ())])),
-        marshal.dumps((ROUND, [("001-a", *[None] * 17, "not names")])),
-        marshal.dumps((ROUND, [("001-a", *[None] * 16, "not stamps", ())])),
-        marshal.dumps((ROUND, [("001-a", *[None] * 17)])),
-        *(marshal.dumps((ROUND, [record])) for record in odd_records()),
-        marshal.dumps((ROUND, [GLANCE, GLANCE])),  # one task twice
+        marshal.dumps((ROUND, [])),  # not framed
+        framed((ROUND, []))[:-1],  # cut short
+        framed((ROUND, [])) + b"x",  # more than asked
+        framed({"a": 1}),
+        framed(("another-round", [])),
+        framed((ROUND, [])) + framed((ROUND, [])),
+        framed((ROUND, [("not", "a", "glance")])),
+        framed((ROUND, [(("001-a",), *[None] * 17, ())])),
+        framed((ROUND, [("001-a", *[None] * 17, "not names")])),
+        framed((ROUND, [("001-a", *[None] * 16, "not stamps", ())])),
+        framed((ROUND, [("001-a", *[None] * 17)])),
+        *(framed((ROUND, [record])) for record in odd_records()),
+        framed((ROUND, [GLANCE, GLANCE])),  # one task twice
     ],
 )
 def test_an_answer_that_is_not_glances_of_the_rounds_asked_is_refused(payload: bytes) -> None:
