@@ -5,7 +5,8 @@ imports; it is given this process's ``sys.path`` instead (``import_path``: its a
 never the working directory unless this code was loaded from there), so it runs the very code
 this process runs. It is handed what it works on as open descriptors (``pass_fds``: no path
 is resolved again) and its question on standard input, runs in a process group of its own, and
-answers on standard output within the time it is given or is killed. It is always reaped.
+answers on standard output within the time it is given or is killed. Its standard streams are
+files, never pipes. It is always reaped.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from typing import Final
+from typing import BinaryIO, Final
 
 __all__ = ["Child"]
 
@@ -38,8 +39,9 @@ def import_path() -> list[str]:
 class Child:
     """A child interpreter running ``module.function()`` on the question it was given."""
 
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], said: BinaryIO, complained: BinaryIO) -> None:
         self._process = process
+        self._said, self._complained = said, complained  # its standard output and error, files of their own
         self.failure = ""  # why ``answer`` gave none
 
     @classmethod
@@ -48,34 +50,46 @@ class Child:
         if not sys.executable:
             raise FileNotFoundError("this interpreter does not know its own executable")
         module, function = entry
-        # The question waits in a file, not a pipe: starting the child never blocks on its reading.
-        with tempfile.TemporaryFile() as asked:
-            asked.write(marshal.dumps(import_path()) + question)
-            asked.seek(0)
-            process = subprocess.Popen(
-                [sys.executable, "-I", "-c", _BOOT.format(module=module, function=function)],
-                stdin=asked,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                pass_fds=fds,
-                start_new_session=True,  # a terminal's interrupt is for the server, which stops it in turn
-            )
-        return cls(process)
-
-    def answer(self, timeout: float) -> bytes | None:
-        """Its standard output once it exits 0 within ``timeout`` seconds; None (and ``failure``) else."""
+        # Its question and its answers are files, not pipes: neither side ever waits on the other's
+        # reading, and the answer is read back a piece at a time, never held whole beside its values.
+        said, complained = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # noqa: SIM115  # closed in close()
         try:
-            out, err = self._process.communicate(timeout=timeout)
+            with tempfile.TemporaryFile() as asked:
+                asked.write(marshal.dumps(import_path()) + question)
+                asked.seek(0)
+                process = subprocess.Popen(
+                    [sys.executable, "-I", "-c", _BOOT.format(module=module, function=function)],
+                    stdin=asked,
+                    stdout=said,
+                    stderr=complained,
+                    pass_fds=fds,
+                    start_new_session=True,  # a terminal's interrupt is for the server, which stops it in turn
+                )
+        except BaseException:
+            said.close()
+            complained.close()
+            raise
+        return cls(process, said, complained)
+
+    def answer(self, timeout: float) -> BinaryIO | None:
+        """Its standard output, from its start, once it exits 0 within ``timeout`` seconds; None (and
+        ``failure``) else. Open until ``close``."""
+        try:
+            code = self._process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.failure = f"not done in {timeout:.1f} s"
             return None
-        if self._process.returncode != 0:
-            self.failure = f"exited {self._process.returncode}: {err[-_SAID:].decode('utf-8', 'replace')!r}"
+        if code != 0:
+            self._complained.seek(max(0, self._complained.seek(0, os.SEEK_END) - _SAID))
+            self.failure = f"exited {code}: {self._complained.read(_SAID).decode('utf-8', 'replace')!r}"
             return None
-        return out
+        self._said.seek(0)
+        return self._said
 
     def close(self) -> None:
-        """Kill it if it still runs; reap it."""
+        """Kill it if it still runs; reap it; close its files."""
         if self._process.poll() is None:
             self._process.kill()
-        self._process.communicate()
+        self._process.wait()
+        self._said.close()
+        self._complained.close()

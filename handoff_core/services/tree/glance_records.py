@@ -12,7 +12,7 @@ import struct
 import sys
 from collections.abc import Callable
 from functools import partial
-from typing import Any, Final, cast
+from typing import Any, BinaryIO, Final, cast
 
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.ids import Ref, task_number
@@ -29,29 +29,27 @@ _WIDTH: Final = len(TaskStatus._fields) + 2  # the task's name, the other fields
 Glance = tuple[TaskStatus, bytes | None, tuple[str, ...]]  # a status, the stamps and names it is held on
 
 
-def decoded(payload: bytes, change: str, there: list[str]) -> list[tuple[str, list[Glance] | None]]:
+def decoded(answer: BinaryIO, change: str, there: list[str]) -> list[tuple[str, list[Glance] | None]]:
     """The child's answer as glances, each checked to be of the round it is filed under.
 
-    One value per round, each framed by its length and read one at a time (``marshal.loads`` of a
-    slice; loading from a stream reads it a few bytes at a time): what is alive at once is the
-    payload, the glances and one round's records, never every record beside every glance."""
-    view, offset, rounds = memoryview(payload), 0, []
+    One value per round, each framed by its length and read one at a time: what is alive at once is
+    the glances and one round's records, never the whole answer beside its values."""
+    rounds = []
     seen_names: set[object] = set()
     for asked in there:
-        if offset + _FRAME.size > len(view):
+        head = answer.read(_FRAME.size)
+        size = _FRAME.unpack(head)[0] if len(head) == _FRAME.size else -1
+        blob = answer.read(size) if size >= 0 else b""
+        if len(blob) != size:
             raise ValueError("an answer cut short")
-        (size,) = _FRAME.unpack_from(view, offset)
-        offset += _FRAME.size + size
-        if offset > len(view):
-            raise ValueError("an answer cut short")
-        # Written by the child this process started, on a pipe only the two of them hold; values only.
-        name, found = marshal.loads(view[offset - size : offset])  # noqa: S302
+        # Written by the child this process started, to a file only the two of them hold; values only.
+        name, found = marshal.loads(blob)  # noqa: S302
         if name != asked:
             raise ValueError(f"round {name!r} where {asked!r} was asked for")
         seen: set[str] = set()
         glance = partial(_glance, change=change, session=name, seen=seen, seen_names=seen_names)
         rounds.append((name, None if found is None else [glance(record) for record in found]))
-    if offset != len(view):
+    if answer.read(1):
         raise ValueError("more than the rounds asked for")
     return rounds
 
@@ -114,10 +112,8 @@ def serve_half() -> None:
     sessions_fd, facts, before_ns, rounds = marshal.load(sys.stdin.buffer)  # noqa: S302  # from the server that started it
     facts = ChangeFacts(*facts)
     look = partial(_record, {})
-    # Written once all is glanced: the server reads only after its own half, and a pipe that filled
-    # before then would stop this walk until it did.
-    answer = [framed((name, _glanced(sessions_fd, name, facts, before_ns, look))) for name in rounds]
-    sys.stdout.buffer.write(b"".join(answer))
+    for name in rounds:  # standard output is a file (``files.interpreter``): a write never waits on the server
+        sys.stdout.buffer.write(framed((name, _glanced(sessions_fd, name, facts, before_ns, look))))
     sys.stdout.buffer.flush()
 
 

@@ -102,11 +102,11 @@ class Halves:
 
     def glances(self, change: str) -> Iterator[tuple[str, list[Glance] | None]]:
         """Each of the child's rounds with its glances, or None: walk that round here."""
-        payload = self.child.answer(max(WAIT_AT_LEAST, WAIT_FACTOR * (time.monotonic() - self._began)))
+        answer = self.child.answer(max(WAIT_AT_LEAST, WAIT_FACTOR * (time.monotonic() - self._began)))
         rounds = None
         try:
-            rounds = decoded(payload, change, self.there) if payload is not None else None
-        except (ValueError, TypeError, EOFError) as exc:
+            rounds = decoded(answer, change, self.there) if answer is not None else None
+        except (ValueError, TypeError, EOFError, OSError) as exc:
             self.child.failure = f"its answer does not decode ({exc})"
         if rounds is None:
             logger.warning("walking the second process's rounds here: %s", self.child.failure)

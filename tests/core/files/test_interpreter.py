@@ -25,13 +25,14 @@ def test_a_child_answers_its_question_through_the_handle_it_is_given(tmp_path: P
     try:
         (tmp_path / "seen").rename(tmp_path / "moved")  # the path is gone: only the handle reaches it
         child = Child.start((ENTRY, "echo_listing"), json.dumps({"fd": fd}).encode(), (fd,))
-        answer = child.answer(timeout=60)
+        answered = child.answer(timeout=60)
+        answer = json.loads(answered.read()) if answered is not None else None
         child.close()
     finally:
         os.close(fd)
     assert answer is not None
-    assert json.loads(answer)["names"] == ["a-file"]
-    assert json.loads(answer)["question"] == {"fd": fd}
+    assert answer["names"] == ["a-file"]
+    assert answer["question"] == {"fd": fd}
     assert set(children()) <= before
 
 
@@ -47,12 +48,13 @@ def test_neither_the_environment_nor_the_working_directory_chooses_what_a_child_
     fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         child = Child.start((ENTRY, "echo_listing"), json.dumps({"fd": fd}).encode(), (fd,))
-        answer = child.answer(timeout=60)
+        answered = child.answer(timeout=60)
+        answer = json.loads(answered.read()) if answered is not None else None
         child.close()
     finally:
         os.close(fd)
     assert answer is not None, child.failure
-    assert json.loads(answer)["json"] == json.__file__
+    assert answer["json"] == json.__file__
 
 
 @pytest.mark.parametrize(("entry", "timeout"), [("fails", 60.0), ("sleeps", 0.3)])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import marshal
 from functools import partial
 
@@ -29,7 +30,7 @@ def test_a_glance_decodes_to_the_status_and_probe_the_child_glanced(store: Store
     old_times(store)
     change, session, records = records_of(store)
     assert len(records) > 10
-    (got,) = decoded(framed((session, records)), change, [session])
+    (got,) = decoded(io.BytesIO(framed((session, records))), change, [session])
     assert got[0] == session
     assert got[1] is not None
     sightings: dict[str, Sighting] = {}
@@ -62,7 +63,7 @@ def odd_records() -> list[tuple[object, ...]]:
 
 
 def test_the_record_the_odd_ones_are_made_from_is_a_glance() -> None:
-    (got,) = decoded(framed((ROUND, [GLANCE])), CHANGE, [ROUND])
+    (got,) = decoded(io.BytesIO(framed((ROUND, [GLANCE]))), CHANGE, [ROUND])
     assert got[1] is not None
     ((status, stamps, names),) = got[1]
     assert (status.ref.task, status.state, status.report_status) == ("001-a", "returned", "completed")
@@ -91,4 +92,4 @@ def test_the_record_the_odd_ones_are_made_from_is_a_glance() -> None:
 )
 def test_an_answer_that_is_not_glances_of_the_rounds_asked_is_refused(payload: bytes) -> None:
     with pytest.raises((ValueError, TypeError, EOFError)):
-        decoded(payload, CHANGE, [ROUND])
+        decoded(io.BytesIO(payload), CHANGE, [ROUND])
