@@ -7,6 +7,7 @@ import os
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,22 +18,30 @@ from tests.leftovers import children
 ENTRY = child_entries.__name__
 
 
-def test_a_child_answers_its_question_through_the_handle_it_is_given(tmp_path: Path) -> None:
-    (tmp_path / "seen").mkdir()
-    (tmp_path / "seen" / "a-file").write_text("")
-    fd = os.open(tmp_path / "seen", os.O_RDONLY | os.O_DIRECTORY)
-    before = set(children())  # what earlier tests left running (a session's servers) is not this test's
+def listing_through(folder: Path, moved_to: Path | None = None) -> tuple[dict[str, Any] | None, str]:
+    """What a child running ``echo_listing`` answers when handed ``folder`` by descriptor (the folder
+    renamed to ``moved_to`` first, when given: its path then reaches nothing), and why not."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        (tmp_path / "seen").rename(tmp_path / "moved")  # the path is gone: only the handle reaches it
+        if moved_to is not None:
+            folder.rename(moved_to)
         child = Child.start((ENTRY, "echo_listing"), json.dumps({"fd": fd}).encode(), (fd,))
         answered = child.answer(timeout=60)
         answer = json.loads(answered.read()) if answered is not None else None
         child.close()
     finally:
         os.close(fd)
-    assert answer is not None
+    return answer, child.failure
+
+
+def test_a_child_answers_its_question_through_the_handle_it_is_given(tmp_path: Path) -> None:
+    (tmp_path / "seen").mkdir()
+    (tmp_path / "seen" / "a-file").write_text("")
+    before = set(children())  # what earlier tests left running (a session's servers) is not this test's
+    answer, failure = listing_through(tmp_path / "seen", moved_to=tmp_path / "moved")
+    assert answer is not None, failure
     assert answer["names"] == ["a-file"]
-    assert answer["question"] == {"fd": fd}
+    assert set(answer["question"]) == {"fd"}
     assert set(children()) <= before
 
 
@@ -45,15 +54,8 @@ def test_neither_the_environment_nor_the_working_directory_chooses_what_a_child_
     monkeypatch.chdir(tmp_path)
     # As ``python -m server`` run in a project leaves it: the working directory first on sys.path.
     monkeypatch.setattr(sys, "path", [str(tmp_path) if entry == "cwd" else entry, *sys.path])
-    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        child = Child.start((ENTRY, "echo_listing"), json.dumps({"fd": fd}).encode(), (fd,))
-        answered = child.answer(timeout=60)
-        answer = json.loads(answered.read()) if answered is not None else None
-        child.close()
-    finally:
-        os.close(fd)
-    assert answer is not None, child.failure
+    answer, failure = listing_through(tmp_path)
+    assert answer is not None, failure
     assert answer["json"] == json.__file__
 
 
