@@ -1,31 +1,37 @@
-"""``reader.read_snapshot`` for the tasks one answer judges: each change located once, each round listed once.
+"""``reader.read_snapshot`` for the tasks one answer judges: each round located and listed once.
 
 A page judges its tasks one by one, most of them in one or two rounds. Read one at a time, each
 judgement located its change again (the state root opened, the archive listed, the README read),
 opened its round and counted the whole round's numbers: about 200 µs a task before its own files.
-Here those are taken once per answer, as the walk that made the answer took them once; each
-task's own directory and files are still read afresh, exactly as ``read_snapshot`` reads them.
-Anything the shared handles cannot settle (a change or round that cannot be opened, a walk
-error) is left to ``read_snapshot`` itself, so every failure reads as it always has.
-"""
+Here those are taken once per round per answer, as the walk that made the answer took them once
+per change; each task's own directory and files are still read afresh, exactly as
+``read_snapshot`` reads them. So within one answer a change moved or its README edited, a round
+renamed or a task of the same number added after the page first read that round is seen at the
+next answer, as it is by the walk. Only the round's handle is kept (never the change's or the
+archive's), at most ``MAX_ROUNDS`` of them. Anything the shared handles cannot settle (a change or
+round that cannot be opened, a walk error) is left to ``read_snapshot`` itself, so every failure
+reads as it always has."""
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
+from typing import Final
 
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.snapshot import TaskSnapshot
 from handoff_core.errors import HandoffError
 from handoff_core.files.change_dir import locate_change
 from handoff_core.files.entries import exists_dir, try_open
+from handoff_core.files.paths import open_dir
 from handoff_core.files.reader import found_snapshot, number_counts, read_snapshot, read_task_dir
 from handoff_core.layout import SESSIONS
 
 __all__ = ["PageReader"]
 
 _Round = tuple[ChangeFacts, int, Counter[str]]  # the change's facts, the round's handle, its numbers' counts
+MAX_ROUNDS: Final = 32  # round handles one reader holds at most (a page's tasks are mostly in one or two)
 
 
 class PageReader:
@@ -34,7 +40,6 @@ class PageReader:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self._root = root
         self._stack = ExitStack()
-        self._changes: dict[str, tuple[ChangeFacts, int] | None] = {}
         self._rounds: dict[tuple[str, str], _Round | None] = {}
 
     def __enter__(self) -> PageReader:
@@ -59,24 +64,23 @@ class PageReader:
         return found_snapshot(facts, same, read)
 
     def _round(self, change: str, session: str) -> _Round | None:
-        """The round's shared handle and counts; None where ``read_snapshot`` must say what is wrong."""
+        """The round's shared handle and counts; None where ``read_snapshot`` must say what is wrong,
+        or once ``MAX_ROUNDS`` are held (each task of further rounds is read on its own)."""
         key = (change, session)
         if key not in self._rounds:
             self._rounds[key] = None
-            located = self._change(change)
-            if located is not None and located[0].location == "active":
-                try:
-                    round_fd = try_open(self._stack, located[1], (SESSIONS, session))
-                    if round_fd is not None:
-                        self._rounds[key] = (located[0], round_fd, number_counts(os.listdir(round_fd)))
-                except (HandoffError, OSError):
-                    pass  # left to read_snapshot, which says why
+            if len(self._rounds) <= MAX_ROUNDS:
+                with suppress(HandoffError, OSError):  # else left to read_snapshot, which says why
+                    self._rounds[key] = self._opened(change, session)
         return self._rounds[key]
 
-    def _change(self, change: str) -> tuple[ChangeFacts, int] | None:
-        if change not in self._changes:
-            try:
-                self._changes[change] = self._stack.enter_context(locate_change(self._root, change))
-            except (HandoffError, OSError):
-                self._changes[change] = None
-        return self._changes[change]
+    def _opened(self, change: str, session: str) -> _Round | None:
+        """The round located as ``read_snapshot`` locates it; of what that opens, only the round's handle is kept."""
+        with locate_change(self._root, change) as (facts, change_fd), ExitStack() as passing:
+            if facts.location != "active" or (sessions := try_open(passing, change_fd, (SESSIONS,))) is None:
+                return None
+            if not exists_dir(sessions, session):
+                return None
+            round_fd = open_dir(sessions, session)
+            self._stack.callback(os.close, round_fd)
+            return facts, round_fd, number_counts(os.listdir(round_fd))

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import partial
+from functools import cache, partial
 from typing import TYPE_CHECKING
 
 from handoff_core.contract.anchor import TaskAnchor
@@ -237,12 +237,15 @@ class Queries:
         self, change: str | None, session: str | None, *, glancing: bool = False, paced: bool = False
     ) -> list[TaskStatus]:
         anchor = self.anchor
+        holding = cache(self._verdicts.held_changes)  # asked only by a cold walk of a whole change, once a walk
         with _no_cycle_collection():
             began = time.time_ns()
             found = [
                 status
                 for name in self._named(change)
-                for status in self._change_status(name, session, began, glancing=glancing, paced=paced, anchor=anchor)
+                for status in self._change_status(
+                    name, session, began, glancing=glancing, paced=paced, anchor=anchor, holding=holding
+                )
             ]
             if change is None and session is None and not glancing:  # a lookup per task: not in the Lead's answer
                 self._verdicts.forget_unseen(found)
@@ -317,7 +320,15 @@ class Queries:
         return [check_change(change)] if change else self.changes()
 
     def _change_status(
-        self, change: str, session: str | None, began: int, *, glancing: bool, paced: bool, anchor: TaskAnchor | None
+        self,
+        change: str,
+        session: str | None,
+        began: int,
+        *,
+        glancing: bool,
+        paced: bool,
+        anchor: TaskAnchor | None,
+        holding: Callable[[], set[str]],
     ) -> list[TaskStatus]:
         """The change's tasks; a change that cannot be read is first shown as the hold it is (see ``claims``)."""
         held = unreadable_change(self.roots.state_root, change)
@@ -332,7 +343,7 @@ class Queries:
             # judged so far is reused there (a stat per file), never glanced again: an answer made
             # during the judging then holds no second copy of the tasks beside the verdicts.
             if glancing and (not self._verdicts.expects_reuse or self._judging_elsewhere()):
-                return hold + self._sighted(change, session, began, anchor)
+                return hold + self._sighted(change, session, began, anchor, holding)
             walk = read_change_snapshots(self.roots.state_root, change, session, reuse=self._verdicts, readers=readers)
             for index, (r, t, snapshot) in enumerate(walk):
                 place = (change, r, t)
@@ -351,7 +362,9 @@ class Queries:
             return hold or [held_status(change, unreadable_because(change, exc.message))]
         return hold + found
 
-    def _sighted(self, change: str, session: str | None, began: int, anchor: TaskAnchor | None) -> list[TaskStatus]:
+    def _sighted(
+        self, change: str, session: str | None, began: int, anchor: TaskAnchor | None, holding: Callable[[], set[str]]
+    ) -> list[TaskStatus]:
         """A cold walk of the change: each settled task glanced from its sighting
         (``files.sightings``) unless its held verdict is still true, the rest judged in full at once
         (and held). Nothing held to reuse and a large change: its later rounds glanced by a second
@@ -364,7 +377,7 @@ class Queries:
             rounds = round_names(sessions_fd, session)
             walk = partial(self._sight, sessions_fd, facts, before, reuse, began, anchor)
             # A child holds nothing: split only a whole change of which nothing is held yet.
-            if session is not None or (reuse is not None and self._verdicts.holds_any(change)):
+            if session is not None or (reuse is not None and change in holding()):
                 return walk(rounds)
             with halves(sessions_fd, facts, before, rounds) as split:
                 if split is None:

@@ -172,10 +172,10 @@ class Verdicts:
         last = began_ns - self.settle_ns
         return all(ctime < last for ctime in probe_ctimes(probe))
 
-    def holds_any(self, change: str) -> bool:
-        """Whether a verdict or a glance is held on any task of ``change`` (the keys copied first: the
-        judging thread may add to them meanwhile)."""
-        return any(place[0] == change for table in (self._held, self._glances) for place in list(table))
+    def held_changes(self) -> set[str]:
+        """The changes of which a verdict or a glance is held (the keys copied first: the judging
+        thread may add to them meanwhile). One pass over what is held: once per walk, not per change."""
+        return {place[0] for table in (self._held, self._glances) for place in list(table)}
 
     def __len__(self) -> int:
         return len(self._held)

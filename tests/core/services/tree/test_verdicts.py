@@ -233,3 +233,14 @@ def test_verdicts_and_glances_of_tasks_gone_from_the_active_changes_are_dropped(
     assert cold.status(glancing=True) == []  # the Lead's answer spends nothing on it: the next full walk drops them
     assert cold.status() == []
     assert cold._verdicts.glances == len(cold._verdicts) == 0
+
+
+def test_the_changes_held_are_those_of_every_verdict_and_glance_held(store: Store, warm: Queries) -> None:
+    returned(store)
+    assert warm._verdicts.held_changes() == set()
+    warm.status()  # judged in full: verdicts held
+    assert warm._verdicts.held_changes() == {CHANGE}
+    warm._verdicts._held.clear()
+    assert warm._verdicts.held_changes() == set()
+    warm.status(glancing=True)  # glanced: glances held
+    assert warm._verdicts.held_changes() == {CHANGE}
