@@ -31,9 +31,9 @@ def import_path() -> list[str]:
     directory left out (a file planted there later must not run in the child) unless it is where
     this code itself was loaded from."""
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    cwd = os.getcwd()
+    cwd = os.path.realpath(os.getcwd())
     path = [entry for entry in sys.path if isinstance(entry, str) and os.path.isabs(entry)]
-    return [here, *(entry for entry in path if entry != here and os.path.realpath(entry) != os.path.realpath(cwd))]
+    return [here, *(entry for entry in path if entry != here and os.path.realpath(entry) != cwd)]
 
 
 class Child:

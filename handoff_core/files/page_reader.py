@@ -23,9 +23,8 @@ from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.snapshot import TaskSnapshot
 from handoff_core.errors import HandoffError
 from handoff_core.files.change_dir import locate_change
-from handoff_core.files.entries import exists_dir, try_open
-from handoff_core.files.paths import open_dir
-from handoff_core.files.reader import found_snapshot, number_counts, read_snapshot, read_task_dir
+from handoff_core.files.entries import try_open
+from handoff_core.files.reader import number_counts, read_snapshot, snapshot_in_round
 from handoff_core.layout import SESSIONS
 
 __all__ = ["PageReader"]
@@ -53,15 +52,10 @@ class PageReader:
         place = self._round(change, session)
         if place is None:
             return read_snapshot(self._root, change, session, task)
-        facts, round_fd, counts = place
         try:
-            read = read_task_dir(round_fd, task) if exists_dir(round_fd, task) else None
+            return snapshot_in_round(*place, task)
         except (HandoffError, OSError):
             return read_snapshot(self._root, change, session, task)
-        same = counts[task.split("-", 1)[0]]
-        if read is None:
-            return TaskSnapshot(change=facts, problems=(), same_number=same, task_found=False)
-        return found_snapshot(facts, same, read)
 
     def _round(self, change: str, session: str) -> _Round | None:
         """The round's shared handle and counts; None where ``read_snapshot`` must say what is wrong,
@@ -79,8 +73,5 @@ class PageReader:
         with locate_change(self._root, change) as (facts, change_fd), ExitStack() as passing:
             if facts.location != "active" or (sessions := try_open(passing, change_fd, (SESSIONS,))) is None:
                 return None
-            if not exists_dir(sessions, session):
-                return None
-            round_fd = open_dir(sessions, session)
-            self._stack.callback(os.close, round_fd)
-            return facts, round_fd, number_counts(os.listdir(round_fd))
+            round_fd = try_open(self._stack, sessions, (session,))
+            return None if round_fd is None else (facts, round_fd, number_counts(os.listdir(round_fd)))

@@ -27,14 +27,13 @@ if TYPE_CHECKING:
     from typing import Protocol
 
 __all__ = [
-    "found_snapshot",
     "held_snapshot",
     "number_counts",
     "packed_probe",
     "read_change_snapshots",
     "read_snapshot",
-    "read_task_dir",
     "round_names",
+    "snapshot_in_round",
     "task_snapshots",
 ]
 
@@ -106,10 +105,10 @@ def _quick_probe(round_fd: int, task: str, names: tuple[str, ...], files: tuple[
     return None if stamps is None else (stamps, names)
 
 
-def found_snapshot(
+def _found(
     facts: ChangeFacts, same: int, read: tuple[tuple[str, ...], dict[str, Entry], Probe | None, bool]
 ) -> TaskSnapshot:
-    """The snapshot of a task directory that was found and read (``read_task_dir``)."""
+    """The snapshot of a task directory that was found and read (``_read_task_dir``)."""
     entries, files, probe, reused = read
     return TaskSnapshot(
         change=facts,
@@ -123,7 +122,7 @@ def found_snapshot(
     )
 
 
-def read_task_dir(
+def _read_task_dir(
     round_fd: int,
     task: str,
     files: tuple[str, ...] = HANDOFF_FILES,
@@ -254,12 +253,12 @@ def task_snapshots(
         return
     known = None if reuse is None else partial(reuse.holds, facts, session, shown, same)
     try:
-        read = read_task_dir(round_fd, task, files, unless, known)
+        read = _read_task_dir(round_fd, task, files, unless, known)
     except UnsafePath as exc:
         yield shown, TaskSnapshot(change=facts, problems=(exc.message,), same_number=same, task_found=True)
         return
     if read is not None:
-        yield shown, found_snapshot(facts, same, read)
+        yield shown, _found(facts, same, read)
 
 
 def held_snapshot(
@@ -301,6 +300,15 @@ def _held_probe(
     return probe if probe is not None and reuse.holds(facts, session, shown, same, probe) else None
 
 
+def snapshot_in_round(facts: ChangeFacts, round_fd: int, counts: Counter[str], task: str) -> TaskSnapshot:
+    """``read_snapshot`` of a task of the round open at ``round_fd``, whose numbers' ``counts`` are known."""
+    same = counts[task.split("-", 1)[0]]
+    read = _read_task_dir(round_fd, task) if exists_dir(round_fd, task) else None
+    if read is None:
+        return TaskSnapshot(change=facts, problems=(), same_number=same, task_found=False)
+    return _found(facts, same, read)
+
+
 def read_snapshot(root: str | os.PathLike[str], change: str, session: str, task: str) -> TaskSnapshot:
     """Everything the validator needs about one task; walk failures become ``problems``."""
     facts: ChangeFacts | None = None
@@ -314,11 +322,7 @@ def read_snapshot(root: str | os.PathLike[str], change: str, session: str, task:
                     return TaskSnapshot(
                         change=facts, problems=(f"round directory sessions/{session} not found in the change",)
                     )
-                same = number_counts(os.listdir(round_fd))[task.split("-", 1)[0]]
-                read = read_task_dir(round_fd, task) if exists_dir(round_fd, task) else None
-                if read is None:
-                    return TaskSnapshot(change=facts, problems=(), same_number=same, task_found=False)
-                return found_snapshot(facts, same, read)
+                return snapshot_in_round(facts, round_fd, number_counts(os.listdir(round_fd)), task)
     except HandoffError as exc:
         return TaskSnapshot(change=facts, problems=(exc.message,))
     except OSError as exc:
