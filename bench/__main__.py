@@ -1,7 +1,7 @@
 """`python -m bench [--quick] [--json PATH] [--only SECTIONS] [--status-sizes N,...]`: every figure in one run.
 
 Sections: startup, latency, validator, status, scaling, contention, history, exchange, board,
-evidence, remote, hooks, http, tokens (schema size comes with startup). Each section's rows are
+evidence, remote, hooks, sandbox, http, tokens (schema size comes with startup). Each section's rows are
 printed, and the JSON saved whole, as soon as it finishes. Runs from a plain install: nothing here
 needs the dev extras (the board is skipped without playwright). Temporary directories only; fixed
 inputs; no network.
@@ -32,6 +32,7 @@ from bench import (
     latency,
     remote,
     requests,
+    sandbox,
     scaling,
     startup,
     status,
@@ -62,6 +63,7 @@ FULL = {
     "exchange": (5000, 20000),
     "evidence_runs": 30,
     "hook_runs": 40,
+    "sandbox_runs": 40,
     "token_sizes": [3000, 30000],
     "token_calls": 200,
     "trickling": 1000,
@@ -84,6 +86,7 @@ QUICK = {
     "exchange": (500, 2000),
     "evidence_runs": 3,
     "hook_runs": 5,
+    "sandbox_runs": 5,
     "token_sizes": [300],
     "token_calls": 10,
     "trickling": 100,
@@ -102,6 +105,7 @@ SECTIONS = (
     "evidence",
     "remote",
     "hooks",
+    "sandbox",
     "http",
     "tokens",
 )
@@ -199,6 +203,7 @@ def _runners(sizes: dict[str, Any], work: Path) -> dict[str, Callable[[], object
         "evidence": lambda: evidence.run(work, sizes["evidence_runs"]),
         "remote": lambda: remote.run(work, [sys.executable, "-m", "server"], sizes["evidence_runs"]),
         "hooks": lambda: hooks.run(work, sizes["hook_runs"]),
+        "sandbox": lambda: sandbox.run(work, sizes["sandbox_runs"]),
         "http": lambda: run_http(work, sizes),
         "tokens": lambda: tokens.run(
             work, [sys.executable, "-m", "server"], sizes["token_sizes"], sizes["token_calls"], sizes["trickling"]

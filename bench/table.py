@@ -352,6 +352,24 @@ def _hooks(s: dict[str, Any]) -> list[str]:
     return rows
 
 
+def _sandbox(s: dict[str, Any]) -> list[str]:
+    if "skipped" in s:
+        return [_row("sandbox", s["skipped"])]
+    added = s["added_ms"]
+    return [
+        _row(
+            "bare exec floor: python -I -S exec of /bin/true (p50 ms)",
+            f"{s['floor']['p50_ms']}",
+            "the same interpreter",
+        ),
+        _row(
+            f"sandboxed launch of /bin/true, Landlock ABI {s['abi']} (p50 ms)",
+            f"{s['sandbox']['p50_ms']} (+{added['p50']} ms, rounds {added['min']} to {added['max']})",
+            f"<= +{s['target_added_ms']:g} ms",
+        ),
+    ]
+
+
 def _tokens(s: dict[str, Any]) -> list[str]:
     rows = []
     for size, t in s.items():
@@ -394,6 +412,7 @@ def render(results: dict[str, Any]) -> str:
         ("evidence", _evidence),
         ("remote", _remote),
         ("hooks", _hooks),
+        ("sandbox", _sandbox),
         ("tokens", _tokens),
     ):
         if key in results:

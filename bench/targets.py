@@ -17,7 +17,7 @@ from typing import Any
 
 from bench.stats import spread
 
-SECTIONS = ("startup", "validator", "status", "scaling", "hooks", "http")
+SECTIONS = ("startup", "validator", "status", "scaling", "hooks", "sandbox", "http")
 STATUS_SIZES = (10_000, 100_000)
 DISPATCH_SIZE = 100_000
 _STATUS_LIMITS = {"call1": 2.5, "warm": 1.2}
@@ -26,6 +26,7 @@ _KB_PER_TASK = 1.0
 _CREATE_MS = 50.0
 _VALIDATOR_RATIO = 0.6
 _HOOK_RATIO = 1.5
+_SANDBOX_ADDED_MS = 20.0
 _CPU_FLAT = 1.2
 
 
@@ -67,6 +68,18 @@ def _hooks(results: dict[str, Any]) -> Iterator[Standing]:
             floor,
             ratio["p50"] <= _HOOK_RATIO,
         )
+
+
+def _sandbox(results: dict[str, Any]) -> Iterator[Standing]:
+    target = f"sandbox start-up <= {_SANDBOX_ADDED_MS:g} ms over a bare exec"
+    figures = results.get("sandbox")
+    if figures is None or "skipped" in figures:
+        yield _missing("sandbox", target)
+        return
+    added = figures["added_ms"]
+    figure = f"{figures['sandbox']['p50_ms']} ms, +{added['p50']} ms (rounds {added['min']}-{added['max']})"
+    floor = f"bare exec p50 {figures['floor']['p50_ms']} ms"
+    yield Standing("sandbox", target, figure, floor, added["p50"] <= _SANDBOX_ADDED_MS)
 
 
 def _startup(results: dict[str, Any]) -> Iterator[Standing]:
@@ -161,6 +174,7 @@ def _team(results: dict[str, Any]) -> Iterator[Standing]:
 _READERS: tuple[Callable[[dict[str, Any]], Iterator[Standing]], ...] = (
     _startup,
     _hooks,
+    _sandbox,
     _status,
     _team,
     _dispatch,

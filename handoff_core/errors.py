@@ -34,7 +34,8 @@ can match on; the message says what to do next. The hierarchy::
     ├── StorageError                 code storage_error       the OS failed; nothing was half-written
     ├── ConfigError                  code config_error        a flag or HANDOFF_* variable is wrong
     ├── GitError                     code git_error           git failed, timed out or said too much
-    └── TeamServerError              code team_server_error   the team server was not reached or said no
+    ├── TeamServerError              code team_server_error   the team server was not reached or said no
+    └── SandboxRefused               code sandbox_refused     the executor cannot be launched contained
 
 OS errors are translated once, where the files layer meets the services
 (``files.task_dir.translated``: ``raise StorageError(...) from exc``); YAML errors where the
@@ -66,6 +67,7 @@ __all__ = [
     "OwnershipConflict",
     "QuotedTokenCheck",
     "RoleRefused",
+    "SandboxRefused",
     "ScopeRefused",
     "StateRefused",
     "StorageError",
@@ -214,3 +216,18 @@ class GitError(HandoffError):
 
 class TeamServerError(HandoffError):
     code = "team_server_error"
+
+
+class SandboxRefused(HandoffError):
+    code = "sandbox_refused"
+
+
+def error_for(code: str) -> type[HandoffError]:
+    """The class of a stable ``code`` (one answered across a process boundary); the base for an unknown one."""
+    found: list[type[HandoffError]] = [HandoffError]
+    while found:
+        kind = found.pop()
+        if kind.code == code:
+            return kind
+        found += kind.__subclasses__()
+    return HandoffError

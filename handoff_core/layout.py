@@ -11,7 +11,7 @@ import re
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Final, Literal
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "ARCHIVE",
     "ATTEMPTS_BEFORE_WARNING",
     "AUTHORISED_ACTIONS",
+    "BROKER_VARIABLE",
     "CHANGES",
     "CHANGE_README",
     "CLOSING_FILES",
@@ -51,6 +52,8 @@ __all__ = [
     "REPORT_STATUSES",
     "REPORT_WORK",
     "REVIEWING_KINDS",
+    "SANDBOX_MODES",
+    "SANDBOX_VARIABLE",
     "SELF_WRITERS",
     "SESSIONS",
     "STAGES",
@@ -63,6 +66,7 @@ __all__ = [
     "TEMP_TOKEN_BYTES",
     "UNFINISHED_STATUSES",
     "WORKSPACES",
+    "WRITABLE_VARIABLE",
     "AuthorisedAction",
     "EntryKind",
     "Kind",
@@ -71,11 +75,13 @@ __all__ = [
     "Outcome",
     "ReleaseKind",
     "ReportStatus",
+    "SandboxMode",
     "SelfWriter",
     "Stage",
     "StatusView",
     "TaskState",
     "Workspace",
+    "default_secret_file",
     "focused_length_ok",
     "is_temp",
     "literals_on_use",
@@ -184,6 +190,9 @@ ENTRY_KINDS: Final[tuple[EntryKind, ...]] = ("file", "dir", "symlink", "other", 
 AUTHORISED_ACTIONS: Final[tuple[AuthorisedAction, ...]] = (
     *("commit", "merge", "push", "rebase", "reset-hard", "switch-branch", "stash", "stage-outside-scope"),
 )
+# How an executor's launch is contained (services/containment): in the kernel's sandbox, refused where the
+# kernel offers none (required, the default); unsandboxed where it offers none (if-available); never (off).
+SANDBOX_MODES: Final[tuple[SandboxMode, ...]] = ("required", "if-available", "off")
 
 
 def literals_on_use(
@@ -217,6 +226,7 @@ VOCABULARIES: Final = {
     "TaskState": TASK_STATES,
     "AuthorisedAction": AUTHORISED_ACTIONS,
     "StatusView": STATUS_VIEWS,
+    "SandboxMode": SANDBOX_MODES,
 }
 if TYPE_CHECKING:
     Kind = Literal["implementation", "review", "research", "test-observation"]
@@ -236,6 +246,7 @@ if TYPE_CHECKING:
     StatusView = Literal[
         "needs_lead", "all", "outstanding", "incomplete", "dispatched", "returned", "released", "invalid"
     ]
+    SandboxMode = Literal["required", "if-available", "off"]
 else:
     __getattr__ = literals_on_use(__name__, VOCABULARIES, globals())
 
@@ -257,6 +268,22 @@ RECENT_ARRIVAL_SECONDS: Final = 24 * 3600  # a REPORT or RELEASE this recent sti
 # One size limit for every handoff file: refused on input, and the same bound on every read (a
 # larger file on disk is reported as too large, never judged by a prefix).
 MAX_FILE_BYTES: Final = 4 * 1024 * 1024
+
+
+def default_secret_file(environ: Mapping[str, str]) -> str:
+    """Where the Lead's secret lives when no flag or variable names it: the user's configuration folder."""
+    import os
+
+    base = environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".config")
+    return os.path.join(base, "handoff-mcp", "secret")
+
+
+# A sandboxed launch's environment (services/containment): the broker's socket, which publishes the
+# executor's writes from outside the sandbox; the ref the launch works for (its hooks know they are
+# inside); what it may write, one path a line, a folder with a trailing /.
+BROKER_VARIABLE = "HANDOFF_BROKER"
+SANDBOX_VARIABLE = "HANDOFF_SANDBOX"
+WRITABLE_VARIABLE = "HANDOFF_SANDBOX_WRITE"
 
 # The task an executor's launch line works for (set there beside the executor role): the main tree's
 # pre-commit hook lets that task commit the paths it holds.

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple, get_args
 
-from handoff_core.layout import REF_VARIABLE
+from handoff_core.layout import BROKER_VARIABLE, REF_VARIABLE
 from server.config import ROLE_TOOLS, Role, Settings
 
 __all__ = [
@@ -46,11 +46,15 @@ __all__ = [
     "TaskHooks",
     "claude_settings",
     "codex_args",
+    "codex_exec_flags",
+    "codex_line",
+    "commands",
     "hook_command",
     "hook_entry",
     "http_launch",
     "launch_for",
     "render",
+    "sandbox_entry",
     "server_command",
 ]
 
@@ -81,12 +85,19 @@ class ExecutorTask(NamedTuple):
 @dataclass(kw_only=True, frozen=True)
 class TaskHooks:
     """What an executor's hooks need of its task: the guard command with its roots, the ref, the TASK's
-    sha256 (the guard refuses a TASK that changed), and the session id a Claude Code launch pins."""
+    sha256 (the guard refuses a TASK that changed), and the session id a Claude Code launch pins; and
+    the sandbox that starts the CLI, contained by what the TASK grants."""
 
     guard: tuple[str, ...]  # the command and its roots: ``handoff-mcp guard --project-root P --state-root S``
     ref: str
     task_sha256: str
     session_id: str | None = None
+    sandbox: tuple[str, ...] = ()  # the launch's command and its roots: ``handoff-mcp sandbox …``, without the task
+
+    def contained(self, command: list[str]) -> list[str]:
+        """``command`` started through the sandbox, for this task."""
+        task = ["--ref", self.ref, "--task-sha256", self.task_sha256]
+        return [*self.sandbox, *task, "--", *command] if self.sandbox else command
 
 
 def hook_command(hooks: TaskHooks, event: HookEvent, client: HookClient) -> str:
@@ -118,6 +129,11 @@ CLAUDE_SHELL_TOOL = "Bash"
 CODEX_PATCH_TOOL = "^apply_patch$"
 CODEX_SHELL_TOOL = "^Bash$"  # Codex names its shell tools Bash in hook events and matchers
 CODEX_TRUST_FLAG = "--dangerously-bypass-hook-trust"
+# Codex's own sandbox (bubblewrap: namespaces and mounts) cannot start inside the kernel sandbox, which
+# contains Codex and all it starts: the exec line turns Codex's off, as its help says, for a launch
+# that is sandboxed outside.
+CODEX_OUTER_SANDBOX_FLAG = "--dangerously-bypass-approvals-and-sandbox"
+CLAUDE_PERMISSION_MODE = "acceptEdits"
 CODEX_TRUST_NOTE = (
     f"# Codex runs this hook only once trusted: review it in /hooks, or headless: codex exec {CODEX_TRUST_FLAG}"
 )
@@ -136,6 +152,15 @@ def server_command() -> tuple[str, str | None]:
             "`uv tool install` (or pipx) and print this configuration again"
         )
     return found, None
+
+
+def sandbox_entry() -> tuple[str, ...]:
+    """How a printed launch starts the sandbox: this interpreter, isolated and without ``site``, on
+    the sandbox's entry file; containing a launch then costs little more than the interpreter's start
+    (``python -m bench --only sandbox``)."""
+    from handoff_core.services import containment
+
+    return (sys.executable, "-I", "-S", str(Path(containment.__file__).parent / "sandbox_process.py"))
 
 
 def hook_entry() -> tuple[str, ...]:
@@ -162,7 +187,11 @@ def launch_for(
     hooks = None
     if task is not None and role == "executor":
         hooks = TaskHooks(
-            guard=(*hook_entry(), *roots), ref=task.ref, task_sha256=task.task_sha256, session_id=task.session_id
+            guard=(*hook_entry(), *roots),
+            ref=task.ref,
+            task_sha256=task.task_sha256,
+            session_id=task.session_id,
+            sandbox=(*sandbox_entry(), *roots, "--secret-file", str(settings.secret_file)),
         )
     return Launch(command=found, args=tuple(args), role=role, note=note, hooks=hooks)
 
@@ -177,6 +206,7 @@ def http_launch(role: Role, url: str, token: str, task: ExecutorTask | None = No
             ref=task.ref,
             task_sha256=task.task_sha256,
             session_id=task.session_id,
+            sandbox=("handoff-mcp", "sandbox", "--url", url),
         )
     return Launch(command="", args=(), role=role, url=url, token=token, hooks=hooks)
 
@@ -203,27 +233,33 @@ def _mcp_json(launch: Launch) -> str:
 
 
 def _allowed(launch: Launch) -> str:
-    return ",".join(f"mcp__{NAME}__{tool}" for tool in ROLE_TOOLS[launch.role])
+    tools = [f"mcp__{NAME}__{tool}" for tool in ROLE_TOOLS[launch.role]]
+    return ",".join([*tools, CLAUDE_SHELL_TOOL] if launch.hooks is not None else tools)
 
 
-def _claude_line(launch: Launch) -> str:
+def _claude_line(launch: Launch, prompt: str | None = None) -> str:
     if launch.role == "lead" and launch.url is None:
         return shlex.join(["claude", "mcp", "add", "--scope", "project", NAME, "--", launch.command, *launch.args])
     config = json.dumps({"mcpServers": {NAME: _entry(launch)}})
     line = ["claude", "--strict-mcp-config", "--mcp-config", config, "--allowedTools", _allowed(launch)]
     if launch.hooks is not None:
-        line += ["--settings", claude_settings(launch.hooks)]
+        # Edits and shell commands run without asking: the guard judges each, the sandbox contains them.
+        line += ["--permission-mode", CLAUDE_PERMISSION_MODE, "--settings", claude_settings(launch.hooks)]
         line += ["--session-id", launch.hooks.session_id] if launch.hooks.session_id else []
+    line += ["-p", prompt] if prompt is not None else []
     return _as_role(launch, line)
 
 
 def _as_role(launch: Launch, line: list[str]) -> str:
-    """The launch line, an executor's in the executor role (its shell's `handoff-mcp token` refuses)
-    and naming its task (the main tree's pre-commit hook lets that task commit the paths it holds)."""
+    """The launch line, an executor's in the executor role (its shell's `handoff-mcp token` refuses),
+    naming its task (the main tree's pre-commit hook lets that task commit the paths it holds) and
+    started through the sandbox its TASK draws."""
     if launch.role != "executor":
         return shlex.join(line)
-    task = [f"{REF_VARIABLE}={launch.hooks.ref}"] if launch.hooks is not None else []
-    return shlex.join(["env", f"{ROLE_VARIABLE}=executor", *task, *line])
+    if launch.hooks is None:
+        return shlex.join(["env", f"{ROLE_VARIABLE}=executor", *line])
+    task = [f"{REF_VARIABLE}={launch.hooks.ref}"]
+    return shlex.join(["env", f"{ROLE_VARIABLE}=executor", *task, *launch.hooks.contained(line)])
 
 
 def lead_guard(settings: Settings, command: str | None = None) -> tuple[str, str]:
@@ -296,7 +332,9 @@ def _toml(value: object) -> str:
 def _codex_where(launch: Launch) -> list[tuple[str, object]]:
     if launch.url is not None:
         return [("url", launch.url), ("bearer_token_env_var", TOKEN_VARIABLE)]
-    return [("command", launch.command), ("args", list(launch.args))]
+    # Codex hands a server only the variables it is told of: a sandboxed launch's broker among them.
+    forwarded = [("env_vars", [BROKER_VARIABLE])] if launch.hooks is not None else []
+    return [("command", launch.command), ("args", list(launch.args)), *forwarded]
 
 
 def _codex_toml(launch: Launch) -> str:
@@ -306,7 +344,8 @@ def _codex_toml(launch: Launch) -> str:
         lines += [f"enabled_tools = {_toml(list(ROLE_TOOLS['executor']))}", ""]
         lines += [f"[mcp_servers.{NAME}.tools.write_report]", 'approval_mode = "approve"']
     if launch.hooks is not None:
-        lines += ["", CODEX_TRUST_NOTE]
+        start = shlex.join(launch.hooks.contained(["codex", *codex_exec_flags(launch), "exec"]))
+        lines += ["", f"# start the executor through its task's sandbox: {start}", CODEX_TRUST_NOTE]
         for name, event, matcher in _CODEX_HOOKS:
             lines += [f"[[hooks.{name}]]", *([f"matcher = {_toml(matcher)}"] if matcher else []), ""]
             command = hook_command(launch.hooks, event, "codex")
@@ -323,6 +362,7 @@ def codex_args(launch: Launch) -> list[str]:
     if launch.hooks is not None:
         for name, event, matcher in _CODEX_HOOKS:
             args += ["-c", f"hooks.{name}={_codex_hook_value(launch.hooks, event, matcher)}"]
+        args += codex_exec_flags(launch)
     return args
 
 
@@ -336,7 +376,25 @@ def render(launch: Launch, client: Client) -> str:
         where = "".join(f"# {line}\n" for line in setup.splitlines())
         return _codex_toml(launch) + (f"# and in the executor's environment:\n{where}" if setup else "")
     if client == "codex-args":
-        run = ["exec", *([CODEX_TRUST_FLAG] if launch.guard else [])] if launch.role == "executor" else []
-        return setup + _as_role(launch, ["codex", *codex_args(launch), *run]) + "\n"
+        return setup + codex_line(launch) + "\n"
     # claude-code-cli, and the workers Herdr and Orca start: a Claude Code launch line.
     return "".join(f"{line}\n" for line in _remote_setup(launch)) + _claude_line(launch) + "\n"
+
+
+def codex_exec_flags(launch: Launch) -> list[str]:
+    """What Codex needs for an executor's task: its hooks run (trusted for this run), and Codex's own
+    sandbox off inside the kernel's (both flags of ``codex`` itself, given before ``exec``)."""
+    return [CODEX_TRUST_FLAG, CODEX_OUTER_SANDBOX_FLAG] if launch.hooks is not None else []
+
+
+def codex_line(launch: Launch, prompt: str | None = None) -> str:
+    """The ``codex … exec`` launch line, ready to paste; with ``prompt``, the whole headless run."""
+    run = ["exec"] if launch.role == "executor" else []
+    return _as_role(launch, ["codex", *codex_args(launch), *run, *([prompt] if prompt is not None else [])])
+
+
+def commands(launch: Launch, prompt: str) -> tuple[str, str]:
+    """An executor's whole headless run for Claude Code and for Codex, the prompt in it, shell-quoted:
+    each line, pasted as it is, runs the task (a launch from the team server sets up first)."""
+    setup = "".join(f"{line}\n" for line in _remote_setup(launch))
+    return setup + _claude_line(launch, prompt), setup + codex_line(launch, prompt)

@@ -9,7 +9,8 @@ from typing import Literal, get_args
 
 from handoff_core.contract.ids import Ref
 from handoff_core.errors import ConfigError
-from handoff_core.layout import DEFAULT_STATE_ROOT, DEFAULT_WRITER_CAP
+from handoff_core.files.executor_home import cache_root
+from handoff_core.layout import BROKER_VARIABLE, DEFAULT_STATE_ROOT, DEFAULT_WRITER_CAP
 from handoff_core.services.capabilities.tokens import default_secret_path
 from server.discovery import Found, find_project, lead_tree_of
 
@@ -67,6 +68,9 @@ class Settings:
     # This user's cache directory (the Stop hook's counts and session endings, the guard's TASK copies)
     cache_dir: Path | None = None
     task: Ref | None = None  # an executor's one task (serve --ref): its session reaches nothing else
+    # A sandboxed executor's broker (its socket): the state root is read-only in the sandbox, so the
+    # executor's writes (its REPORT, a session handoff) are published by the broker outside it.
+    broker: str | None = None
 
     def as_role(self, role: Role) -> Settings:
         """These settings, every one kept, for a server of ``role`` (the team server runs both)."""
@@ -139,8 +143,6 @@ def settings_from(
     state = state if state.is_absolute() else project / state
     secret = Path(secret_file or env.get("HANDOFF_SECRET_FILE") or default_secret_path())
     cap = _writer_cap(env.get("HANDOFF_WRITER_CAP"))
-    cache = env.get("HANDOFF_CACHE_DIR")  # "off" was once a setting of a cache of verdicts: the default then
-    cache_dir = Path(cache if cache and cache != "off" else default_cache_dir()).absolute()
     return Settings(
         role=role,
         project_root=project,
@@ -148,14 +150,9 @@ def settings_from(
         secret_file=secret.absolute(),
         writer_cap=cap,
         note=found.note,
-        cache_dir=cache_dir,
+        cache_dir=Path(cache_root()).absolute(),
+        broker=env.get(BROKER_VARIABLE) if role == "executor" else None,
     )
-
-
-def default_cache_dir() -> Path:
-    """As ``evidence.endings`` finds it: ``$XDG_CACHE_HOME`` (else ``~/.cache``), then ``handoff-mcp``."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "handoff-mcp"
 
 
 def _project(given: str | None, state: Path) -> Found:

@@ -41,6 +41,7 @@ LAYERS = (
     ("handoff_core.services.writing",),
     ("handoff_core.services.exchange",),
     ("handoff_core.services.handoffs",),
+    ("handoff_core.services.containment",),
     ("handoff_core.validator",),
     ("server", "server.config", "server.discovery", "server.client_config", "server.logs"),
     ("server.mcp",),

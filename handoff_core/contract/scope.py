@@ -13,13 +13,14 @@ from handoff_core.layout import (
     AUTHORISED_ACTIONS,
     MAX_STOP_CONDITIONS,
     REVIEWING_KINDS,
+    SANDBOX_MODES,
     SELF_WRITERS,
     WORKSPACES,
 )
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
 if TYPE_CHECKING:
-    from handoff_core.layout import AuthorisedAction, Kind, Workspace
+    from handoff_core.layout import AuthorisedAction, Kind, SandboxMode, Workspace
 
 __all__ = [
     "LIST_START",
@@ -30,6 +31,7 @@ __all__ = [
     "authorised_actions",
     "check_scope",
     "read_scope",
+    "sandbox_mode",
     "scope_from",
     "scope_lines",
     "workspace_of",
@@ -71,6 +73,8 @@ class Scope(NamedTuple):
     retry_of: str = ""
     review_of: str = ""
     self_writer: str = ""
+    # How the executor's launch is contained (``layout.SANDBOX_MODES``); rendered only when not required.
+    sandbox: SandboxMode = "required"
 
 
 def _check_glob(glob: str, where: str) -> str:
@@ -110,6 +114,7 @@ def check_scope(kind: Kind, scope: Scope) -> Scope:
     _check_workspace(kind, scope)
     _check_actions(scope)
     _check_links(kind, scope)
+    sandbox_mode(scope.sandbox)
     for shared in scope.shared:
         _check_glob(shared.path, "shared")
         if not is_real(shared.owner):
@@ -149,6 +154,17 @@ def authorised_actions(values: list[str] | tuple[str, ...]) -> tuple[AuthorisedA
             raise InvalidContent(f"authorised action {value!r} is listed twice; list each once")
         found.append(action)
     return tuple(found)
+
+
+def sandbox_mode(value: str) -> SandboxMode:
+    """The sandbox mode a caller named, one of the vocabulary."""
+    for mode in SANDBOX_MODES:
+        if value == mode:
+            return mode
+    raise InvalidContent(
+        f"sandbox {value!r} is not one of {', '.join(SANDBOX_MODES)}: required (the default) refuses to launch "
+        "where the kernel offers no sandbox, if-available launches unsandboxed there, off never sandboxes"
+    )
 
 
 def _check_actions(scope: Scope) -> None:
@@ -223,6 +239,7 @@ def scope_lines(scope: Scope) -> list[str]:
         *([f"authorised_actions: {quote(list(scope.actions))}"] if scope.actions else []),
         *([f"stop_conditions: {quote(list(scope.stop_conditions))}"] if scope.stop_conditions else []),
         *(f"{key}: {quote(value)}" for key, value in _links(scope)),
+        *([f"sandbox: {quote(scope.sandbox)}"] if scope.sandbox != "required" else []),
         "```",
     ]
     readable = [
@@ -241,15 +258,20 @@ def scope_lines(scope: Scope) -> list[str]:
         *([f"- Retry of: `{scope.retry_of}`"] if scope.retry_of else []),
         *([f"- Review of: `{scope.review_of}` at its checkpoint `{scope.base}`"] if scope.review_of else []),
         *([f"- Written by: {scope.self_writer} itself (claim_writer)"] if scope.self_writer else []),
+        *([f"- Sandbox: {_SANDBOX_SAID[scope.sandbox]}"] if scope.sandbox != "required" else []),
         "",
     ]
     return ([scope.notes, ""] if scope.notes else []) + readable + block
 
 
+_SANDBOX_SAID = {
+    "if-available": "if-available (launched unsandboxed where the kernel offers no sandbox)",
+    "off": "off (the executor is launched without the kernel sandbox)",
+}
 _LINKS = ("retry_of", "review_of", "self_writer")
 _SCOPE_KEYS = frozenset(
     {"workspace", "writable", "read_only", "shared", "artifacts", "resources", "worktree", "branch", "base"}
-    | {"dirty_at_dispatch", "remote", "authorised_actions", "stop_conditions", *_LINKS}
+    | {"dirty_at_dispatch", "remote", "authorised_actions", "stop_conditions", "sandbox", *_LINKS}
 )
 
 
@@ -311,6 +333,7 @@ def scope_from(data: object, notes: str) -> Scope:
         retry_of=_string(data, "retry_of"),
         review_of=_string(data, "review_of"),
         self_writer=_string(data, "self_writer"),
+        sandbox=sandbox_mode(_string(data, "sandbox") or "required"),
     )
 
 

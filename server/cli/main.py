@@ -36,6 +36,7 @@ COMMANDS = (
     "package",
     "receive",
     "guard",
+    "sandbox",
     "coordination",
 )
 
@@ -99,6 +100,10 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("validate", help="validate one handoff (same as handoff-validate)", add_help=False)
     guard_help = "judge an agent CLI's tool call or a commit against the task's scope (its hooks run it)"
     commands.add_parser("guard", help=guard_help, add_help=False)
+    sandbox_help = (
+        "launch an executor's CLI contained by the kernel in what its TASK grants: sandbox --ref REF … -- CMD"
+    )
+    commands.add_parser("sandbox", help=sandbox_help, add_help=False)
     return parser
 
 
@@ -175,6 +180,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args_list.insert(0, "serve")
     if args_list[0] == "validate":
         return validate_cli.main(args_list[1:])
+    if args_list[0] == "sandbox":  # its own parser: everything after -- is the command's
+        import os
+
+        from handoff_core.services.containment.launch import run
+
+        return run(args_list[1:], dict(os.environ))
     if args_list[0] == "guard":  # its own parser: a hook's argument error must not exit 2, which reads as a deny
         from server import cli
 

@@ -9,7 +9,15 @@ from handoff_core.contract.scope import read_scope
 from handoff_core.layout import FOCUSED_LENGTH
 from handoff_core.services.writing.store import StoredFile
 from handoff_core.services.writing.workspaces import push_target
-from server.client_config import ExecutorTask, claude_settings, codex_args, http_launch, launch_for, render
+from server.client_config import (
+    ExecutorTask,
+    claude_settings,
+    codex_args,
+    commands,
+    http_launch,
+    launch_for,
+    render,
+)
 from server.config import Settings
 from server.mcp.models import ExecutorConfig
 
@@ -17,14 +25,21 @@ __all__ = ["dispatch_message", "executor_config"]
 
 
 def executor_config(
-    settings: Settings, url: str | None = None, token: str | None = None, task: ExecutorTask | None = None
+    settings: Settings,
+    url: str | None = None,
+    token: str | None = None,
+    task: ExecutorTask | None = None,
+    prompt: str | None = None,
 ) -> ExecutorConfig:
     """What ``handoff-mcp config --role executor [--ref REF]`` prints for each client: this server's
     project over stdio, or, from the HTTP team server, its executor endpoint with the task's token as
     bearer; with the task's hooks either way (from the team server they run ``handoff-mcp`` where the
     executor works, which finds the roots there)."""
     launch = http_launch("executor", url, token or "", task) if url else launch_for(settings, "executor", task=task)
+    claude, codex = commands(launch, prompt) if prompt is not None else ("", "")
     return ExecutorConfig(
+        claude_code_command=claude,
+        codex_command=codex,
         claude_code_mcp_json=render(launch, "claude-code"),
         claude_code_settings=claude_settings(launch.hooks) if launch.hooks is not None else "",
         claude_code_cli=render(launch, "claude-code-cli").strip(),

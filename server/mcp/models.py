@@ -44,7 +44,10 @@ class ExecutorConfig(Wire):
     # A worker's `claude` launch line: the server, the hooks, and the pinned session id (derived from the
     # report token: record_session_locator finds the executor's log by it).
     claude_code_cli: str
-    codex_args: list[str]  # `codex` -c arguments
+    # The whole headless run of each CLI, the dispatch message in it, shell-quoted: paste it as it is.
+    claude_code_command: str = ""
+    codex_command: str = ""
+    codex_args: list[str]  # `codex` -c arguments, then the `exec` flags the task's hooks and sandbox need
     codex_config_toml: str  # a ~/.codex/config.toml entry
     warning: str = ""
 

@@ -10,18 +10,22 @@ from typing import Any, Final
 from handoff_core.contract.anchor import TaskAnchor
 from handoff_core.contract.ids import Ref, parse_ref
 from handoff_core.contract.proof import signing_key
-from handoff_core.errors import HandoffError, NotFound, ScopeRefused, TokenRefused
+from handoff_core.contract.report import Report
+from handoff_core.errors import HandoffError, ScopeRefused
+from handoff_core.files.task_dir import StoredFile
 from handoff_core.layout import REPORT_FILE
 from handoff_core.services.capabilities.tokens import (
-    check_token,
-    check_token_hash,
+    check_task_token,
     load_secret,
     report_token,
     task_anchor,
     token_check,
 )
+from handoff_core.services.containment.broker import brokered_handoff, brokered_report
+from handoff_core.services.handoffs import session_handoff
+from handoff_core.services.handoffs.session_handoff import HandoffDoc
 from handoff_core.services.tree.queries import Queries
-from handoff_core.services.writing.store import Store
+from handoff_core.services.writing.store import Store, StoredDocument
 from server.config import Settings
 
 __all__ = [
@@ -167,16 +171,21 @@ class Services:
     def check_report_token(self, ref: Ref, token: str) -> None:
         """A token is checked against its TASK's recorded hash; a TASK from before hashes were recorded
         falls back to this server's secret."""
-        try:
-            task, _ = self.queries.read_task(ref)
-        except NotFound:  # say no more about a task than a wrong token would
-            task = None
-        if task is None:
-            raise TokenRefused(f"the report token does not belong to {ref}; check the ref in your dispatch message")
-        if task.token_check is not None:
-            check_token_hash(task.token_check, ref, token)
-        else:
-            check_token(self.secret(), self.settings.state_root, ref, token)
+        check_task_token(self.queries, ref, token, self.secret)
+
+    def publish_report(
+        self, report: Report, ref: Ref, token: str, task_sha256: str | None, accept_warnings: bool
+    ) -> StoredFile:
+        """The task's REPORT published: by the store, or in a sandbox by its broker outside it."""
+        if self.settings.broker is not None:
+            return brokered_report(self.settings.broker, ref, token, report, task_sha256, accept_warnings)
+        return self.store.write_report(report, ref.change, task_sha256, accept_warnings, token=token)
+
+    def publish_handoff(self, doc: HandoffDoc, redact: bool) -> StoredDocument:
+        """A session handoff published: by the store, or in a sandbox by its broker outside it."""
+        if self.settings.broker is not None:
+            return brokered_handoff(self.settings.broker, doc, redact)
+        return session_handoff.publish(self.store, doc, redact)
 
     def secret(self) -> bytes:
         if self._secret is None:

@@ -1,9 +1,10 @@
 """The real agent CLIs run as a test runs them: a temporary HOME, no user configuration, the scripted
 model as their only endpoint, and every run bounded in time.
 
-``claude_exec`` takes the executor's launch line exactly as ``create_task`` printed it and adds only
-what a headless run needs (``-p``, JSON output, accepting edits, the prompt); ``codex_exec`` does the
-same with the printed ``-c`` arguments and a provider pointing at the scripted model.
+``claude_exec`` takes the executor's launch line exactly as ``create_task`` printed it (through the
+task's sandbox) and adds only what a headless run needs (``-p``, JSON output, the prompt);
+``codex_exec`` does the same with the printed ``codex … exec`` line, the scripted model named in
+the HOME's ``.codex/config.toml`` (``codex_provider``), which the sandbox copies into the executor's home.
 """
 
 from __future__ import annotations
@@ -20,7 +21,16 @@ import pytest
 
 from tests.server.test_client_config import cli
 
-__all__ = ["AgentRun", "agent_env", "claude_exec", "codex_exec", "codex_provider", "write_report_arguments"]
+__all__ = [
+    "AgentRun",
+    "agent_env",
+    "claude_exec",
+    "codex_exec",
+    "codex_lead",
+    "codex_line",
+    "codex_provider",
+    "write_report_arguments",
+]
 
 RUN_BOUND_S = 180  # a CLI that hangs is killed; a scenario takes seconds
 DUMMY_KEY = "sk-scripted-model-no-network"
@@ -83,18 +93,31 @@ def _run(command: list[str], cwd: Path, env: dict[str, str], prompt: str = "") -
     return AgentRun(done)
 
 
+def _with_clis(env: dict[str, str]) -> dict[str, str]:
+    """The npm-installed CLIs first on PATH, where a user's are."""
+    return env | {"PATH": f"{Path(cli('claude')).parent}{os.pathsep}{env['PATH']}"}
+
+
 def claude_exec(line: str, prompt: str, cwd: Path, env: dict[str, str], *extra: str) -> AgentRun:
     """Claude Code started with the printed launch text, run by a shell exactly as printed (a launch
     from the team server first exports the token and installs the clone's pre-commit hook), headless:
-    ``-p`` and the other ``extra`` flags added to its last line, the prompt on stdin."""
-    headless = ["-p", "--output-format", "json", "--permission-mode", "acceptEdits", *extra]
-    path = f"{Path(cli('claude')).parent}{os.pathsep}{env['PATH']}"
-    return _run(["bash", "-c", f"{line} {shlex.join(headless)}"], cwd, env | {"PATH": path}, prompt)
+    ``-p``, JSON output and the other ``extra`` flags added to its last line, the prompt on stdin."""
+    headless = ["-p", "--output-format", "json", *extra]
+    return _run(["bash", "-c", f"{line} {shlex.join(headless)}"], cwd, _with_clis(env), prompt)
 
 
-def codex_exec(args: list[str], prompt: str, cwd: Path, env: dict[str, str], *extra: str) -> AgentRun:
-    """``codex exec`` with the printed ``-c`` arguments and ``extra`` (the provider, the sandbox)."""
-    return _run([cli("codex"), *args, "exec", "--json", *extra, prompt], cwd, env)
+def codex_line(config: dict[str, Any]) -> str:
+    """The printed ``codex … exec`` line of an ``executor_config``: its whole command without the prompt."""
+    command = str(config["codex_command"])
+    prompt_at = command.rfind(" exec ")
+    assert prompt_at > 0, command
+    return command[: prompt_at + len(" exec")]
+
+
+def codex_exec(line: str, prompt: str, cwd: Path, env: dict[str, str], *extra: str) -> AgentRun:
+    """The printed ``codex … exec`` line run by a shell as printed, with JSON events, ``extra`` flags
+    and the prompt added (the model comes from the HOME's config, ``codex_provider``)."""
+    return _run(["bash", "-c", f"{line} --json {shlex.join([*extra, prompt])}"], cwd, _with_clis(env))
 
 
 def codex_catalog(path: Path) -> Path:
@@ -121,24 +144,26 @@ def codex_catalog(path: Path) -> Path:
     return path
 
 
-def codex_provider(model_url: str, tmp_path: Path) -> list[str]:
-    """``codex exec`` flags for the scripted model: the provider, its catalog entry, the hooks trusted
-    for this run (the printed line's own flag), no sandbox (the container has none to offer)."""
+def codex_provider(model_url: str, tmp_path: Path, home: Path) -> None:
+    """The scripted model as the user's Codex configuration names it (``home/.codex/config.toml``): the
+    provider, its catalog entry, the model. The printed line carries everything else."""
     provider = {"name": "scripted", "base_url": f"{model_url}/v1", "wire_api": "responses", "env_key": "OPENAI_API_KEY"}
-    pairs = [f"model_providers.scripted.{key}={json.dumps(value)}" for key, value in provider.items()]
-    pairs += [
-        'model_provider="scripted"',
-        f"model_catalog_json={json.dumps(str(codex_catalog(tmp_path / 'catalog.json')))}",
+    top = [
+        f"model = {json.dumps(SCRIPTED_MODEL)}",
+        'model_provider = "scripted"',
+        f"model_catalog_json = {json.dumps(str(codex_catalog(tmp_path / 'catalog.json')))}",
     ]
-    flags = [item for pair in pairs for item in ("-c", pair)]
-    return [
-        *flags,
-        "-m",
-        SCRIPTED_MODEL,
-        "--dangerously-bypass-hook-trust",
-        "--skip-git-repo-check",
-        "--dangerously-bypass-approvals-and-sandbox",
-    ]
+    table = ["[model_providers.scripted]", *(f"{key} = {json.dumps(value)}" for key, value in provider.items())]
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    kept = config.read_text() if config.exists() else ""  # the user's own entries (a Lead's server, say)
+    config.write_text("\n".join([*top, "", kept, *table]) + "\n")
+
+
+def codex_lead(prompt: str, cwd: Path, env: dict[str, str]) -> AgentRun:
+    """Codex as the Lead, headless, with the user's configuration (the Lead's server, the scripted model)."""
+    flags = ["--dangerously-bypass-hook-trust", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+    return _run([cli("codex"), "exec", "--json", *flags, prompt], cwd, env)
 
 
 def write_report_arguments(dispatch_message: str) -> dict[str, Any]:

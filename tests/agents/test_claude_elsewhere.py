@@ -26,9 +26,10 @@ __all__ = ["elsewhere", "team"]
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # the real Claude Code CLI against a served team server
 
 
-async def dispatch_branch(team: Team, topic: str, branch: str) -> dict[str, Any]:
+async def dispatch_branch(team: Team, topic: str, branch: str, **more: Any) -> dict[str, Any]:
     """A task on ``branch`` of the shared remote, whose executor may commit and push."""
     args = task_args(topic=topic, workspace="required", branch=branch, shared=[], authorised_actions=["commit", "push"])
+    args |= more
     async with team.lead() as lead:
         return await call(lead, "create_task", **args)
 
@@ -53,9 +54,7 @@ async def run_elsewhere(
     with model:
         env = agent_env(place.home, model.url) | {"XDG_CACHE_HOME": str(place.home / ".cache")}
         prompt = created["dispatch_message"]
-        run = await anyio.to_thread.run_sync(
-            lambda: claude_exec(line, prompt, place.clone, env, "--allowedTools", "Bash")
-        )
+        run = await anyio.to_thread.run_sync(lambda: claude_exec(line, prompt, place.clone, env))
     return run, model
 
 
@@ -106,7 +105,7 @@ async def test_claude_code_elsewhere_is_guarded_by_the_team_server_pushes_report
 async def test_claude_code_elsewhere_that_commits_a_stray_path_past_the_hook_fails_the_audit(
     team: Team, elsewhere: Elsewhere
 ) -> None:
-    created = await dispatch_branch(team, "remote-stray", "task-c2")
+    created = await dispatch_branch(team, "remote-stray", "task-c2", sandbox="off")  # nothing stops the write
     git(elsewhere.clone, "checkout", "-q", "-b", "task-c2")
     inside = ToolCall("Write", {"file_path": str(elsewhere.clone / "src/a1/new.py"), "content": "VALUE = 1\n"})
     hooked = ToolCall("Bash", {"command": "echo stray > src/b/other.py && git add -A && git commit -q -m work"})

@@ -4,6 +4,7 @@ scripted: what lands, what the guard denies, and what the CLI told the model."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from handoff_core.files.executor_home import executor_home
 from handoff_core.services.capabilities.tokens import executor_session_id
 from tests.agents.agents import agent_env, claude_exec, write_report_arguments
 from tests.agents.model_anthropic import AnthropicModel
@@ -27,7 +29,8 @@ async def lead_call(
 ) -> dict[str, Any]:
     """One tool of the Lead's stdio server (under ``home``: the HOME the executors ran with)."""
     command = serve_command("lead", project, secret_file)
-    env = {"HOME": str(home)} if home is not None else None
+    # This user's cache, as the executor's sandboxed launch found it: its home lies there.
+    env = {"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]} | ({"HOME": str(home)} if home is not None else {})
     async with Client(StdioServerParameters(command=command[0], args=command[1:], env=env)) as lead:
         return await call(lead, name, **args)
 
@@ -84,5 +87,27 @@ async def test_claude_code_lands_an_edit_in_scope_is_denied_one_outside_and_repo
     assert f'"session_id":"{session_id}"' in run.stdout.replace(" ", "")
     recorded = await lead_call(repo, secret_file, "record_session_locator", home, ref=created["ref"])
     log = json.loads(Path(recorded["path"]).read_text())["path"]
-    assert Path(log).parent.parent == home / ".claude" / "projects"
+    # The executor ran in its sandbox's home: its log is there, not in the user's home.
+    executor = executor_home(str(repo / "speculo" / ".speculo"), created["ref"])
+    assert Path(log).parent.parent == Path(executor.home) / ".claude" / "projects"
     assert Path(log).name == f"{session_id}.jsonl"
+
+
+async def test_the_printed_line_runs_again_and_continues_its_session(repo: Path, secret_file: Path, home: Path) -> None:
+    created = await dispatch(repo, secret_file)
+    line = created["executor_config"]["claude_code_cli"]
+    first = ToolCall("Write", {"file_path": str(repo / "src/a1/new.py"), "content": "VALUE = 1\n"})
+    with AnthropicModel([[first]]) as model:  # then it ends without a REPORT, as a crashed run would
+        run = claude_exec(line, created["dispatch_message"], repo, agent_env(home, model.url))
+    assert run.returncode == 0, run
+    report = report_call(created)
+    with AnthropicModel([once_connected(report), [Text("Done.")]]) as model:
+        again = claude_exec(line, "Carry on and report.", repo, agent_env(home, model.url))
+        resumed = model.main_requests[0]
+    assert again.returncode == 0, again
+    # The same line, run again, continued the session it pinned: the model saw the first run's work.
+    assert first.call_id in json.dumps(resumed["messages"])
+    assert '"created":true' in AnthropicModel.tool_results(model.main_requests[-1])[report.call_id].replace(" ", "")
+    session_id = executor_session_id(created["report_token"])
+    recorded = await lead_call(repo, secret_file, "record_session_locator", home, ref=created["ref"])
+    assert Path(json.loads(Path(recorded["path"]).read_text())["path"]).name == f"{session_id}.jsonl"

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.agents.agents import agent_env, codex_exec, codex_provider
+from handoff_core.files.executor_home import executor_home
+from tests.agents.agents import agent_env, codex_exec, codex_line, codex_provider
 from tests.agents.model_openai import FREEFORM, OpenAIModel
 from tests.agents.model_server import Text, ToolCall, Turn
 from tests.agents.test_claude_executor import dispatch, lead_call, report_call
@@ -36,9 +37,8 @@ async def test_codex_applies_a_patch_in_scope_is_denied_one_outside_and_reports(
     script: list[Turn] = [[inside], [outside], [report], [Text("Done.")]]
     with OpenAIModel(script) as model:
         env = agent_env(home, model.url)
-        args = created["executor_config"]["codex_args"]
-        provider = codex_provider(model.url, tmp_path)
-        run = codex_exec(args, created["dispatch_message"], repo, env, *provider)
+        codex_provider(model.url, tmp_path, home)
+        run = codex_exec(codex_line(created["executor_config"]), created["dispatch_message"], repo, env)
     assert run.returncode == 0, run
     first = model.main_requests[0]
     assert "apply_patch" in OpenAIModel.tool_names(first), OpenAIModel.tool_names(first)
@@ -52,6 +52,6 @@ async def test_codex_applies_a_patch_in_scope_is_denied_one_outside_and_reports(
     (thread,) = [e["thread_id"] for e in run.json_lines() if e.get("type") == "thread.started"]
     recorded = await lead_call(repo, secret_file, "record_session_locator", home, ref=created["ref"], session_id=thread)
     log = Path(json.loads(Path(recorded["path"]).read_text())["path"])
-    assert log.is_relative_to(home / ".codex" / "sessions")
+    assert log.is_relative_to(Path(executor_home(str(repo / "speculo" / ".speculo"), created["ref"]).home))
     assert log.name.startswith("rollout-")
     assert log.name.endswith(f"-{thread}.jsonl")

@@ -1,7 +1,8 @@
 """The executor's post-tool and Stop hooks with the real CLIs over stdio, their models scripted: a
-shell command that writes outside the scope is named to the model at once with how to put it back,
-and an end without a REPORT is blocked with what to do, a bounded number of times, then recorded.
-Asserted from what each CLI sent its model, and from the files."""
+shell command that writes outside the scope is named to the model at once with how to put it back
+(a launch the Lead ran without the sandbox, where nothing else stops the write), and an end without
+a REPORT is blocked with what to do, a bounded number of times, then recorded by the broker outside
+the sandbox. Asserted from what each CLI sent its model, and from the files."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from handoff_core.services.capabilities.tokens import executor_session_id
 from handoff_core.services.evidence.endings import MAX_STOP_BLOCKS, ended_without_report
-from tests.agents.agents import agent_env, claude_exec, codex_exec, codex_provider
+from tests.agents.agents import agent_env, claude_exec, codex_exec, codex_line, codex_provider
 from tests.agents.model_anthropic import AnthropicModel
 from tests.agents.model_openai import OpenAIModel
 from tests.agents.model_server import ToolCall, Turn
@@ -60,13 +61,13 @@ async def assert_ended_unreported(repo: Path, secret_file: Path, state_root: Pat
 async def test_claude_code_is_told_of_a_stray_shell_write_and_kept_from_ending_without_its_report(
     repo: Path, secret_file: Path, home: Path, state_root: Path
 ) -> None:
-    created = await dispatch(repo, secret_file)
+    created = await dispatch(repo, secret_file, sandbox="off")
     stray = ToolCall("Bash", {"command": "echo x > src/b/stray.py"})
     put_back = ToolCall("Bash", {"command": "rm -- src/b/stray.py"})
     script: list[Turn] = [[stray], [put_back]]  # then it says it is done, with no REPORT
     with AnthropicModel(script) as model:
         line = created["executor_config"]["claude_code_cli"]
-        run = claude_exec(line, created["dispatch_message"], repo, agent_env(home, model.url), "--allowedTools", "Bash")
+        run = claude_exec(line, created["dispatch_message"], repo, agent_env(home, model.url))
     assert run.returncode == 0, run
     initial, after_stray, after_put_back, *after_stops = model.main_requests
     # The post-tool hook's block reason reached the model with the very next request: the path, and
@@ -98,15 +99,14 @@ def hook_prompts(body: dict[str, Any]) -> list[str]:
 async def test_codex_is_told_of_a_stray_shell_write_and_kept_from_ending_without_its_report(
     repo: Path, secret_file: Path, home: Path, state_root: Path, tmp_path: Path
 ) -> None:
-    created = await dispatch(repo, secret_file)
+    created = await dispatch(repo, secret_file, sandbox="off")
     stray = ToolCall("exec_command", {"cmd": "echo x > src/b/stray.py"})
     put_back = ToolCall("exec_command", {"cmd": "rm -- src/b/stray.py"})
     script: list[Turn] = [[stray], [put_back]]
     with OpenAIModel(script) as model:
         env = agent_env(home, model.url)
-        args = created["executor_config"]["codex_args"]
-        provider = codex_provider(model.url, tmp_path)
-        run = codex_exec(args, created["dispatch_message"], repo, env, *provider)
+        codex_provider(model.url, tmp_path, home)
+        run = codex_exec(codex_line(created["executor_config"]), created["dispatch_message"], repo, env)
     assert run.returncode == 0, run
     _, after_stray, after_put_back, *after_stops = model.main_requests
     # Codex gives the model the post-tool hook's block reason in place of the command's output.

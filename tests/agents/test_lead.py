@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from handoff_core.services.evidence.audit import SHARED_TREE
-from tests.agents.agents import agent_env, claude_exec, codex_exec, codex_provider
+from tests.agents.agents import agent_env, claude_exec, codex_lead, codex_provider
 from tests.agents.model_anthropic import AnthropicModel
 from tests.agents.model_openai import OpenAIModel
 from tests.agents.model_server import Block, Text, ToolCall, Turn, Until
@@ -130,7 +130,7 @@ def test_a_codex_lead_dispatches_waits_reads_and_audits(
     ready = lambda body: any(t.get("name") == "mcp__handoff" for t in body.get("tools", []))  # noqa: E731
     turns[0] = Until(ready, [script.create], [ToolCall("exec_command", {"cmd": "true"})])
     with OpenAIModel(turns) as model:
-        provider = codex_provider(model.url, tmp_path)
-        run = codex_exec([], "Dispatch A1 and follow it up.", repo, agent_env(home, model.url), *provider)
+        codex_provider(model.url, tmp_path, home)
+        run = codex_lead("Dispatch A1 and follow it up.", repo, agent_env(home, model.url))
     assert run.returncode == 0, run
     assert_the_loop_closed(script, script.results(model.main_requests[-1]))

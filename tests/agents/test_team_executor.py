@@ -17,7 +17,7 @@ from handoff_core.services.capabilities.tokens import lead_token, load_secret
 from server.config import Settings
 from server.web.auth import Endpoint
 from server.web.team import team_app
-from tests.agents.agents import agent_env, claude_exec, codex_exec, codex_provider
+from tests.agents.agents import agent_env, claude_exec, codex_exec, codex_line, codex_provider
 from tests.agents.model_anthropic import AnthropicModel
 from tests.agents.model_openai import OpenAIModel
 from tests.agents.model_server import Block, Text, ToolCall, Turn
@@ -76,7 +76,7 @@ async def test_claude_code_through_the_team_server_works_in_its_worktree_and_is_
     with AnthropicModel(script) as model:
         env = agent_env(home, model.url)
         prompt = created["dispatch_message"]
-        run = await anyio.to_thread.run_sync(lambda: claude_exec(line, prompt, tree, env, "--allowedTools", "Bash"))
+        run = await anyio.to_thread.run_sync(lambda: claude_exec(line, prompt, tree, env))
     assert run.returncode == 0, run
     results = AnthropicModel.tool_results(model.main_requests[-1])
     assert "created successfully" in results[inside.call_id]
@@ -100,10 +100,9 @@ async def test_codex_through_the_team_server_patches_its_worktree_and_is_audited
     script: list[Turn] = [[inside], [outside], [commit], with_checkpoint(report, tree), [Text("Done.")]]
     with OpenAIModel(script) as model:
         env = agent_env(home, model.url) | {"HANDOFF_TOKEN": created["report_token"]}
-        args = created["executor_config"]["codex_args"]
-        provider = codex_provider(model.url, tmp_path)
-        prompt = created["dispatch_message"]
-        run = await anyio.to_thread.run_sync(lambda: codex_exec(args, prompt, tree, env, *provider))
+        codex_provider(model.url, tmp_path, home)
+        line, prompt = codex_line(created["executor_config"]), created["dispatch_message"]
+        run = await anyio.to_thread.run_sync(lambda: codex_exec(line, prompt, tree, env))
     assert run.returncode == 0, run
     outputs = OpenAIModel.outputs(model.main_requests[-1])
     assert "Success" in outputs[inside.call_id]

@@ -56,6 +56,7 @@ def test_a_role_variant_keeps_every_other_setting(tmp_path: Path) -> None:
         note="found above",
         cache_dir=tmp_path / "cache",
         task=Ref("2026-11-30-demo", "20261130T044500Z", "001-review-a"),
+        broker=str(tmp_path / "broker.sock"),
     )
     defaults = Settings(role="lead", project_root=tmp_path, state_root=tmp_path, secret_file=tmp_path)
     unset = [

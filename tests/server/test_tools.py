@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -82,8 +83,9 @@ async def test_create_task_returns_ref_paths_hash_token_and_dispatch_message(lea
     assert '"--role", "executor"' in created["executor_config"]["codex_config_toml"]
     assert "executor" in created["executor_config"]["claude_code_mcp_json"]
     assert created["executor_config"]["claude_code_cli"].startswith(
-        f"env HANDOFF_ROLE=executor HANDOFF_REF={created['ref']} claude "
-    )  # the executor role, and the task it works for (its own commits in the main tree pass)
+        f"env HANDOFF_ROLE=executor HANDOFF_REF={created['ref']} {sys.executable} -I -S "
+    )  # the executor role, and the task it works for (its own commits in the main tree pass), in its sandbox
+    assert f" --task-sha256 {created['task_sha256']} -- claude " in created["executor_config"]["claude_code_cli"]
     assert read_snapshot(state_root, change, session, task).file("TASK.md").kind == "file"
 
 

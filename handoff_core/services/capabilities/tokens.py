@@ -26,7 +26,14 @@ from handoff_core.contract.ids import Ref, parse_ref
 from handoff_core.errors import StorageError, TokenRefused, UnsafePath
 from handoff_core.files.publishing import publish
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from handoff_core.services.tree.queries import Queries
+
 __all__ = [
+    "check_task_token",
     "check_token",
     "check_token_hash",
     "default_secret_path",
@@ -44,8 +51,9 @@ _MIN_SECRET_BYTES = 16  # a shorter secret (cut short by hand) makes guessable t
 
 
 def default_secret_path() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "handoff-mcp" / "secret"
+    from handoff_core.layout import default_secret_file
+
+    return Path(default_secret_file(os.environ))
 
 
 def report_token(secret: bytes, state_root: Path, ref: Ref) -> str:
@@ -100,6 +108,23 @@ def check_token(secret: bytes, state_root: Path, ref: Ref, token: str) -> None:
     # Bytes, not str: compare_digest refuses a str with non-ASCII characters by raising.
     if not token or not hmac.compare_digest(expected, token.strip().encode("utf-8", "replace")):
         raise _refused(ref)
+
+
+def check_task_token(queries: Queries, ref: Ref, token: str, secret: Callable[[], bytes]) -> None:
+    """A report token checked against the hash its TASK records; a TASK from before hashes were
+    recorded falls back to the Lead's ``secret`` (read only then)."""
+    from handoff_core.errors import NotFound
+
+    try:
+        task, _ = queries.read_task(ref)
+    except NotFound:  # say no more about a task than a wrong token would
+        task = None
+    if task is None:
+        raise TokenRefused(f"the report token does not belong to {ref}; check the ref in your dispatch message")
+    if task.token_check is not None:
+        check_token_hash(task.token_check, ref, token)
+    else:
+        check_token(secret(), queries.roots.state_root, ref, token)
 
 
 def _create_secret(path: Path) -> None:

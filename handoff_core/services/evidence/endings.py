@@ -21,11 +21,20 @@ _ENDINGS, _BLOCKS = "endings", "stop-blocks"
 
 
 def _cache_dir() -> str:
-    given = os.environ.get("HANDOFF_CACHE_DIR")
-    if given and given != "off":
-        return given
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "handoff-mcp")
+    from handoff_core.files.executor_home import cache_root
+
+    return cache_root()
+
+
+def _brokered(op: str, ref: str, session_id: str) -> dict[str, object] | None:
+    """In a sandbox, the record is kept by its broker outside it (where the executor cannot reset or
+    forge it): the broker's answer; None outside a sandbox. A broker that does not answer is a
+    cache that cannot be written (``OSError``)."""
+    if not (path := os.environ.get("HANDOFF_BROKER")):  # layout.BROKER_VARIABLE (a test pins the two equal)
+        return None
+    from handoff_core.files.local_socket import ask
+
+    return ask(path, {"op": op, "ref": ref, "session_id": session_id}, 10.0)
 
 
 def _digest(*parts: str) -> str:
@@ -52,8 +61,11 @@ def _create(path: str, data: bytes) -> bool:
 def count_block(state_root: str, ref: str, session_id: str) -> int | None:
     """Count one more block of this session's end: one new file in the session's folder. The count
     so far, before this one (None: the cache is unusable)."""
-    folder = os.path.join(_cache_dir(), _BLOCKS, _digest(os.path.realpath(state_root), ref, session_id))
     try:
+        if (answer := _brokered("count_block", ref, session_id)) is not None:
+            count = answer.get("count")
+            return count if isinstance(count, int) else None
+        folder = os.path.join(_cache_dir(), _BLOCKS, _digest(os.path.realpath(state_root), ref, session_id))
         for count in range(MAX_STOP_BLOCKS + 1):
             if _create(os.path.join(folder, str(count)), b""):
                 return count
@@ -79,6 +91,8 @@ def record_ending(state_root: str, ref: str, session_id: str) -> None:
     """Note that a session of ``ref`` ended without its REPORT (never an error: a note for status)."""
     record = {"ref": ref, "session_id": session_id[:200], "at": time.time()}
     try:
+        if _brokered("record_ending", ref, session_id) is not None:
+            return
         _create(os.path.join(_endings(state_root, ref), _digest(session_id)), json.dumps(record).encode())
     except OSError:
         return

@@ -129,7 +129,7 @@ class Hook:
         rule = self.rule()
         for path in event.paths:
             resolved = os.path.realpath(os.path.join(event.cwd, path))
-            if (why := rule.judge(resolved)) is not None:
+            if (why := rule.judge(resolved) or _outside_sandbox(resolved)) is not None:
                 note = "" if self.pin else "; unanchored: no --task-sha256, a changed TASK goes unnoticed"
                 return Verdict(
                     False, f"handoff task {self.ref} may not write {resolved}: {why} ({rule.described()}{note})"
@@ -145,6 +145,21 @@ class Hook:
             output = {"hookEventName": "PreToolUse", "permissionDecision": "deny"}
             return json.dumps({"hookSpecificOutput": output | {"permissionDecisionReason": verdict.reason}})
         return json.dumps({"decision": "block", "reason": verdict.reason})
+
+
+def _outside_sandbox(path: str) -> str | None:
+    """Why the task's sandbox will not let ``path`` be written (its launch lists what it may write);
+    None outside a sandbox, or where it may. The kernel refuses it anyway: this says why, first."""
+    granted = os.environ.get("HANDOFF_SANDBOX_WRITE")  # layout.WRITABLE_VARIABLE (a test pins the two equal)
+    if granted is None:
+        return None
+    for line in granted.split("\n"):
+        if path == line.rstrip("/") or (line.endswith("/") and path.startswith(line)):
+            return None
+    return (
+        "outside what the task's sandbox lets it write (nothing new can be made directly in a folder that also "
+        "holds git's folder or the state root; scratch files go in $TMPDIR)"
+    )
 
 
 def _options(argv: list[str]) -> dict[str, str] | str:

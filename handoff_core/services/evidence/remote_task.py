@@ -44,8 +44,9 @@ _META = {
 
 def task_cache() -> Path:
     """Where a guard keeps the TASKs it read: this user's cache directory."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "handoff-mcp" / "tasks"
+    from handoff_core.files.executor_home import cache_root
+
+    return Path(cache_root()) / "tasks"
 
 
 def _cache_path(cache: Path, ref: str, sha: str) -> Path:

@@ -24,10 +24,7 @@ __all__ = ["authorised_for", "judge_command"]
 
 
 def authorised_for(hook: Hook) -> frozenset[str]:
-    task = hook.task()
-    if task.authorised:
-        return task.authorised
-    return frozenset({"commit"}) if task.task.scope.worktree else frozenset()
+    return hook.task().in_effect
 
 
 def _changed_outside(hook: Hook) -> list[str]:

@@ -43,11 +43,18 @@ class LeanShared:
 
 
 class LeanScope:
-    __slots__ = ("actions", "artifacts", "dirty", "shared", "workspace", "worktree", "writable")
+    __slots__ = (
+        *("actions", "artifacts", "branch", "dirty", "remote", "resources", "sandbox", "shared"),
+        *("workspace", "worktree", "writable"),
+    )
 
     def __init__(self, fields: dict[str, object]) -> None:
         self.workspace = _text(fields, "workspace")
         self.worktree = _text(fields, "worktree")
+        self.branch = _text(fields, "branch")
+        self.remote = _text(fields, "remote")
+        self.resources = _texts(fields, "resources")
+        self.sandbox = _text(fields, "sandbox") or "required"
         self.writable = _texts(fields, "writable")
         self.artifacts = _texts(fields, "artifacts")
         self.dirty = _texts(fields, "dirty_at_dispatch")
@@ -152,9 +159,9 @@ class PinnedTask:
     """One read of a task's TASK: its bytes' SHA-256, whether it matched the pin, its scope, whether
     its REPORT exists, and the actions it authorises."""
 
-    __slots__ = ("authorised", "has_report", "pinned", "sha256", "task", "text")
+    __slots__ = ("authorised", "has_release", "has_report", "pinned", "sha256", "task", "text")
 
-    def __init__(self, data: bytes, pin: str | None, has_report: bool) -> None:
+    def __init__(self, data: bytes, pin: str | None, has_report: bool, has_release: bool = False) -> None:
         self.sha256 = sha256_hex(data)
         self.pinned = pin is not None
         if pin is not None and pin != self.sha256:
@@ -166,7 +173,16 @@ class PinnedTask:
         lean = _lean(self.text) if pin is not None else None  # unpinned: no shortcut for a hand edit
         self.task: TaskLike = lean if lean is not None else _full(self.text)
         self.has_report = has_report
+        self.has_release = has_release
         self.authorised = frozenset(self.task.scope.actions)
+
+    @property
+    def in_effect(self) -> frozenset[str]:
+        """The actions the TASK authorises: those it lists; a TASK that lists none authorises a commit
+        in a worktree of its own (the dispatch asks for a committed checkpoint there), and nothing else."""
+        if self.authorised:
+            return self.authorised
+        return frozenset({"commit"}) if self.task.scope.worktree else frozenset()
 
 
 def read_pinned(state_root: str, ref: str, pin: str | None) -> PinnedTask:
@@ -185,12 +201,12 @@ def read_pinned(state_root: str, ref: str, pin: str | None) -> PinnedTask:
         raise TaskUnreadable(f"cannot open the task's folder ({exc.strerror})") from exc
     try:
         data = _read_task(fd)
-        has_report = _exists(fd, "REPORT.md")
+        has_report, has_release = _exists(fd, "REPORT.md"), _exists(fd, "RELEASE.md")
     except OSError as exc:
         raise TaskUnreadable(f"cannot read the TASK ({exc.strerror})") from exc
     finally:
         os.close(fd)
-    return PinnedTask(data, pin, has_report)
+    return PinnedTask(data, pin, has_report, has_release)
 
 
 def _exists(dir_fd: int, name: str) -> bool:

@@ -199,6 +199,25 @@ def candidates(tool: str, session_id: str, home: Path, env: dict[str, str]) -> l
     return sorted(found)
 
 
+def homes(home: Path, env: dict[str, str], state_root: Path | None = None, ref: str = "") -> list[Path | None]:
+    """Where a task's executor may have kept its log: the user's home (as ``env`` points the CLIs), and,
+    for a task, the home of its sandboxed launch (``files.executor_home``); None stands for the user's."""
+    found: list[Path | None] = [None]
+    if state_root is not None and ref:
+        from handoff_core.files.executor_home import executor_home
+
+        found.append(Path(executor_home(str(state_root), ref).home))
+    return found
+
+
+def found_logs(tool: str, session_id: str, home: Path, env: dict[str, str], places: list[Path | None]) -> list[str]:
+    """``candidates`` in each place: the user's home with ``env``, or an executor's home as its CLI saw it."""
+    found = []
+    for place in places:
+        found += candidates(tool, session_id, home, env) if place is None else candidates(tool, session_id, place, {})
+    return found
+
+
 def _subdirs(path: Path) -> list[Path]:
     try:
         return [entry for entry in path.iterdir() if entry.is_dir()]

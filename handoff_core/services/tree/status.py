@@ -119,6 +119,14 @@ class TaskStatus(NamedTuple):
             return f"review of {scope.review_of} at {scope.base[:12]}"
         return f"retry of {scope.retry_of}" if scope.retry_of else ""
 
+    @property
+    def containment(self) -> str:
+        """How the executor's launch is contained, when the Lead opted out of the default: shown on the task."""
+        scope = self.scope
+        if scope is None or scope.sandbox == "required":
+            return ""
+        return "sandbox: off" if scope.sandbox == "off" else "sandbox: if-available (unsandboxed without Landlock)"
+
 
 def state_label(state: TaskState, report_status: str | None, original: bool) -> str:
     """A state as shown: ``returned:<status>`` for a returned task; an original-contract task says so."""

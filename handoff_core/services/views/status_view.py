@@ -35,7 +35,9 @@ class TaskFacts:
     age_seconds: float
     closed_seconds: float | None  # since the REPORT (or RELEASE) closed it; None while open
     claim: str  # the writer claim as shown; "" when it holds none
-    link: str  # the task it retries or reviews: ``retry of REF``, ``review of REF at SHA``; "" for none
+    # The task it retries or reviews (``retry of REF``, ``review of REF at SHA``) and a sandbox the Lead
+    # opted out of (``sandbox: off``); "" for none.
+    link: str
     workspace: str
     writable: tuple[str, ...]
     has_locator: bool
@@ -124,7 +126,7 @@ def task_facts(status: TaskStatus, now: float, audit: str = "", state_root: Path
         age_seconds=status.age(now),
         closed_seconds=status.closed_age(now),
         claim=status.claim,
-        link=status.links,
+        link="; ".join(part for part in (status.links, status.containment) if part),
         workspace=(scope.workspace or "") if scope else "",
         writable=tuple(scope.writable) if scope else (),
         has_locator=status.has_locator,

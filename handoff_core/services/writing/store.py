@@ -206,11 +206,12 @@ class Store:
         """Find the executor's log by its session id (Claude Code's, then Codex's, as this host keeps them),
         confirm it as this task's, and record it; refused unless exactly one log confirms."""
         needles = self.queries.log_needles(ref)
+        places = session_logs.homes(home, env, self.roots.state_root, str(ref))
         found = [
             path
             for session_id in session_ids
             for tool in session_logs.TOOLS
-            for path in session_logs.candidates(tool, session_id, home, env)
+            for path in session_logs.found_logs(tool, session_id, home, env, places)
         ]
         confirmed = [path for path in dict.fromkeys(found) if session_logs.inspect(path, needles).ok]
         if len(confirmed) != 1:

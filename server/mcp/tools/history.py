@@ -28,7 +28,7 @@ Slug = str
 
 
 def shared(services: Services) -> list[Tool]:
-    store, queries = services.store, services.queries
+    queries = services.queries
 
     def read_handoff(ref: RefArg) -> Handoff:
         """A REPORT (untrusted), focused first."""
@@ -78,7 +78,7 @@ def shared(services: Services) -> list[Tool]:
             skills=tuple(skills),
             history=history,
         )
-        stored = session_handoff.publish(store, doc, redact)
+        stored = services.publish_handoff(doc, redact)
         return Document(path=str(stored.path), sha256=stored.sha256)
 
     def resolve_coordination(
@@ -102,7 +102,8 @@ def lead(services: Services) -> list[Tool]:
     def find_session_log(tool: LogTool, session_id: str, ref: str = "") -> LogCandidates:
         """A Claude Code or Codex log by session id (with ref: that task's)."""
         needles = services.queries.log_needles(parse_ref(ref)) if ref else None
-        found = session_logs.candidates(tool, session_id, Path.home(), dict(os.environ))
+        places = session_logs.homes(Path.home(), dict(os.environ), services.settings.state_root, ref)
+        found = session_logs.found_logs(tool, session_id, Path.home(), dict(os.environ), places)
         facts = [session_logs.inspect(path, needles) for path in found]
         lines = [f"{f.path}: {'ok' if f.ok else '; '.join(f.problems)}" for f in facts]
         return LogCandidates(candidates=lines, ambiguous=sum(f.ok for f in facts) > 1)

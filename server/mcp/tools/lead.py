@@ -13,7 +13,7 @@ from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.scope import Scope, SharedPath, workspace_of
 from handoff_core.contract.task import TaskBody
 from handoff_core.errors import InvalidContent
-from handoff_core.layout import REPORT_FILE, AuthorisedAction, Kind, ReleaseKind, ReportStatus
+from handoff_core.layout import REPORT_FILE, AuthorisedAction, Kind, ReleaseKind, ReportStatus, SandboxMode
 from handoff_core.services.capabilities.tokens import executor_session_id
 from handoff_core.services.evidence import audit
 from handoff_core.services.tree import waiting
@@ -39,7 +39,7 @@ def tools(services: Services) -> list[Tool]:
     store, queries = services.store, services.queries
 
     def create_task(
-        change: Annotated[str, Field(description="an active change, YYYY-MM-DD-topic")],
+        change: Annotated[str, Field(description="YYYY-MM-DD-topic")],
         topic: Annotated[str, Field(description="lowercase-hyphen")],
         kind: Kind,
         goal: Text,
@@ -55,15 +55,16 @@ def tools(services: Services) -> list[Tool]:
         ticket: str = "",
         session: Annotated[str, Field(description="default: the open round")] = "",
         new_round: Annotated[bool, Field(description="independent plan")] = False,
-        force_new: Annotated[bool, Field(description="never reuse an identical task")] = False,
-        writer_limit: Annotated[int, Field(description="the plan's parallel writers; none declared: 1")] = 0,
+        force_new: bool = False,  # never answer with an identical task made before
+        writer_limit: Annotated[int, Field(description="parallel writers (default 1)")] = 0,
         resources: Annotated[list[str], Field(description="exclusive names: port:5432, db:test")] = [],  # noqa: B006
-        retry_of: Annotated[str, Field(description="ref this task fixes or retries")] = "",
-        review_of: Annotated[str, Field(description="ref reviewed at its checkpoint")] = "",
+        retry_of: Annotated[str, Field(description="ref it retries")] = "",
+        review_of: Annotated[str, Field(description="ref it reviews")] = "",
         worktree: Annotated[str, Field(description="linked worktree, with branch")] = "",
         branch: Annotated[str, Field(description="alone: pushed to the git remote")] = "",
         authorised_actions: list[AuthorisedAction] = [],  # noqa: B006 - beyond writing in scope, running checks
         stop_conditions: list[str] = [],  # noqa: B006 - one line each
+        sandbox: SandboxMode = "required",  # how the executor's launch is contained (layout.SANDBOX_MODES)
     ) -> CreatedTask:
         """Publish a frozen TASK.md; returns the dispatch message and report token."""
         scope = Scope(
@@ -78,6 +79,7 @@ def tools(services: Services) -> list[Tool]:
             branch=branch,
             actions=tuple(authorised_actions),
             stop_conditions=tuple(stop_conditions),
+            sandbox=sandbox,
         )
         body = TaskBody(
             kind=kind,
@@ -117,8 +119,10 @@ def tools(services: Services) -> list[Tool]:
             report_path_in_project=report_rel,
             task_sha256=stored.sha256,
             report_token=token,
-            dispatch_message=dispatch_message(stored, token, task_rel, report_rel, store.roots.project_root),
-            executor_config=executor_config(services.settings, services.executor_url, token, executor),
+            dispatch_message=(
+                message := dispatch_message(stored, token, task_rel, report_rel, store.roots.project_root)
+            ),
+            executor_config=executor_config(services.settings, services.executor_url, token, executor, message),
             warnings=list(stored.warnings),
         )
 

@@ -65,7 +65,7 @@ def tools(services: Services) -> list[Tool]:
         location = store.roots.shown(store.roots.task_dir(parsed) / REPORT_FILE)
         reply_line = summary_line(parsed.session, parsed.task, status, location, first_sentence(focused))
         warnings = [problem] if (problem := focused_problem(focused)) is not None else []
-        stored = store.write_report(report, parsed.change, task_sha256 or None, accept_warnings, token=token)
+        stored = services.publish_report(report, parsed, token, task_sha256 or None, accept_warnings)
         return ReportWritten(
             path=str(stored.path),
             sha256=stored.sha256,

@@ -33,6 +33,8 @@ HOOK_MODULES = {
     "handoff_core.contract.pattern",  # where the contract's patterns compile, on first use
     "handoff_core.errors",
     "handoff_core.files",
+    "handoff_core.files.executor_home",  # where this user's cache is (the stop hook's records, outside a sandbox)
+    "handoff_core.files.local_socket",  # a sandboxed stop hook asks the broker
     "handoff_core.files.git_config",
     "handoff_core.files.submodules",  # the post-tool hook walks populated submodules (tree_status)
     "handoff_core.services",
@@ -108,3 +110,12 @@ def test_an_answer_that_cannot_be_written_ends_the_process_with_the_deny_exit(
         done = subprocess.run([*hook_entry(), *flags], input=data, stdout=answer, timeout=60, check=False)
     assert done.returncode == 0
     assert json.loads((tmp_path / "answer").read_bytes())["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_the_variable_names_the_hook_reads_without_layout_are_layouts() -> None:
+    """The hook process reads a sandbox's variables by name without loading ``layout``: the same names."""
+    from handoff_core import layout
+    from handoff_core.services.evidence import endings, hook
+
+    assert f'os.environ.get("{layout.BROKER_VARIABLE}")' in Path(endings.__file__).read_text()
+    assert f'os.environ.get("{layout.WRITABLE_VARIABLE}")' in Path(hook.__file__).read_text()

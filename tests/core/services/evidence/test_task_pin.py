@@ -19,6 +19,7 @@ SCOPES = [
     Scope(workspace="current", writable=("src/a1/**", "docs/*.md"), read_only=("docs/**",)),
     Scope(workspace="current", writable=("src/a1/**",), shared=(SharedPath("pyproject.toml", "lead"),)),
     Scope(workspace="current", writable=("src/é/**",)),  # non-ASCII: the renderer escapes it, read the full way
+    Scope(workspace="current", writable=("src/a1/**",), resources=("port:5432",), sandbox="if-available"),
 ]
 
 
@@ -41,6 +42,12 @@ def test_the_lean_reading_agrees_with_the_contract_s_parser(store: Store, scope:
         full.scope.dirty,
     )
     assert [(s.path, s.owner) for s in lean.scope.shared] == [(s.path, s.owner) for s in full.scope.shared]
+    assert (lean.scope.branch, lean.scope.remote, lean.scope.resources, lean.scope.sandbox) == (
+        full.scope.branch,
+        full.scope.remote,
+        full.scope.resources,
+        full.scope.sandbox,
+    )
 
 
 def test_a_read_only_task_reads_its_artifacts(store: Store) -> None:

@@ -1,0 +1,165 @@
+"""A task's executor home: the private folder a sandboxed executor lives in, outside the project.
+
+Its place is derived from the state root and the ref alone (``<cache>/sandbox/<digest>/``), so the
+Lead's server finds an executor's session log there without asking anyone: ``home/`` is the
+executor's ``$HOME`` (the agent CLI's state, its caches, ``tmp/`` for ``$TMPDIR``), writable inside
+the sandbox. The broker's socket lies in a short private folder the sandbox cannot write
+(``socket_dir``: a socket's path is bounded to 107 bytes). The user's own home is never opened for
+writing: what a CLI needs of it (its credentials, git's identity) is copied in at each launch.
+Stdlib only: the sandbox's launcher loads this.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+__all__ = [
+    "REPLACED",
+    "ExecutorHome",
+    "cache_root",
+    "executor_home",
+    "prepare_home",
+    "socket_dir",
+]
+
+_COPY_LIMIT = 16 * 1024 * 1024  # a file larger than this is not a CLI's credentials or settings: not copied
+# What a CLI needs of the user's home, copied in: Claude Code's login and settings file (its folder is
+# $CLAUDE_CONFIG_DIR or ~/.claude), Codex's login and configuration ($CODEX_HOME or ~/.codex).
+_CLAUDE_FILES = (".credentials.json",)
+_CODEX_FILES = ("auth.json", "config.toml")
+
+
+def cache_root() -> str:
+    """This user's cache folder for handoff-mcp: ``$HANDOFF_CACHE_DIR``, else ``$XDG_CACHE_HOME``
+    (or ``~/.cache``) then ``handoff-mcp``."""
+    given = os.environ.get("HANDOFF_CACHE_DIR")
+    if given and given != "off":  # "off" was once a setting of a cache of verdicts: the default then
+        return given
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "handoff-mcp")
+
+
+class ExecutorHome:
+    """Where one task's sandboxed executor lives."""
+
+    __slots__ = ("base", "home", "key", "tmp")
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.key = os.path.basename(base)
+        self.home = os.path.join(base, "home")
+        self.tmp = os.path.join(self.home, "tmp")
+
+
+def executor_home(state_root: str, ref: str, cache: str | None = None) -> ExecutorHome:
+    from handoff_core.contract.digest import sha256_hex
+
+    key = sha256_hex("\0".join((os.path.realpath(state_root), ref)).encode("utf-8", "surrogateescape"))[:32]
+    return ExecutorHome(os.path.join(cache or cache_root(), "sandbox", key))
+
+
+def socket_dir(environ: dict[str, str]) -> str:
+    """A short folder of this user's alone for the brokers' sockets: ``$XDG_RUNTIME_DIR/handoff-mcp``,
+    else ``/tmp/handoff-mcp-<uid>`` (made 0700; one another user made first is refused)."""
+    runtime = environ.get("XDG_RUNTIME_DIR", "")
+    base = os.path.join(runtime, "handoff-mcp") if runtime.startswith("/") else f"/tmp/handoff-mcp-{os.getuid()}"  # noqa: S108 - checked private below
+    _private_dir(base)
+    return base
+
+
+def _private_dir(path: str) -> None:
+    """``path`` as a folder of this user's, 0700, not a link (made with its parents when missing)."""
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise OSError(f"{path} is not a folder of this user's")
+    if info.st_mode & 0o077:
+        os.chmod(path, 0o700)
+
+
+def _read_small(path: str) -> bytes | None:
+    """A regular file's bytes, bounded; None when it is absent, a link, or not a plain small file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _COPY_LIMIT:
+            return None
+        return os.read(fd, _COPY_LIMIT + 1)[:_COPY_LIMIT]
+    finally:
+        os.close(fd)
+
+
+def _put(path: str, data: bytes) -> None:
+    """``path`` rewritten in place with ``data`` (0600): a private copy meant to change at every launch,
+    in a folder that must be a real one of this user's (an executor's earlier run cannot plant a link
+    there to make the launch write elsewhere)."""
+    _private_dir(os.path.dirname(path))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+def _git_identity(user_home: str, config_home: str) -> bytes | None:
+    """The ``[user]`` name and email of the user's global git configuration, and nothing else of it."""
+    found: dict[str, str] = {}
+    for path in (os.path.join(config_home, "git", "config"), os.path.join(user_home, ".gitconfig")):
+        section = ""
+        for raw in (_read_small(path) or b"").decode("utf-8", "replace").splitlines():
+            line = raw.strip()
+            if line.startswith("["):
+                section = line.strip("[]").strip().lower()
+            elif section == "user" and "=" in line:
+                key, _, value = line.partition("=")
+                if key.strip().lower() in ("name", "email") and value.strip().isprintable():
+                    found[key.strip().lower()] = value.strip().strip('"')
+    if not found:
+        return None
+    lines = ["[user]", *(f"\t{key} = {value}" for key, value in sorted(found.items()))]
+    return ("\n".join(lines) + "\n").encode()
+
+
+# Variables naming the user's own folders, which the executor's home replaces (unset: the CLI's default
+# under $HOME, the executor's).
+REPLACED = ("CLAUDE_CONFIG_DIR", "XDG_RUNTIME_DIR")
+
+
+def prepare_home(home: ExecutorHome, environ: dict[str, str]) -> dict[str, str]:
+    """Make the executor's home and copy in what its CLI needs; the variables it runs with (those in
+    ``REPLACED`` are to be unset)."""
+    _private_dir(home.base)
+    for folder in (home.home, home.tmp, *(os.path.join(home.home, d) for d in (".cache", ".config"))):
+        _private_dir(folder)
+    user_home = environ.get("HOME") or os.path.expanduser("~")
+    claude_source = environ.get("CLAUDE_CONFIG_DIR") or os.path.join(user_home, ".claude")
+    for name in _CLAUDE_FILES:
+        if (data := _read_small(os.path.join(claude_source, name))) is not None:
+            _put(os.path.join(home.home, ".claude", name), data)
+    if (data := _read_small(os.path.join(user_home, ".claude.json"))) is not None:
+        _put(os.path.join(home.home, ".claude.json"), data)  # its onboarding and login state
+    codex_source = environ.get("CODEX_HOME") or os.path.join(user_home, ".codex")
+    codex_home = os.path.join(home.home, ".codex")
+    _private_dir(codex_home)
+    for name in _CODEX_FILES:
+        if (data := _read_small(os.path.join(codex_source, name))) is not None:
+            _put(os.path.join(codex_home, name), data)
+    config_home = environ.get("XDG_CONFIG_HOME") or os.path.join(user_home, ".config")
+    if (identity := _git_identity(user_home, config_home)) is not None:
+        _put(os.path.join(home.home, ".gitconfig"), identity)
+    return {
+        "HOME": home.home,
+        "TMPDIR": home.tmp,
+        "XDG_CACHE_HOME": os.path.join(home.home, ".cache"),
+        "XDG_CONFIG_HOME": os.path.join(home.home, ".config"),
+        "XDG_DATA_HOME": os.path.join(home.home, ".local", "share"),
+        "XDG_STATE_HOME": os.path.join(home.home, ".local", "state"),
+        "CODEX_HOME": codex_home,
+    }

@@ -1,0 +1,346 @@
+"""What a task's sandboxed executor may write, drawn from its published TASK alone.
+
+The kernel's rules are coarser than a glob: a rule on a folder covers everything beneath it. So the
+sandbox grants the *literal folder* of each glob the task may write (``src/a1`` for ``src/a1/**``,
+``docs`` for ``docs/hello.txt``), and the guard and the audit stay glob-exact inside it. A literal
+folder that holds something no executor may touch (git's folder, the state root, another task's
+worktree: the tree's root, for a start) is never granted whole: its other entries are, one by one,
+and nothing new can be made directly in it; the notes say so. What is never writable, whatever a TASK
+says: git's configuration, hooks and info (its whole folder, unless the TASK authorises a commit,
+which opens its objects, the worktree's own git folder and the branch's ref folder), the state root,
+other worktrees, the user's home (the executor has one of its own).
+
+Reads are allowed everywhere but the Lead's secret, and, unless the TASK authorises a push, the
+user's push credentials; without push, TCP connects only reach the ports the CLIs' services use.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from handoff_core.contract.globs import glob_regex
+from handoff_core.contract.record import NamedTuple
+from handoff_core.services.rules.scope_rule import ScopeRule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from handoff_core.files.executor_home import ExecutorHome
+    from handoff_core.services.rules.scope_rule import TaskLike
+
+__all__ = ["GIT_ACTIONS", "Grant", "Grants", "draw_grants", "url_port"]
+
+# The authorised actions that write git's index, objects and the branch (a commit at the least).
+GIT_ACTIONS = frozenset({"commit", "merge", "rebase", "reset-hard", "switch-branch", "stash"})
+_META = re.compile(r"[*?\[]")
+_MAX_ENTRIES = 10_000  # entries of one folder listed to grant them one by one
+_DEVICES = ("null", "zero", "full", "random", "urandom", "tty", "ptmx", "pts", "shm")
+# The user's push credentials (relative to the user's home): unreadable unless the TASK authorises push.
+PUSH_CREDENTIALS = (".ssh", ".git-credentials", ".config/git/credentials", ".config/gh", ".netrc")
+CREDENTIAL_VARIABLES = (
+    *("SSH_AUTH_SOCK", "SSH_ASKPASS", "GIT_ASKPASS", "GH_TOKEN", "GITHUB_TOKEN"),
+    *("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GITLAB_TOKEN"),
+)
+# Where the agent CLIs' services are reached: the ports of these variables' URLs are connectable.
+ENDPOINT_VARIABLES = (
+    *("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"),
+    *("ALL_PROXY", "all_proxy"),
+)
+PORTS_VARIABLE = "HANDOFF_SANDBOX_PORTS"  # more connectable ports, comma-separated (the launch's environment)
+HTTPS_PORT = 443
+
+
+class Grant(NamedTuple):
+    """Write access beneath ``anchor/parts…``: the anchor resolved once, the parts walked by handle
+    (never through a link); ``make``: the folders are created first when missing."""
+
+    anchor: str
+    parts: tuple[str, ...]
+    why: str
+    make: bool = False
+
+    @property
+    def path(self) -> str:
+        return os.path.join(self.anchor, *self.parts)
+
+
+class Grants(NamedTuple):
+    write: tuple[Grant, ...]
+    read_denied: tuple[str, ...]
+    connect: tuple[int, ...] | None  # None: every port
+    notes: tuple[str, ...]
+    drop_env: tuple[str, ...]
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _read_marker(path: str, limit: int = 4096) -> str:
+    """A small file git keeps (bounded, never through a link at its last step); empty when unreadable."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    try:
+        return os.read(fd, limit).decode("utf-8", "surrogateescape").strip()
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+
+
+class GitLayout(NamedTuple):
+    """A tree's git folders, read from its ``.git`` entry without starting git."""
+
+    gitdir: str
+    common: str
+    worktrees: tuple[str, ...]  # every linked worktree git records
+
+    @property
+    def linked(self) -> bool:
+        return self.gitdir != self.common
+
+
+def git_layout(tree: str) -> GitLayout | None:
+    marker = os.path.join(tree, ".git")
+    if os.path.isdir(marker) and not os.path.islink(marker):
+        gitdir = common = os.path.realpath(marker)
+    elif os.path.isfile(marker) and (target := _read_marker(marker).removeprefix("gitdir:").strip()):
+        gitdir = os.path.realpath(os.path.join(tree, target))
+        shared = _read_marker(os.path.join(gitdir, "commondir"))
+        common = os.path.realpath(os.path.join(gitdir, shared)) if shared else gitdir
+    else:
+        return None
+    found = []
+    try:
+        names = sorted(os.listdir(os.path.join(common, "worktrees")))[:1000]
+    except OSError:
+        names = []
+    for name in names:
+        if where := _read_marker(os.path.join(common, "worktrees", name, "gitdir")):
+            found.append(os.path.realpath(os.path.dirname(os.path.join(common, "worktrees", name, where))))
+    return GitLayout(gitdir, common, tuple(found))
+
+
+class _Drawing:
+    """One drawing of the grants: what is protected, and what has been granted and noted so far."""
+
+    def __init__(self, tree: str, protected: dict[str, str]) -> None:
+        self.tree, self.protected = tree, protected
+        self.write: list[Grant] = []
+        self.notes: list[str] = []
+
+    def holds(self, folder: str) -> list[str]:
+        return [what for path, what in self.protected.items() if _inside(path, folder)]
+
+    def within(self, path: str) -> str | None:
+        return next((what for folder, what in self.protected.items() if _inside(path, folder)), None)
+
+    def glob(self, glob: str) -> None:
+        segments = glob.split("/")
+        literal = 0
+        while literal < len(segments) and not _META.search(segments[literal]):
+            literal += 1
+        folder = segments[: min(literal, len(segments) - 1)]
+        path = os.path.join(self.tree, *folder)
+        if (what := self.within(path)) is not None:
+            self.notes.append(f"{glob}: lies in {what}, which the sandbox never opens for writing")
+        elif held := self.holds(path):
+            self._one_by_one(tuple(folder), segments[len(folder) :], glob)
+            shown = "/".join(folder) or "the tree's root"
+            self.notes.append(
+                f"{glob}: {shown} also holds {', '.join(sorted(set(held)))}, so it is not writable whole: its other "
+                "entries are, one by one, and nothing new can be made directly in it (use a folder of its own)"
+            )
+        else:
+            self.write.append(Grant(self.tree, tuple(folder), f"writable {glob}", make=True))
+
+    def _one_by_one(self, folder: tuple[str, ...], rest: list[str], glob: str) -> None:
+        where = os.path.join(self.tree, *folder)
+        try:
+            with os.scandir(where) as listing:
+                entries = sorted((entry for _, entry in zip(range(_MAX_ENTRIES), listing, strict=False)), key=str)
+        except OSError:
+            return
+        whole = re.compile(glob_regex(glob))
+        for entry in entries:
+            full, parts = os.path.join(where, entry.name), (*folder, entry.name)
+            if entry.is_symlink() or self.within(full) is not None:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                deeper = rest if rest[0] == "**" else rest[1:]
+                if not deeper or not (rest[0] == "**" or re.fullmatch(glob_regex(rest[0]), entry.name)):
+                    continue
+                if self.holds(full):
+                    self._one_by_one(parts, deeper, glob)
+                else:
+                    self.write.append(Grant(self.tree, parts, f"writable {glob}"))
+            elif whole.fullmatch("/".join(parts)):
+                self.write.append(Grant(self.tree, parts, f"writable {glob}"))
+
+
+def _git_grants(
+    drawing: _Drawing, git: GitLayout | None, task: TaskLike, actions: frozenset[str], expected: str | None
+) -> None:
+    """Git's objects, the worktree's own git folder (index, HEAD) and the branch's ref folders, for a
+    TASK that authorises a commit (or another action that writes them) in a worktree of its own."""
+    if not actions & GIT_ACTIONS or git is None:
+        return
+    scope = task.scope
+    if scope.remote and not scope.worktree and not git.linked:
+        drawing.write.append(Grant(git.common, (), "the clone's git folder (commit, on a branch of the remote)"))
+        drawing.notes.append(
+            "commit: the executor's own clone keeps its index beside its git configuration and hooks, so all of it "
+            "is writable; what reaches the remote is what the Lead's audit judges"
+        )
+        return
+    if not git.linked or not scope.worktree:
+        drawing.notes.append(
+            "commit: not possible in the sandbox for a task in the main tree (git keeps its index beside its "
+            "configuration and hooks); dispatch it with a worktree of its own"
+        )
+        return
+    name = os.path.basename(git.gitdir)
+    branch = scope.branch.split("/")
+    back = _read_marker(os.path.join(git.gitdir, "gitdir"))
+    head = _read_marker(os.path.join(git.gitdir, "HEAD"))
+    if (
+        git.gitdir != os.path.join(git.common, "worktrees", name)
+        or os.path.realpath(os.path.dirname(os.path.join(git.gitdir, back))) != drawing.tree
+        or head != f"ref: refs/heads/{'/'.join(branch)}"
+        or (expected is not None and git.common != expected)
+    ):
+        drawing.notes.append(
+            "commit: the worktree's git folder is not the one git keeps for it on the TASK's branch: not opened"
+        )
+        return
+    folders = tuple(branch[:-1])
+    drawing.write += [
+        Grant(git.common, ("objects",), "git objects (commit)"),
+        Grant(git.common, ("worktrees", name), "the worktree's index and HEAD (commit)"),
+        Grant(git.common, ("refs", "heads", *folders), f"the branch {'/'.join(branch)} (commit)", make=True),
+        Grant(git.common, ("logs", "refs", "heads", *folders), "the branch's reflog (commit)", make=True),
+    ]
+    if not folders:
+        drawing.notes.append(
+            f"commit: the branch {branch[0]} has no folder of its own, so every branch in refs/heads is writable "
+            "(name task branches like task/<topic> to keep them apart)"
+        )
+    if "stash" in actions:
+        drawing.write += [Grant(git.common, ("refs",), "refs/stash (stash)"), Grant(git.common, ("logs",), "stash")]
+
+
+def _remote_paths(common: str) -> list[tuple[str, str]]:
+    """The remotes the repository's own config names by a local path: (name, resolved path)."""
+    found, section = [], ""
+    text = _read_marker(os.path.join(common, "config"), 256 * 1024)
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            match = re.fullmatch(r'\[remote\s+"([A-Za-z0-9._-]{1,100})"\]', line)
+            section = match.group(1) if match else ""
+        elif section and line.split("=", 1)[0].strip().lower() == "url":
+            url = line.split("=", 1)[1].strip().strip('"')
+            local = url.removeprefix("file://") if url.startswith(("/", "file://")) else ""
+            if local:
+                found.append((section, os.path.realpath(local)))
+    return found
+
+
+def _push_grants(drawing: _Drawing, git: GitLayout | None) -> None:
+    if git is None:
+        return
+    for name, path in _remote_paths(git.common):
+        if drawing.within(path) is None and not drawing.holds(path) and os.path.isdir(path):
+            drawing.write.append(Grant(path, (), f"the git remote {name} (push)"))
+        drawing.write += [
+            Grant(git.common, ("refs", "remotes", name), f"the remote {name}'s tracking refs (push)", make=True),
+            Grant(git.common, ("logs", "refs", "remotes", name), "their reflogs (push)", make=True),
+        ]
+
+
+def url_port(url: str) -> int | None:
+    if not url:
+        return None
+    from urllib.parse import urlsplit  # here: most launches name no endpoint
+
+    try:
+        parts = urlsplit(url if "://" in url else f"http://{url}")
+        return parts.port or {"https": HTTPS_PORT, "http": 80}.get(parts.scheme)
+    except ValueError:
+        return None
+
+
+def codex_endpoints(config: str) -> list[str]:
+    """The model providers' URLs a Codex ``config.toml`` names (``model_providers.*.base_url``)."""
+    import tomllib
+
+    try:
+        providers = tomllib.loads(config).get("model_providers") or {}
+    except tomllib.TOMLDecodeError:
+        return []
+    if not isinstance(providers, dict):
+        return []
+    return [url for p in providers.values() if isinstance(p, dict) and isinstance(url := p.get("base_url"), str)]
+
+
+def connect_ports(
+    environ: dict[str, str], resources: tuple[str, ...], extra: tuple[int, ...], endpoints: tuple[str, ...] = ()
+) -> tuple[int, ...]:
+    """The TCP ports a launch without push may connect to: HTTPS (the CLIs' own services), the ports of
+    the endpoints its environment and its CLIs' configuration name, the ports the TASK claims, and any
+    the launch's environment adds (``HANDOFF_SANDBOX_PORTS``)."""
+    ports = {HTTPS_PORT, *extra}
+    ports |= {port for url in endpoints if (port := url_port(url)) is not None}
+    ports |= {port for name in ENDPOINT_VARIABLES if (port := url_port(environ.get(name, ""))) is not None}
+    ports |= {int(r.split(":", 1)[1]) for r in resources if re.fullmatch(r"port:[0-9]{1,5}", r)}
+    ports |= {int(p) for p in environ.get(PORTS_VARIABLE, "").split(",") if p.strip().isdigit()}
+    return tuple(sorted(port for port in ports if 0 < port < 65536))  # noqa: PLR2004 - TCP's ports
+
+
+def draw_grants(
+    task: TaskLike,
+    ref: str,
+    roots: tuple[str, str],
+    secret_file: str,
+    home: ExecutorHome,
+    environ: dict[str, str],
+    authorised: frozenset[str],
+    extra_ports: tuple[int, ...] = (),
+) -> Grants:
+    """The grants of ``task``'s executor; ``roots`` are the project and state roots (resolved)."""
+    project, state = roots
+    rule = ScopeRule(task, ref, project, state)
+    tree = rule.root_text
+    git = git_layout(tree)
+    protected = {state: "the state root (every TASK and REPORT)"}
+    if git is not None:
+        protected[git.common] = "git's folder (its configuration and hooks)"
+        protected |= {wt: "another task's worktree" for wt in git.worktrees if wt != tree}
+    protected[os.path.realpath(secret_file)] = "the Lead's secret"
+    drawing = _Drawing(tree, protected)
+    for glob in rule.allowed:
+        drawing.glob(glob)
+    main = os.path.join(project, ".git")
+    _git_grants(drawing, git, task, authorised, os.path.realpath(main) if os.path.isdir(main) else None)
+    push = "push" in authorised
+    if push:
+        _push_grants(drawing, git)
+    drawing.write += [Grant(home.home, (), "the executor's own home and temporary folder", make=True)]
+    drawing.write += [Grant("/dev", (device,), "a device a shell needs") for device in _DEVICES]
+    user_homes = {environ.get("HOME") or os.path.expanduser("~"), os.path.expanduser("~")}
+    denied = [os.path.realpath(secret_file)]
+    if not push:  # those there now (one made later is unreadable only where it lands in a folder listed below)
+        credentials = [os.path.join(os.path.realpath(h), c) for h in sorted(user_homes) for c in PUSH_CREDENTIALS]
+        denied += [path for path in credentials if os.path.lexists(path)]
+    resources = tuple(task.scope.resources)
+    codex = os.path.join(home.home, ".codex", "config.toml")
+    endpoints = tuple(codex_endpoints(_read_marker(codex, 256 * 1024))) if os.path.isfile(codex) else ()
+    return Grants(
+        write=tuple(drawing.write),
+        read_denied=tuple(dict.fromkeys(denied)),
+        connect=None if push else connect_ports(environ, resources, extra_ports, endpoints),
+        notes=tuple(drawing.notes),
+        drop_env=() if push else CREDENTIAL_VARIABLES,
+    )

@@ -1,0 +1,302 @@
+"""``handoff-mcp sandbox --ref REF --task-sha256 HEX … -- COMMAND [ARGS…]``: an executor's launch,
+contained by the kernel in what its published TASK grants, then ``exec``.
+
+In order: the TASK is read by handle and must hash to the pinned sha256 (a TASK changed since its
+dispatch launches nothing); the executor's home is made and what its CLI needs copied in; the grants
+are drawn (``grants``) and turned into a Landlock ruleset; the broker (``broker``) is started
+outside it on a socket the sandbox cannot write; the launch restricts itself, then becomes the
+command. Where the kernel offers no Landlock the launch refuses, unless the TASK says
+``sandbox: if-available`` (or ``off``): then it says so and runs the command as it is. On macOS the
+same grants become a Seatbelt profile for ``sandbox-exec``. Every refusal says why and exits 125
+(the command never ran); the command's own exit is the launch's. Stdlib only up to the exec.
+"""
+
+from __future__ import annotations
+
+import _socket  # not socket: its wrapper costs every launch a few milliseconds of imports
+import os
+import stat
+import sys
+
+from handoff_core.files import landlock
+from handoff_core.files.executor_home import REPLACED, ExecutorHome, executor_home, prepare_home, socket_dir
+from handoff_core.layout import BROKER_VARIABLE, SANDBOX_VARIABLE, WRITABLE_VARIABLE, default_secret_file
+from handoff_core.services.containment.grants import Grant, Grants, draw_grants, url_port
+from handoff_core.services.evidence.task_pin import PinnedTask, TaskUnreadable, read_pinned
+
+__all__ = ["REFUSED_EXIT", "run"]
+
+REFUSED_EXIT = 125  # as env(1) and timeout(1) say that they, not the command, failed
+_FLAGS = ("--ref", "--task-sha256", "--project-root", "--state-root", "--secret-file", "--url", "--token-env")
+_REPEATED = ("--allow-port",)
+USAGE = (
+    "usage: handoff-mcp sandbox --ref REF --task-sha256 HEX --project-root DIR --state-root DIR "
+    "[--secret-file FILE] [--allow-port N]… -- COMMAND [ARGS…]"
+)
+_DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class Refused(Exception):
+    """The launch cannot go ahead contained: why, for the person who started it."""
+
+
+def _options(argv: list[str]) -> tuple[dict[str, str], list[int], list[str]]:
+    if "--" not in argv:
+        raise Refused("the command to launch comes after --")
+    split = argv.index("--")
+    flags, command = argv[:split], argv[split + 1 :]
+    options: dict[str, str] = {}
+    ports: list[int] = []
+    pairs = iter(flags)
+    for flag in pairs:
+        name, _, value = flag.partition("=")
+        if name not in _FLAGS + _REPEATED:
+            raise Refused(f"unknown argument {name[:60]!r}")
+        value = value or next(pairs, "")
+        if not value:
+            raise Refused(f"{name} needs a value")
+        if name in _REPEATED:
+            if not value.isdigit() or not 0 < int(value) < 65536:  # noqa: PLR2004 - TCP's ports
+                raise Refused(f"--allow-port {value[:20]!r} is not a TCP port")
+            ports.append(int(value))
+        elif name in options:
+            raise Refused(f"{name} given twice")
+        else:
+            options[name] = value
+    if not command:
+        raise Refused("no command after --")
+    if "--ref" not in options or "--task-sha256" not in options:
+        raise Refused("--ref REF and --task-sha256 HEX are required (print the launch line with handoff-mcp config)")
+    if "--url" not in options and not all(
+        os.path.isabs(options.get(f, "")) for f in ("--project-root", "--state-root")
+    ):
+        raise Refused("--project-root and --state-root must be absolute paths")
+    return options, ports, command
+
+
+def _say(ref: str, text: str) -> None:
+    try:
+        sys.stderr.write(f"handoff sandbox for {ref}: {text}\n")
+        sys.stderr.flush()
+    except OSError:
+        pass  # nobody reads the launch's stderr: the launch goes on
+
+
+def _pinned(options: dict[str, str], environ: dict[str, str]) -> tuple[PinnedTask, str, str]:
+    """The TASK as published, and the project and state roots (resolved) the grants are drawn in."""
+    ref, pin = options["--ref"], options["--task-sha256"]
+    if "--url" in options:
+        from handoff_core.services.containment.remote import remote_pinned
+
+        return remote_pinned(options, environ)
+    state = os.path.realpath(options["--state-root"])
+    try:
+        return read_pinned(state, ref, pin), os.path.realpath(options["--project-root"]), state
+    except TaskUnreadable as exc:
+        raise Refused(f"cannot use the task ({exc}); nothing was launched") from exc
+
+
+def _walk(grant: Grant) -> int | None:
+    """A handle on the grant's path, walked from its anchor by handle, never through a link; folders
+    made on the way when the grant says so. None when it cannot be reached that way."""
+    fd = os.open(grant.anchor, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for index, part in enumerate(grant.parts):
+            last = index == len(grant.parts) - 1
+            if grant.make and not _exists(part, fd):
+                os.mkdir(part, 0o777, dir_fd=fd)
+            nxt = os.open(part, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC if last else _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _exists(name: str, dir_fd: int) -> bool:
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _readable(ruleset: landlock.Ruleset, denied: tuple[str, ...]) -> None:
+    """Reading allowed everywhere but ``denied``: a rule on every entry of each folder on the way to a
+    denied path, except the way itself. Whatever appears in those folders later is not readable."""
+    if not denied:
+        ruleset.allow_path("/", landlock.READ_FILE)
+        return
+    way = set()
+    for path in denied:
+        folder = path
+        while folder != "/":
+            folder = os.path.dirname(folder)
+            way.add(folder)
+    for folder in sorted(way):
+        try:
+            listing = os.scandir(folder)
+        except OSError:
+            continue  # a folder this user cannot list: nothing in it is readable from inside
+        with listing:
+            for _, entry in zip(range(20_000), listing, strict=False):
+                if entry.path in way or entry.path in denied or entry.is_symlink():
+                    continue  # a link needs no rule: what it points at is ruled where it lies
+                ruleset.allow_path(entry.path, landlock.READ_FILE, folder=entry.is_dir(follow_symlinks=False))
+
+
+def _ruleset(version: int, grants: Grants) -> tuple[landlock.Ruleset, list[str]]:
+    """The ruleset of ``grants``, and the paths it lets the executor write (a folder ends with /)."""
+    write = landlock.write_access(version)
+    ruleset = landlock.Ruleset(version, fs=write | landlock.READ_FILE, connect=grants.connect is not None, scoped=True)
+    try:
+        for port in grants.connect or ():
+            ruleset.allow_connect(port)
+        _readable(ruleset, grants.read_denied)
+        granted = []
+        for grant in grants.write:
+            fd = _walk(grant)
+            if fd is None:
+                continue
+            try:
+                folder = stat.S_ISDIR(os.fstat(fd).st_mode)
+                ruleset.allow_handle(fd, write | landlock.READ_FILE)
+            finally:
+                os.close(fd)
+            granted.append(grant.path + ("/" if folder else ""))
+    except BaseException:
+        ruleset.close()
+        raise
+    return ruleset, granted
+
+
+def _broker(home: ExecutorHome, options: dict[str, str], environ: dict[str, str]) -> str:
+    """The broker started outside the sandbox, listening before it starts; its socket's path."""
+    run = socket_dir(environ)
+    _clear_stale(run, home.key)
+    path = os.path.join(run, f"{home.key[:16]}-{os.getpid()}.sock")
+    listener = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(8)
+    entry = os.path.join(os.path.dirname(os.path.abspath(__file__)), "broker_process.py")
+    args = [sys.executable, "-I", entry, "--fd", str(listener.fileno()), "--parent", str(os.getpid())]
+    args += [f"{flag}={options[flag]}" for flag in ("--ref", "--project-root", "--state-root", "--secret-file")]
+    pid = os.fork()
+    if pid == 0:  # the broker: never returns here; it holds none of the command's pipes open
+        try:
+            os.set_inheritable(listener.fileno(), True)
+            quiet = os.open(os.devnull, os.O_RDWR)
+            for stream in (0, 1, 2):
+                os.dup2(quiet, stream)
+            os.execve(sys.executable, args, environ)  # noqa: S606 - no shell: the broker's own interpreter
+        finally:
+            os._exit(REFUSED_EXIT)
+    listener.close()
+    return path
+
+
+def _clear_stale(run_dir: str, key: str) -> None:
+    """This task's sockets of brokers no longer running (one killed before it could remove its own)."""
+    prefix = f"{key[:16]}-"
+    for name in os.listdir(run_dir):
+        pid = name.removeprefix(prefix).removesuffix(".sock")
+        if pid.isdigit() and name.startswith(prefix) and name.endswith(".sock"):
+            try:
+                os.kill(int(pid), 0)
+                alive = int(pid) != os.getpid()
+            except ProcessLookupError:
+                alive = False
+            except PermissionError:  # another user's process holds that pid: not ours to judge
+                alive = True
+            if not alive:
+                os.unlink(os.path.join(run_dir, name))
+
+
+def _exec(command: list[str], env: dict[str, str], ref: str) -> int:
+    try:
+        os.execvpe(command[0], command, env)  # noqa: S606 - the command as given, no shell
+    except OSError as exc:
+        _say(ref, f"cannot start {command[0]!r}: {exc.strerror}")
+    return 127
+
+
+def _unsandboxed(command: list[str], environ: dict[str, str], ref: str, why: str) -> int:
+    _say(ref, f"{why}; the executor runs without the kernel sandbox (the guard and the audit still judge it)")
+    return _exec(resumed(command, environ), environ, ref)
+
+
+def resumed(command: list[str], env: dict[str, str]) -> list[str]:
+    """A Claude Code launch that pins a session which already has its log, continuing it instead:
+    the same printed line runs again (``--session-id`` names a new session only once)."""
+    if "--session-id" not in command[:-1]:
+        return command
+    at = command.index("--session-id")
+    session = command[at + 1]
+    folder = env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME", ""), ".claude")
+    try:
+        slugs = os.listdir(os.path.join(folder, "projects"))
+    except OSError:
+        return command
+    if not any(os.path.isfile(os.path.join(folder, "projects", slug, f"{session}.jsonl")) for slug in slugs):
+        return command
+    return [*command[:at], "--resume", session, *command[at + 2 :]]
+
+
+def launch(argv: list[str], environ: dict[str, str]) -> int:
+    options, ports, command = _options(argv)
+    ref = options["--ref"]
+    pinned, project, state = _pinned(options, environ)
+    if pinned.has_report or pinned.has_release:
+        ended = "a REPORT" if pinned.has_report else "a RELEASE"
+        raise Refused(
+            f"the task has {ended}: its writer's claim has ended, so no executor starts for it; dispatch a new task"
+        )
+    mode = pinned.task.scope.sandbox
+    if mode == "off":
+        return _unsandboxed(command, environ, ref, "the TASK says sandbox: off")
+    version = landlock.abi()
+    if version == 0 and sys.platform != "darwin":
+        if mode == "if-available":
+            return _unsandboxed(command, environ, ref, "this kernel offers no Landlock and the TASK allows that")
+        raise Refused(
+            "this kernel offers no Landlock (Linux 5.13 or later, enabled at boot), and the TASK requires the "
+            "sandbox: run the executor on such a kernel, or have the Lead dispatch it with sandbox=if-available"
+        )
+    secret = options.get("--secret-file") or environ.get("HANDOFF_SECRET_FILE") or default_secret_file(environ)
+    home = executor_home(options.get("--url") or state, ref)
+    env = {k: v for k, v in environ.items() if k not in REPLACED} | prepare_home(home, environ)
+    if "--url" in options and (port := url_port(options["--url"])) is not None:
+        ports.append(port)  # the executor's server is the team server: its port is reached
+    grants = draw_grants(pinned.task, ref, (project, state), secret, home, environ, pinned.in_effect, tuple(ports))
+    env = {k: v for k, v in env.items() if k not in grants.drop_env}
+    if sys.platform == "darwin":
+        from handoff_core.services.containment.seatbelt import profile
+
+        return _exec(["/usr/bin/sandbox-exec", "-p", profile(grants), *command], env, ref)
+    ruleset, granted = _ruleset(version, grants)
+    for note in grants.notes:
+        _say(ref, note)
+    if "--url" not in options:
+        env[BROKER_VARIABLE] = _broker(home, options | {"--secret-file": secret}, environ)
+    env |= {SANDBOX_VARIABLE: ref, WRITABLE_VARIABLE: "\n".join(granted)}
+    ruleset.restrict()
+    return _exec(resumed(command, env), env, ref)
+
+
+def run(argv: list[str], environ: dict[str, str]) -> int:
+    """The launch; an exit code only when it did not become the command."""
+    try:
+        return launch(argv, environ)
+    except Refused as exc:
+        ref = argv[argv.index("--ref") + 1] if "--ref" in argv[:-1] else "a task"
+        _say(ref, f"{exc}")
+        if str(exc).startswith(("unknown argument", "no command", "the command", "--")):
+            sys.stderr.write(f"{USAGE}\n")
+        return REFUSED_EXIT
+    except landlock.LandlockUnavailable as exc:
+        sys.stderr.write(f"handoff sandbox: the kernel refused the sandbox ({exc.strerror}); nothing was launched\n")
+        return REFUSED_EXIT
+    except OSError as exc:
+        sys.stderr.write(f"handoff sandbox: cannot prepare the launch ({exc}); nothing was launched\n")
+        return REFUSED_EXIT
