@@ -137,12 +137,27 @@ def _main_tree_commit(tree: Path, roots: Roots, keep: dict[str, str]) -> int:
     return 1
 
 
-def _lead_hook(roots: Roots) -> int:
+def _lead_hook(args: argparse.Namespace) -> int:
+    """The Lead's PreToolUse hook: a deny for whatever cannot be judged, an error of any kind among it
+    (exit 1 is a non-blocking error to both CLIs, which then run the tool); exit 2 (a block) when even
+    the answer cannot be written."""
     from handoff_core.services.evidence import lead_guard
     from handoff_core.services.evidence.hook_event import MAX_EVENT_BYTES
 
-    data = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
-    print(lead_guard.hook_answer(lead_guard.decide_lead(data, roots)), end="")
+    try:
+        data = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
+        decision = lead_guard.decide_lead(data, _roots(args))
+    except HandoffError as exc:
+        decision = lead_guard.Decision(False, f"handoff guard for the Lead: {exc.message}; denied")
+    except Exception as exc:  # any failure is a deny, never the CLI's exit 1
+        decision = lead_guard.Decision(
+            False, f"handoff guard for the Lead: could not judge ({type(exc).__name__}); denied"
+        )
+    try:
+        print(lead_guard.hook_answer(decision), end="", flush=True)
+    except BaseException as exc:
+        print(f"handoff guard for the Lead: could not answer ({type(exc).__name__}); denied", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -196,9 +211,9 @@ def main(argv: Sequence[str]) -> int:
         if (remote := _remote(args)) is not None:  # no tree here: the roots are never read
             roots = Roots(Path(os.devnull), Path(os.devnull))
             return _pre_commit(roots, remote)
-        roots = _roots(args)
         if args.lead:
-            return _lead_hook(roots)
+            return _lead_hook(args)
+        roots = _roots(args)
         if args.pre_commit:
             return _pre_commit(roots)
         return _install(roots, args.ref, args.uninstall)

@@ -9,7 +9,9 @@ out; a path no executor holds, or one the Lead's own claim (``claim_writer``) co
 What an executor holds: its writable globs and shared paths (whichever tree the path is in: path
 ownership is logical, the project tree and the executor's worktree alike), a read-only task's
 artifacts, and, for a task whose TASK cannot be read, everything. A commit in the main tree that
-stages such a path is refused the same way. Anything unreadable denies.
+stages such a path is refused the same way. Anything unreadable denies: an event that is not JSON, a
+path or a cwd that names no file (a NUL, a lone surrogate), a claim that cannot be read, an error of
+any kind (``server.cli.guard``).
 """
 
 from __future__ import annotations
@@ -97,7 +99,10 @@ def decide_lead(data: bytes, roots: Roots) -> Decision:
     except (HandoffError, OSError) as exc:
         return Decision(False, f"handoff guard for the Lead: cannot read the writer claims ({exc}); denied")
     for path in paths:
-        resolved = os.path.realpath(os.path.join(cwd, path))
+        try:
+            resolved = os.path.realpath(os.path.join(cwd, path))
+        except (ValueError, OSError) as exc:  # read_event refuses a NUL or a lone surrogate; a name too long
+            return Decision(False, f"handoff guard for the Lead: cannot resolve {path[:200]!r} ({exc}); denied")
         if (held := holder_of(resolved, claims, roots)) is not None:
             claim, glob = held
             why = f"the Lead may not write {resolved}: {claim.describe()} holds it ({glob}); {WAY_OUT}"
