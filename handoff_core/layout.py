@@ -61,6 +61,7 @@ __all__ = [
     "TASK_STATES",
     "TASK_TITLE",
     "TEMP_TOKEN_BYTES",
+    "TOKEN_VARIABLE",
     "UNFINISHED_STATUSES",
     "WORKSPACES",
     "AuthorisedAction",
@@ -258,6 +259,9 @@ RECENT_ARRIVAL_SECONDS: Final = 24 * 3600  # a REPORT or RELEASE this recent sti
 # larger file on disk is reported as too large, never judged by a prefix).
 MAX_FILE_BYTES: Final = 4 * 1024 * 1024
 
-# The task an executor's launch line works for (set there beside the executor role): the main tree's
-# pre-commit hook lets that task commit the paths it holds.
+# The task an executor's launch line works for (set there beside the executor role), and its report
+# token: the main tree's pre-commit hook lets that task commit the paths it holds only when the token
+# is the one its TASK's check line records (the ref alone is a name anyone can set). An executor
+# elsewhere keeps its bearer token for the team server in the same variable.
 REF_VARIABLE = "HANDOFF_REF"
+TOKEN_VARIABLE = "HANDOFF_TOKEN"  # noqa: S105 - a variable's name, not a token

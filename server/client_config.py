@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple, get_args
 
-from handoff_core.layout import REF_VARIABLE
+from handoff_core.layout import REF_VARIABLE, TOKEN_VARIABLE
 from server.config import ROLE_TOOLS, Role, Settings
 
 __all__ = [
@@ -61,7 +61,6 @@ _UV_CACHE_MARKS = ("/uv/archive-v", "/uv/builds-v", "/.cache/uv/")
 
 
 ROLE_VARIABLE = "HANDOFF_ROLE"  # set to executor on every executor launch line: `handoff-mcp token` refuses there
-TOKEN_VARIABLE = "HANDOFF_TOKEN"  # noqa: S105 - a variable name. Where a Codex executor keeps its bearer token (never in config.toml)
 
 
 HookEvent = Literal["pre-tool", "post-tool", "stop"]
@@ -70,12 +69,13 @@ HookClient = Literal["claude-code", "codex"]
 
 
 class ExecutorTask(NamedTuple):
-    """The task an executor's launch is for: its ref, its TASK's sha256, and the session id to pin
-    (None when this side cannot derive it: no report token nor the Lead's secret)."""
+    """The task an executor's launch is for: its ref, its TASK's sha256, and the session id to pin and
+    its report token (None when this side cannot derive them: no report token nor the Lead's secret)."""
 
     ref: str
     task_sha256: str
     session_id: str | None = None
+    token: str | None = None
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -87,6 +87,7 @@ class TaskHooks:
     ref: str
     task_sha256: str
     session_id: str | None = None
+    token: str | None = None  # what the main tree's pre-commit hook asks of a commit naming this task
 
 
 def hook_command(hooks: TaskHooks, event: HookEvent, client: HookClient) -> str:
@@ -162,7 +163,11 @@ def launch_for(
     hooks = None
     if task is not None and role == "executor":
         hooks = TaskHooks(
-            guard=(*hook_entry(), *roots), ref=task.ref, task_sha256=task.task_sha256, session_id=task.session_id
+            guard=(*hook_entry(), *roots),
+            ref=task.ref,
+            task_sha256=task.task_sha256,
+            session_id=task.session_id,
+            token=task.token,
         )
     return Launch(command=found, args=tuple(args), role=role, note=note, hooks=hooks)
 
@@ -218,11 +223,14 @@ def _claude_line(launch: Launch) -> str:
 
 
 def _as_role(launch: Launch, line: list[str]) -> str:
-    """The launch line, an executor's in the executor role (its shell's `handoff-mcp token` refuses)
-    and naming its task (the main tree's pre-commit hook lets that task commit the paths it holds)."""
+    """The launch line, an executor's in the executor role (its shell's `handoff-mcp token` refuses),
+    naming its task and, over stdio, holding its report token (the main tree's pre-commit hook lets that
+    task commit the paths it holds on that proof; from the team server the setup lines export it)."""
     if launch.role != "executor":
         return shlex.join(line)
-    task = [f"{REF_VARIABLE}={launch.hooks.ref}"] if launch.hooks is not None else []
+    hooks = launch.hooks
+    task = [f"{REF_VARIABLE}={hooks.ref}"] if hooks is not None else []
+    task += [f"{TOKEN_VARIABLE}={hooks.token}"] if hooks is not None and hooks.token and launch.url is None else []
     return shlex.join(["env", f"{ROLE_VARIABLE}=executor", *task, *line])
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, NoReturn
 from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import ConfigError, HandoffError, WorkspaceRefused
 from handoff_core.files.task_dir import Roots
-from handoff_core.layout import REF_VARIABLE
+from handoff_core.layout import REF_VARIABLE, TOKEN_VARIABLE
 from handoff_core.services.evidence import guard
 
 if TYPE_CHECKING:
@@ -125,14 +125,25 @@ def _install_remote(args: argparse.Namespace) -> int:
 
 
 def _main_tree_commit(tree: Path, roots: Roots, keep: dict[str, str]) -> int:
+    """A commit in a tree no task works for: refused while it stages a path an outstanding executor
+    holds, unless that executor commits it, named in ``HANDOFF_REF`` and proven by its report token in
+    ``HANDOFF_TOKEN`` (both on its launch line)."""
     from handoff_core.services.evidence import lead_guard
 
-    held = lead_guard.main_tree_commit(tree, roots, keep, os.environ.get(REF_VARIABLE, ""))
+    named, token = os.environ.get(REF_VARIABLE, ""), os.environ.get(TOKEN_VARIABLE, "")
+    proven = bool(named) and lead_guard.proven_committer(roots, named, token)
+    held = lead_guard.main_tree_commit(tree, roots, keep, named if proven else "")
     if not held:
         return 0
     print("handoff-mcp guard: this commit stages paths an outstanding executor holds:", file=sys.stderr)
     for line in held:
         print(f"  {line}", file=sys.stderr)
+    if named and not proven:
+        print(
+            f"{REF_VARIABLE} names {named[:200]}, but ${TOKEN_VARIABLE} does not hold its report token, so the "
+            f"commit is not that task's: its executor commits with both set (its launch line sets them).",
+            file=sys.stderr,
+        )
     print(f"Unstage them (git restore --staged PATH), or {lead_guard.WAY_OUT}.", file=sys.stderr)
     return 1
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from handoff_core.contract.ids import Ref
+from handoff_core.services.capabilities.tokens import token_check
 from handoff_core.services.writing.store import Store
 from tests.conftest import implementation
 from tests.core.evidence.gitrepo import ENV, git, make_repo, write
@@ -20,10 +22,14 @@ from tests.server.test_guard_cli import event, guard
 pytestmark = pytest.mark.slow
 
 
+TOKEN = "the-holders-report-token-0123456789"
+
+
 @pytest.fixture
 def held(store: Store, project: Path) -> Ref:
     make_repo(project)
-    return store.create_task(implementation()).ref  # current, src/a1/**
+    request = replace(implementation(), token_check=lambda ref: token_check(TOKEN))  # as the Lead's server records it
+    return store.create_task(request).ref  # current, src/a1/**
 
 
 def test_the_leads_hook_denies_a_held_path_in_the_documented_form(project: Path, held: Ref) -> None:
@@ -63,7 +69,20 @@ def test_the_main_tree_hook_refuses_staging_a_path_an_executor_holds(project: Pa
 
 def test_the_holder_itself_may_commit_its_own_paths_in_the_main_tree(project: Path, held: Ref) -> None:
     assert guard(project, "--install-git-hook", cwd=project).returncode == 0
-    assert commit(project, "src/a1/core.py", env={**ENV, "HANDOFF_REF": str(held)}).returncode == 0
+    proven = {**ENV, "HANDOFF_REF": str(held), "HANDOFF_TOKEN": TOKEN}  # as its launch line sets them
+    assert commit(project, "src/a1/core.py", env=proven).returncode == 0
+
+
+def test_naming_the_holder_in_handoff_ref_without_its_token_stages_nothing_it_holds(project: Path, held: Ref) -> None:
+    """``HANDOFF_REF`` is a variable anyone sets: the hook believes it only with the holder's report token,
+    which its TASK's check line proves (another task's token, or none, is no proof)."""
+    assert guard(project, "--install-git-hook", cwd=project).returncode == 0
+    for claimed in ({"HANDOFF_REF": str(held)}, {"HANDOFF_REF": str(held), "HANDOFF_TOKEN": "a-token-of-another-task"}):
+        refused = commit(project, "src/a1/core.py", env={**ENV, **claimed})
+        assert refused.returncode != 0, claimed
+        assert "src/a1/core.py" in refused.stderr
+        assert "HANDOFF_TOKEN" in refused.stderr  # what the holder itself needs to commit
+        git(project, "reset", "-q")
 
 
 def test_the_lead_may_commit_once_the_executor_reported(store: Store, project: Path, held: Ref) -> None:
