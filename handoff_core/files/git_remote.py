@@ -71,7 +71,17 @@ class _Private:
 
     def __enter__(self) -> _Private:
         self.folder = tempfile.TemporaryDirectory(prefix="handoff-remote-")
-        root = self.folder.name
+        try:
+            self._fill(self.folder.name)
+        except BaseException:
+            self.folder.cleanup()
+            raise
+        allowed, self.upload_pack = _transport(self.url)
+        objects = os.path.join(self.common, "objects")
+        self.keep = {"GIT_DIR": self.folder.name, "GIT_OBJECT_DIRECTORY": objects, "GIT_ALLOW_PROTOCOL": allowed}
+        return self
+
+    def _fill(self, root: str) -> None:
         for name in ("objects", "refs"):
             os.mkdir(os.path.join(root, name))
         _write(os.path.join(root, "HEAD"), f"ref: {_HEAD}\n".encode())
@@ -81,10 +91,6 @@ class _Private:
         if shallow:  # a shallow repository's boundary, so that no fetch walks past it
             _write(os.path.join(root, "shallow"), shallow)
         _write(os.path.join(root, "packed-refs"), "".join(f"{line}\n" for line in self.refs).encode())
-        allowed, self.upload_pack = _transport(self.url)
-        objects = os.path.join(self.common, "objects")
-        self.keep = {"GIT_DIR": root, "GIT_OBJECT_DIRECTORY": objects, "GIT_ALLOW_PROTOCOL": allowed}
-        return self
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None

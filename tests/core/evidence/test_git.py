@@ -136,8 +136,9 @@ def test_a_remote_s_planted_upload_pack_never_runs(repo: Path, tmp_path: Path) -
 def test_no_other_git_reaches_a_remote(repo: Path, tmp_path: Path) -> None:
     with_remote(repo, tmp_path)
     for args in (("ls-remote", "--", "origin"), ("fetch", "--", "origin", "+refs/heads/main:refs/handoff/probe")):
-        with pytest.raises(GitError, match="transport 'file' not allowed"):
+        with pytest.raises(GitError, match="transport 'file' not allowed") as caught:
             git.run(repo, *args)
+        assert caught.value.code == "git_error"
 
 
 @pytest.mark.parametrize("plant", ["vcs", "ext", "git"])
