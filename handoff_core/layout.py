@@ -64,6 +64,7 @@ __all__ = [
     "TASK_STATES",
     "TASK_TITLE",
     "TEMP_TOKEN_BYTES",
+    "TOKEN_VARIABLE",
     "UNFINISHED_STATUSES",
     "WORKSPACES",
     "WRITABLE_VARIABLE",
@@ -285,6 +286,9 @@ BROKER_VARIABLE = "HANDOFF_BROKER"
 SANDBOX_VARIABLE = "HANDOFF_SANDBOX"
 WRITABLE_VARIABLE = "HANDOFF_SANDBOX_WRITE"
 
-# The task an executor's launch line works for (set there beside the executor role): the main tree's
-# pre-commit hook lets that task commit the paths it holds.
+# The task an executor's launch line works for (set there beside the executor role), and its report
+# token: the main tree's pre-commit hook lets that task commit the paths it holds only when the token
+# is the one its TASK's check line records (the ref alone is a name anyone can set). An executor
+# elsewhere keeps its bearer token for the team server in the same variable.
 REF_VARIABLE = "HANDOFF_REF"
+TOKEN_VARIABLE = "HANDOFF_TOKEN"  # noqa: S105 - a variable's name, not a token

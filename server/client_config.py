@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple, get_args
 
-from handoff_core.layout import BROKER_VARIABLE, REF_VARIABLE
+from handoff_core.layout import BROKER_VARIABLE, REF_VARIABLE, TOKEN_VARIABLE
 from server.config import ROLE_TOOLS, Role, Settings
 
 __all__ = [
@@ -65,7 +65,6 @@ _UV_CACHE_MARKS = ("/uv/archive-v", "/uv/builds-v", "/.cache/uv/")
 
 
 ROLE_VARIABLE = "HANDOFF_ROLE"  # set to executor on every executor launch line: `handoff-mcp token` refuses there
-TOKEN_VARIABLE = "HANDOFF_TOKEN"  # noqa: S105 - a variable name. Where a Codex executor keeps its bearer token (never in config.toml)
 
 
 HookEvent = Literal["pre-tool", "post-tool", "stop"]
@@ -74,12 +73,13 @@ HookClient = Literal["claude-code", "codex"]
 
 
 class ExecutorTask(NamedTuple):
-    """The task an executor's launch is for: its ref, its TASK's sha256, and the session id to pin
-    (None when this side cannot derive it: no report token nor the Lead's secret)."""
+    """The task an executor's launch is for: its ref, its TASK's sha256, and the session id to pin and
+    its report token (None when this side cannot derive them: no report token nor the Lead's secret)."""
 
     ref: str
     task_sha256: str
     session_id: str | None = None
+    token: str | None = None
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -93,6 +93,7 @@ class TaskHooks:
     task_sha256: str
     session_id: str | None = None
     sandbox: tuple[str, ...] = ()  # the launch's command and its roots: ``handoff-mcp sandbox …``, without the task
+    token: str | None = None  # what the main tree's pre-commit hook asks of a commit naming this task
 
     def contained(self, command: list[str]) -> list[str]:
         """``command`` started through the sandbox, for this task."""
@@ -192,6 +193,7 @@ def launch_for(
             task_sha256=task.task_sha256,
             session_id=task.session_id,
             sandbox=(*sandbox_entry(), *roots, "--secret-file", str(settings.secret_file)),
+            token=task.token,
         )
     return Launch(command=found, args=tuple(args), role=role, note=note, hooks=hooks)
 
@@ -252,14 +254,17 @@ def _claude_line(launch: Launch, prompt: str | None = None) -> str:
 
 def _as_role(launch: Launch, line: list[str]) -> str:
     """The launch line, an executor's in the executor role (its shell's `handoff-mcp token` refuses),
-    naming its task (the main tree's pre-commit hook lets that task commit the paths it holds) and
+    naming its task and, over stdio, holding its report token (the main tree's pre-commit hook lets that
+    task commit the paths it holds on that proof; from the team server the setup lines export it), and
     started through the sandbox its TASK draws."""
     if launch.role != "executor":
         return shlex.join(line)
-    if launch.hooks is None:
+    hooks = launch.hooks
+    if hooks is None:
         return shlex.join(["env", f"{ROLE_VARIABLE}=executor", *line])
-    task = [f"{REF_VARIABLE}={launch.hooks.ref}"]
-    return shlex.join(["env", f"{ROLE_VARIABLE}=executor", *task, *launch.hooks.contained(line)])
+    task = [f"{REF_VARIABLE}={hooks.ref}"]
+    task += [f"{TOKEN_VARIABLE}={hooks.token}"] if hooks.token and launch.url is None else []
+    return shlex.join(["env", f"{ROLE_VARIABLE}=executor", *task, *hooks.contained(line)])
 
 
 def lead_guard(settings: Settings, command: str | None = None) -> tuple[str, str]:

@@ -3,8 +3,10 @@ a fixed environment, its own process group, bounded in time and output, ``-z`` o
 a path quoted or split on spaces).
 
 The environment is the repository's own facts only: no system or global configuration, no hooks,
-no pager, no prompt, no external diff or text conversion, ``core.quotePath=false``; ``GIT_*``
-variables of the caller (a hook's ``GIT_DIR``/``GIT_INDEX_FILE`` aside, see ``run``) are dropped.
+no pager, no prompt, no external diff or text conversion, ``core.quotePath=false``, no transport and
+no lazy fetch, for git and every git it starts (``git_config.ENVIRONMENT``); ``GIT_*`` variables of
+the caller (a hook's ``GIT_DIR``/``GIT_INDEX_FILE`` aside, see ``run``) are dropped. The one git
+that reaches a remote is ``files.git_remote``'s.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import NamedTuple
 from handoff_core.errors import GitError
 from handoff_core.files.git_config import (
     CONFIG_LISTING,
+    ENVIRONMENT,
     FIXED,
     USER_LEVEL_DROPPED,
     names_nothing,
@@ -43,12 +46,11 @@ __all__ = [
     "changes",
     "dirty_paths",
     "evidence",
-    "fetch_branch",
     "is_ancestor",
     "on_remote",
     "planted",
-    "remote_tip",
     "remotes",
+    "results",
     "rev_parse",
     "run",
     "staged_paths",
@@ -63,8 +65,7 @@ MAX_OUTPUT = 64 * 1024 * 1024
 _NO_SUCH_COMMIT = 128  # git merge-base --is-ancestor: a name that is no commit (0 yes, 1 no)
 _CONFIG = tuple(arg for key, value in FIXED for arg in ("-c", f"{key}={value}"))
 _USER_CONFIG = tuple(arg for key, value in FIXED if key not in USER_LEVEL_DROPPED for arg in ("-c", f"{key}={value}"))
-_NAMING = ("status", "diff", "diff-files", "diff-index", "ls-files", "update-index", "fetch", "ls-remote")
-_REACHING = ("fetch", "ls-remote")  # they start git-upload-pack: never the program a remote's config names
+_NAMING = ("status", "diff", "diff-files", "diff-index", "ls-files", "update-index")
 KEPT = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
 
 
@@ -84,16 +85,8 @@ def _environment(keep: Mapping[str, str] | None, user_config: bool = False) -> d
     """The fixed environment; with ``user_config`` the caller's configuration levels stay (system,
     global, ``GIT_CONFIG_*``): to ask where git itself will look, as the user's own git would."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or (user_config and "_CONFIG" in k)}
-    if not user_config:
-        env |= {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
-    env |= {
-        "GIT_PAGER": "cat",
-        "PAGER": "cat",
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_OPTIONAL_LOCKS": "0",
-        "LC_ALL": "C",
-    }
-    return env | dict(keep or {})
+    env |= {k: v for k, v in ENVIRONMENT.items() if not (user_config and "_CONFIG" in k)}
+    return env | {"GIT_PAGER": "cat", "PAGER": "cat"} | dict(keep or {})
 
 
 class Running:
@@ -101,8 +94,6 @@ class Running:
 
     def __init__(self, cwd: Path, args: tuple[str, ...], ok: tuple[int, ...], env: dict[str, str], user_config: bool):
         config = _USER_CONFIG if user_config else _CONFIG
-        if args[:1] and args[0] in _REACHING:
-            args = (args[0], "--upload-pack=git-upload-pack", *args[1:])
         self.cwd, self.args, self.ok = cwd, args, ok
         self.err = tempfile.TemporaryFile()  # noqa: SIM115 - closed in result()
         try:
@@ -142,8 +133,8 @@ def start(
     cwd: Path, *args: str, ok: tuple[int, ...] = (0,), keep: Mapping[str, str] | None = None, user_config: bool = False
 ) -> Running:
     """``git args`` started in ``cwd``, to be read with ``result``: several may run at once. A command
-    that could start a filter or a transport first has the names the repository's config plants
-    neutralised (``planted``), unless ``keep`` carries them already."""
+    that could start a filter first has the drivers the repository's config names neutralised
+    (``planted``), unless ``keep`` carries them already."""
     env = _environment(keep, user_config)
     if not user_config and args[:1] and args[0] in _NAMING and "GIT_CONFIG_COUNT" not in env:
         env |= planted(cwd, keep)
@@ -151,7 +142,7 @@ def start(
 
 
 def planted(cwd: Path, keep: Mapping[str, str] | None = None, inner: bytes = b"") -> dict[str, str]:
-    """Configuration that overrules each filter driver and protocol the repository's config names
+    """Configuration that overrules each filter driver the repository's config names
     (``git_config.overrides``), from one ``git config --get-regexp`` (which runs nothing it reads) —
     spared when the config files git reads at ``cwd`` are read in place and name none
     (``names_nothing``; never under a kept ``GIT_DIR``, which git reads instead) — and those of the
@@ -295,7 +286,7 @@ def changes(cwd: Path, base: str, checkpoint: str) -> list[Change]:
 _READ = ("--name-status", "-z", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none", "--no-relative")
 
 
-def _all(*running: Running) -> list[tuple[int, bytes]]:
+def results(*running: Running) -> list[tuple[int, bytes]]:
     """Each one's result; every process is reaped even when one fails (its error is raised then)."""
     outs, failed = [], None
     for one in running:
@@ -331,7 +322,7 @@ def _work_tree_state(tree: Path, head: str | None, keep: dict[str, str]) -> list
             run(tree, "update-index", "-q", "--refresh", keep=fresh, ok=(0, 1))
             unstaged = run(tree, "diff-files", *_READ, "--", keep=fresh)[1]
         finally:
-            (_, staged), (_, untracked) = _all(*started)
+            (_, staged), (_, untracked) = results(*started)
     found: dict[str, Change] = {}
     for change in [*_name_status(staged), *_name_status(unstaged), *(Change("?", p) for p in _fields(untracked))]:
         found.setdefault(change.path, change)
@@ -388,7 +379,7 @@ def evidence(cwd: Path, base: str, checkpoint: str) -> Evidence:
     try:
         keep = planted(tree) | {"GIT_WORK_TREE": str(tree)}
     finally:
-        now, (code, _), (diff_code, diff) = _all(*started)
+        now, (code, _), (diff_code, diff) = results(*started)
     dirty = _work_tree_state(tree, _commit(now), keep)
     if _descends(code) is not True or diff_code != 0:
         return Evidence(_descends(code), [], dirty, _commit(now))
@@ -407,26 +398,9 @@ def remotes(cwd: Path) -> list[str]:
     return [name for name in run(cwd, "remote")[1].decode("utf-8", "replace").splitlines() if name]
 
 
-def remote_tip(cwd: Path, remote: str, branch: str) -> str | None:
-    """The commit ``branch`` points at on ``remote`` now (one ``ls-remote``), or None when it has no such branch."""
-    _, out = run(cwd, "ls-remote", "--heads", "--", remote, f"refs/heads/{branch}")
-    tips = [line.split("\t", 1) for line in out.decode("utf-8", "replace").splitlines()]
-    return next((sha for sha, name in tips if name == f"refs/heads/{branch}"), None)
-
-
 def on_remote(cwd: Path, remote: str, commit: str) -> bool:
     """Whether a remote-tracking branch of ``remote`` (as last fetched) holds ``commit``."""
     _, out = run(
         cwd, "for-each-ref", "--count=1", f"--contains={commit}", "--format=%(refname)", f"refs/remotes/{remote}/"
     )
     return bool(out.strip())
-
-
-def fetch_branch(cwd: Path, remote: str, branch: str, into: str) -> str | None:
-    """Fetch ``branch`` of ``remote`` into the private ref ``into`` (that one ref, no tags, no submodules,
-    no FETCH_HEAD); its tip, or None when the remote has no such branch."""
-    code, _ = run(
-        cwd, "fetch", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head", "--refmap=", "--quiet",
-        "--", remote, f"+refs/heads/{branch}:{into}", ok=(0, 128),
-    )  # fmt: skip
-    return rev_parse(cwd, into) if code == 0 else None

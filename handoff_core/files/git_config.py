@@ -1,17 +1,28 @@
 """The configuration git runs under here, laid over the repository's own: the repository's config
 (``.git/config``, a worktree's ``config.worktree``, any file they include), its attributes and its
-index are written by whoever works in it, so nothing there may start a command, answer which files
-changed, or pick a transport. Command-line configuration beats every file git reads; a value git
-keys by a name the repository chooses (a filter driver, a protocol) is overruled name by name, from
-a listing of the repository's config (``git config --get-regexp``, which runs nothing).
+index are written by whoever works in it, so nothing there may start a command or answer which files
+changed. Command-line configuration beats every file git reads; a filter driver, keyed by a name the
+repository chooses, is overruled name by name, from a listing of the repository's config (``git
+config --get-regexp``, which runs nothing).
+
+No git here reaches a transport (``ENVIRONMENT``): ``GIT_ALLOW_PROTOCOL`` empty beats every
+``protocol.*`` key, so git refuses each transport before it starts what a config names for one (an
+``uploadpack`` command, a ``remote.*.vcs`` helper, an ``ext::`` URL, ``core.sshCommand``), and
+``GIT_NO_LAZY_FETCH`` (git 2.39.4 and later) stops a partial clone's lazy fetch before it starts.
+Both are variables, which git hands to every git it starts: the ``git fetch`` a partial clone
+(``extensions.partialClone``) starts for a missing object among them, which reads its promisor
+remote's ``uploadpack`` from the repository's config (an option like ``--upload-pack`` reaches only
+the git it is given to), and the children that drop command-line configuration (an alternate's
+``for-each-ref``, an ``upload-pack``). The one git that needs a transport reads no config of the
+repository at all (``files.git_remote``).
 
 That listing costs a git start. ``names_nothing`` spares it when the files git would read can be
-found and read here and none can name a driver, a protocol or another file (``silent``); anything
-unsure asks git. An edit between this read and the git that follows is the same race as an edit
-between the listing and that git. ``core.worktree`` moves the work tree, not the config files read;
-a repository ``safe.directory`` refuses is refused by the git that follows (an error, never another
-repository). The listing is never run beside that git to save time: a ``git status`` started before
-its drivers are known would run the commands the repository plants, outside any sandbox.
+found and read here and none can name a driver or another file (``silent``); anything unsure asks
+git. An edit between this read and the git that follows is the same race as an edit between the
+listing and that git. ``core.worktree`` moves the work tree, not the config files read; a repository
+``safe.directory`` refuses is refused by the git that follows (an error, never another repository).
+The listing is never run beside that git to save time: a ``git status`` started before its drivers
+are known would run the commands the repository plants, outside any sandbox.
 
 The same overrides cover every populated submodule (a repository of its own, whose config the
 child git started there reads); ``files.submodules`` walks them and lists their config.
@@ -24,6 +35,7 @@ import stat
 
 __all__ = [
     "CONFIG_LISTING",
+    "ENVIRONMENT",
     "FIXED",
     "LISTED",
     "MAX_READ",
@@ -42,7 +54,18 @@ __all__ = [
     "work_tree_top",
 ]
 
-PROTOCOLS = ("file", "ssh", "https", "http")  # git's own transports; a remote helper is never started
+PROTOCOLS = ("file", "ssh", "https", "http")  # the transports files.git_remote opens; a helper is never started
+# Every git here: no system or global configuration, no prompt, no optional locks, no transport, no
+# lazy fetch; git hands all of these down to each git it starts (files.git adds no pager).
+ENVIRONMENT = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_ALLOW_PROTOCOL": "",  # set, it is the list of transports allowed, whatever any config says: none
+    "GIT_NO_LAZY_FETCH": "1",
+    "LC_ALL": "C",
+}
 FIXED: tuple[tuple[str, str], ...] = (
     ("core.quotePath", "false"),
     ("core.hooksPath", os.devnull),
@@ -70,16 +93,12 @@ FIXED: tuple[tuple[str, str], ...] = (
     ("fetch.recurseSubmodules", "false"),
     ("submodule.recurse", "false"),
     ("diff.ignoreSubmodules", "none"),  # the child git in a submodule gets no --ignore-submodules of ours
-    ("protocol.allow", "never"),  # then the transports git ships, by name; git:// could go through core.gitProxy
-    *((f"protocol.{name}.allow", "always") for name in PROTOCOLS),
-    ("protocol.git.allow", "never"),
-    ("protocol.ext.allow", "never"),
 )
 USER_LEVEL_DROPPED = ("core.hooksPath",)  # a location query with the user's config asks where hooks run
-# The names git reads that the repository chooses: filter.<driver>.* and protocol.<name>.allow; in a
-# submodule's config core.worktree and submodule.<name>.ignore too, which the child git started there
-# obeys (the latter for the submodules nested in it: no --ignore-submodules reaches that git).
-_CHOSEN = r"filter\..*\.(clean|smudge|process|required)|protocol\..*\.allow"
+# The names git reads that the repository chooses: filter.<driver>.*; in a submodule's config
+# core.worktree and submodule.<name>.ignore too, which the child git started there obeys (the latter
+# for the submodules nested in it: no --ignore-submodules reaches that git).
+_CHOSEN = r"filter\..*\.(clean|smudge|process|required)"
 LISTED = rf"^({_CHOSEN})$"
 SUBMODULE_LISTED = rf"^({_CHOSEN}|core\.worktree|submodule\..*\.ignore)$"
 _FILTER = {"clean": "", "smudge": "", "process": "", "required": "false"}  # empty: git runs no filter
@@ -87,8 +106,8 @@ _FILTER = {"clean": "", "smudge": "", "process": "", "required": "false"}  # emp
 
 def overrides(listing: bytes) -> dict[str, str]:
     """``GIT_CONFIG_COUNT``/``KEY_n``/``VALUE_n`` (command-line level, keys never split on ``=``) that
-    neutralise each filter driver, close each protocol and hide no submodule the repository's config
-    names in ``listing`` (``git config -z --get-regexp LISTED``: ``key\\nvalue\\0`` records)."""
+    neutralise each filter driver and hide no submodule the repository's config names in ``listing``
+    (``git config -z --get-regexp LISTED``: ``key\\nvalue\\0`` records)."""
     keys: dict[str, str] = {}
     for record in listing.split(b"\0"):
         key = record.partition(b"\n")[0].decode("utf-8", "surrogateescape")
@@ -96,8 +115,6 @@ def overrides(listing: bytes) -> dict[str, str]:
         name = rest.rpartition(".")[0]
         if section == "filter" and name:
             keys |= {f"filter.{name}.{field}": value for field, value in _FILTER.items()}
-        elif section == "protocol" and name and name.lower() not in PROTOCOLS:
-            keys[f"protocol.{name}.allow"] = "never"
         elif section == "submodule" and name and key.endswith(".ignore"):
             keys[f"submodule.{name}.ignore"] = "none"
     env = {"GIT_CONFIG_COUNT": str(len(keys))}
@@ -110,15 +127,15 @@ def overrides(listing: bytes) -> dict[str, str]:
 # `config` and, with extensions.worktreeConfig, the worktree's `config.worktree`: nothing else but
 # what those include. A section name is ASCII letters, digits, `-` and `.`, matched without case and
 # never escaped or split over lines; so a file that names a filter driver (`[filter "x"]`,
-# `[FiLtEr.x]`), a protocol or an included file (`include`, `includeIf`) holds one of these words.
-WORDS = (b"filter", b"protocol", b"include")
+# `[FiLtEr.x]`) or an included file (`include`, `includeIf`) holds one of these words.
+WORDS = (b"filter", b"include")
 MAX_READ = 64 * 1024  # a config, HEAD, gitdir or commondir file past this: git is asked instead
 _OID_HEX = 40  # the shortest object id git reads in HEAD (SHA-1's)
 _OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # a FIFO never blocks; a link is odd
 
 
 def silent(config: bytes) -> bool:
-    """Whether a config file's bytes cannot name a filter driver, a protocol or an included file."""
+    """Whether a config file's bytes cannot name a filter driver or an included file."""
     folded = config.lower()  # ASCII only, as git folds a section name
     return not any(word in folded for word in WORDS)
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, NoReturn
 from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import ConfigError, HandoffError, WorkspaceRefused
 from handoff_core.files.task_dir import Roots
-from handoff_core.layout import REF_VARIABLE
+from handoff_core.layout import REF_VARIABLE, TOKEN_VARIABLE
 from handoff_core.services.evidence import guard
 
 if TYPE_CHECKING:
@@ -125,24 +125,50 @@ def _install_remote(args: argparse.Namespace) -> int:
 
 
 def _main_tree_commit(tree: Path, roots: Roots, keep: dict[str, str]) -> int:
+    """A commit in a tree no task works for: refused while it stages a path an outstanding executor
+    holds, unless that executor commits it, named in ``HANDOFF_REF`` and proven by its report token in
+    ``HANDOFF_TOKEN`` (both on its launch line)."""
     from handoff_core.services.evidence import lead_guard
 
-    held = lead_guard.main_tree_commit(tree, roots, keep, os.environ.get(REF_VARIABLE, ""))
+    named, token = os.environ.get(REF_VARIABLE, ""), os.environ.get(TOKEN_VARIABLE, "")
+    proven = bool(named) and lead_guard.proven_committer(roots, named, token)
+    held = lead_guard.main_tree_commit(tree, roots, keep, named if proven else "")
     if not held:
         return 0
     print("handoff-mcp guard: this commit stages paths an outstanding executor holds:", file=sys.stderr)
     for line in held:
         print(f"  {line}", file=sys.stderr)
+    if named and not proven:
+        print(
+            f"{REF_VARIABLE} names {named[:200]}, but ${TOKEN_VARIABLE} does not hold its report token, so the "
+            f"commit is not that task's: its executor commits with both set (its launch line sets them).",
+            file=sys.stderr,
+        )
     print(f"Unstage them (git restore --staged PATH), or {lead_guard.WAY_OUT}.", file=sys.stderr)
     return 1
 
 
-def _lead_hook(roots: Roots) -> int:
+def _lead_hook(args: argparse.Namespace) -> int:
+    """The Lead's PreToolUse hook: a deny for whatever cannot be judged, an error of any kind among it
+    (exit 1 is a non-blocking error to both CLIs, which then run the tool); exit 2 (a block) when even
+    the answer cannot be written."""
     from handoff_core.services.evidence import lead_guard
     from handoff_core.services.evidence.hook_event import MAX_EVENT_BYTES
 
-    data = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
-    print(lead_guard.hook_answer(lead_guard.decide_lead(data, roots)), end="")
+    try:
+        data = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
+        decision = lead_guard.decide_lead(data, _roots(args))
+    except HandoffError as exc:
+        decision = lead_guard.Decision(False, f"handoff guard for the Lead: {exc.message}; denied")
+    except Exception as exc:  # any failure is a deny, never the CLI's exit 1
+        decision = lead_guard.Decision(
+            False, f"handoff guard for the Lead: could not judge ({type(exc).__name__}); denied"
+        )
+    try:
+        print(lead_guard.hook_answer(decision), end="", flush=True)
+    except BaseException as exc:
+        print(f"handoff guard for the Lead: could not answer ({type(exc).__name__}); denied", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -196,9 +222,9 @@ def main(argv: Sequence[str]) -> int:
         if (remote := _remote(args)) is not None:  # no tree here: the roots are never read
             roots = Roots(Path(os.devnull), Path(os.devnull))
             return _pre_commit(roots, remote)
-        roots = _roots(args)
         if args.lead:
-            return _lead_hook(roots)
+            return _lead_hook(args)
+        roots = _roots(args)
         if args.pre_commit:
             return _pre_commit(roots)
         return _install(roots, args.ref, args.uninstall)

@@ -54,8 +54,9 @@ PROJECT_APPROVAL = (
 
 
 def _executor_task(settings: Settings, ref: str, token: str | None) -> tuple[ExecutorTask, str | None]:
-    """The published TASK's sha256 and the session id to pin: from the token given, else from the Lead's
-    secret (this side may not hold it: then the line pins no session id, and says so)."""
+    """The published TASK's sha256, the session id to pin and the report token the launch line carries:
+    from the token given, else from the Lead's secret (this side may not hold it: then the line pins no
+    session id and carries no token, and says so)."""
     parsed = parse_ref(ref)
     task, stored = open_store(settings).queries.read_task(parsed)
     if not token:
@@ -63,9 +64,12 @@ def _executor_task(settings: Settings, ref: str, token: str | None) -> tuple[Exe
         try:
             token = reprinted_token(settings.secret_file, *roots, parsed, task.token_check)
         except HandoffError as exc:
-            note = f"no session id is pinned ({exc.message}); the Lead records the executor's log path by hand"
+            note = (
+                f"no session id is pinned and no report token set ({exc.message}); the Lead records the executor's "
+                "log path by hand, and the executor's own commits in the main tree need HANDOFF_TOKEN set"
+            )
             return ExecutorTask(str(parsed), stored.sha256), note
-    return ExecutorTask(str(parsed), stored.sha256, executor_session_id(token)), None
+    return ExecutorTask(str(parsed), stored.sha256, executor_session_id(token), token), None
 
 
 def _hooks_note(launch: Launch, client: Client) -> str | None:

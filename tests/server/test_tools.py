@@ -83,8 +83,9 @@ async def test_create_task_returns_ref_paths_hash_token_and_dispatch_message(lea
     assert '"--role", "executor"' in created["executor_config"]["codex_config_toml"]
     assert "executor" in created["executor_config"]["claude_code_mcp_json"]
     assert created["executor_config"]["claude_code_cli"].startswith(
-        f"env HANDOFF_ROLE=executor HANDOFF_REF={created['ref']} {sys.executable} -I -S "
-    )  # the executor role, and the task it works for (its own commits in the main tree pass), in its sandbox
+        f"env HANDOFF_ROLE=executor HANDOFF_REF={created['ref']} HANDOFF_TOKEN={created['report_token']} "
+        f"{sys.executable} -I -S "
+    )  # the executor role, the task it works for and its proof (its own commits in the main tree pass), sandboxed
     assert f" --task-sha256 {created['task_sha256']} -- claude " in created["executor_config"]["claude_code_cli"]
     assert read_snapshot(state_root, change, session, task).file("TASK.md").kind == "file"
 

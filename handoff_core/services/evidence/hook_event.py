@@ -6,7 +6,8 @@ Claude Code sends ``Write``, ``Edit``, ``MultiEdit`` with ``tool_input.file_path
 ``tool_input.command`` (or ``input``, or an argv ending in it) and names every shell tool ``Bash``
 with ``tool_input.command``. Every path-bearing field of every tool is collected, not one per tool;
 a tool this module does not know is judged on every field that looks like a path; only the CLIs'
-read-only tools are passed without a look. Anything unreadable raises ``EventUnreadable``.
+read-only tools are passed without a look. Anything unreadable raises ``EventUnreadable``: a path
+or a cwd holding a NUL or a lone surrogate among it.
 Stdlib only: the hook process imports this.
 """
 
@@ -139,7 +140,19 @@ def read_event(data: bytes, expected: str) -> Event:
     if not isinstance(given, dict):
         raise EventUnreadable("the hook event has no tool_input object")
     _collect(found, given)
+    if not all(map(_nameable, (cwd, *found.paths))):
+        raise EventUnreadable("a path or the cwd holds a NUL or a lone surrogate, which names no file")
     return found
+
+
+def _nameable(text: str) -> bool:
+    """Whether ``text`` can name a file as the CLI would write it: no NUL (no system call takes one) and
+    no lone surrogate (invalid Unicode, which the CLI would write as another name, or not at all)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\0" not in text
 
 
 def _collect(event: Event, given: dict[str, object]) -> None:

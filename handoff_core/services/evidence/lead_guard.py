@@ -9,7 +9,9 @@ out; a path no executor holds, or one the Lead's own claim (``claim_writer``) co
 What an executor holds: its writable globs and shared paths (whichever tree the path is in: path
 ownership is logical, the project tree and the executor's worktree alike), a read-only task's
 artifacts, and, for a task whose TASK cannot be read, everything. A commit in the main tree that
-stages such a path is refused the same way. Anything unreadable denies.
+stages such a path is refused the same way. Anything unreadable denies: an event that is not JSON, a
+path or a cwd that names no file (a NUL, a lone surrogate), a claim that cannot be read, an error of
+any kind (``server.cli.guard``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from handoff_core.services.evidence.hook_event import EventUnreadable, read_even
 from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.tree.queries import Queries
 
-__all__ = ["Decision", "decide_lead", "holder_of", "hook_answer", "main_tree_commit"]
+__all__ = ["Decision", "decide_lead", "holder_of", "hook_answer", "main_tree_commit", "proven_committer"]
 
 
 class Decision(NamedTuple):
@@ -97,7 +99,10 @@ def decide_lead(data: bytes, roots: Roots) -> Decision:
     except (HandoffError, OSError) as exc:
         return Decision(False, f"handoff guard for the Lead: cannot read the writer claims ({exc}); denied")
     for path in paths:
-        resolved = os.path.realpath(os.path.join(cwd, path))
+        try:
+            resolved = os.path.realpath(os.path.join(cwd, path))
+        except (ValueError, OSError) as exc:  # read_event refuses a NUL or a lone surrogate; a name too long
+            return Decision(False, f"handoff guard for the Lead: cannot resolve {path[:200]!r} ({exc}); denied")
         if (held := holder_of(resolved, claims, roots)) is not None:
             claim, glob = held
             why = f"the Lead may not write {resolved}: {claim.describe()} holds it ({glob}); {WAY_OUT}"
@@ -105,9 +110,27 @@ def decide_lead(data: bytes, roots: Roots) -> Decision:
     return Decision(True)
 
 
+def proven_committer(roots: Roots, ref: str, token: str) -> bool:
+    """Whether ``token`` is the report token of task ``ref``, as its TASK's check line records it: what a
+    commit naming the task in ``HANDOFF_REF`` (a name anyone can set) must show to be that task's. A
+    TASK that cannot be read, or records no check line, proves nothing."""
+    from handoff_core.contract.ids import parse_ref
+    from handoff_core.services.capabilities.tokens import check_token_hash
+
+    try:
+        parsed = parse_ref(ref)
+        check = Queries(roots).read_task(parsed)[0].token_check
+        if check is None:
+            return False
+        check_token_hash(check, parsed, token)
+    except HandoffError:
+        return False
+    return True
+
+
 def main_tree_commit(tree: Path, roots: Roots, keep: dict[str, str], committer: str = "") -> list[str]:
     """Each staged path of a commit in ``tree`` that an outstanding executor holds, as ``path: holder``;
-    a path held by ``committer`` (the ref in ``HANDOFF_REF``: that task committing its own work) is not."""
+    a path held by ``committer`` (a task ``proven_committer`` proved: it commits its own work) is not."""
     from handoff_core.files import git  # here: the PreToolUse hook never starts git
 
     claims = [c for c in Queries(roots).claims() if not committer or str(c.ref) != committer]

@@ -1,10 +1,11 @@
 """The evidence of a task whose branch lives on the git remote (its executor works on another machine).
 
 The audit fetches that one branch of the remote the TASK names into a private ref of the Lead's
-repository (``refs/handoff/audit/...``: no tags, no submodules, no FETCH_HEAD; git bounded and
-configured as for any audit), then judges base to checkpoint exactly as for a local worktree. The
-checkpoint must be on the branch as pushed: one the remote does not hold is a reason, never a
-guess. Nothing is ever pushed; nothing outside the private ref changes.
+repository (``refs/handoff/audit/...``: no tags, no submodules, no FETCH_HEAD; git bounded as for any
+audit, and reading none of the repository's config: ``files.git_remote``), then judges base to
+checkpoint exactly as for a local worktree. The checkpoint must be on the branch as pushed: one the
+remote does not hold is a reason, never a guess. Nothing is ever pushed; nothing outside the private
+ref changes.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import hashlib
 from pathlib import Path
 
 from handoff_core.contract.scope import Scope
-from handoff_core.files import git
+from handoff_core.files import git, git_remote
 
 __all__ = ["AUDIT_REFS", "fetched"]
 
@@ -25,7 +26,7 @@ def fetched(top: Path, ref: str, scope: Scope, checkpoint: str) -> git.Evidence 
     tip as ``head``; no work tree here, so nothing dirty); a string says why there is none."""
     into = AUDIT_REFS + hashlib.sha256(ref.encode()).hexdigest()[:24]
     where = f"branch {scope.branch} of the git remote {scope.remote}"
-    tip = git.fetch_branch(top, scope.remote, scope.branch, into)
+    tip = git_remote.fetch_branch(top, scope.remote, scope.branch, into)
     if tip is None:
         return f"{where} cannot be fetched (not pushed, or the remote is out of reach): nothing to audit"
     if git.is_ancestor(top, checkpoint, tip) is not True:

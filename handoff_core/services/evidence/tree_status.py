@@ -2,8 +2,9 @@
 ``subprocess`` module (the hook process runs after every shell command and pays for each import).
 
 The same command, environment and parsing as ``files.git.dirty_paths`` (a test holds the two to the
-same answer): no system or global configuration, no hooks, no optional locks, bounded in time and
-output; a git that fails, is killed or says too much is an error, never an empty answer.
+same answer): no system or global configuration, no hooks, no optional locks, no transport and no
+lazy fetch (``git_config.ENVIRONMENT``), bounded in time and output; a git that fails, is killed or
+says too much is an error, never an empty answer.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 from handoff_core.errors import GitError
 from handoff_core.files.git_config import (
     CONFIG_LISTING,
+    ENVIRONMENT,
     FIXED,
     common_dir_of,
     names_nothing,
@@ -28,8 +30,8 @@ __all__ = ["TIMEOUT", "StatusFailed", "StatusRefused", "changed_paths"]
 
 TIMEOUT = 10.0
 MAX_OUTPUT = 16 * 1024 * 1024
-# The evidence layer's fixed configuration (files.git_config): no hooks, fsmonitor, untracked cache,
-# helpers or planted transports, whatever the repository's config says.
+# The evidence layer's fixed configuration (files.git_config): no hooks, fsmonitor, untracked cache or
+# helpers, whatever the repository's config says.
 _ARGS = (*(arg for key, value in FIXED for arg in ("-c", f"{key}={value}")), "--no-pager")
 _STATUS = ("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=none")
 
@@ -43,14 +45,7 @@ class StatusRefused(StatusFailed):
 
 
 def _environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    return env | {
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_OPTIONAL_LOCKS": "0",
-        "LC_ALL": "C",
-    }
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | ENVIRONMENT
 
 
 def _work_tree(tree: str) -> dict[str, str]:

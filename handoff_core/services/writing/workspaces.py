@@ -16,7 +16,7 @@ from pathlib import Path
 
 from handoff_core.contract.scope import MAX_DIRTY, Scope
 from handoff_core.errors import GitError, WorkspaceRefused
-from handoff_core.files import git
+from handoff_core.files import git, git_remote
 from handoff_core.layout import Kind
 
 __all__ = ["pin_workspace", "push_target"]
@@ -67,7 +67,7 @@ def _pushed(project: Path, scope: Scope) -> Scope:
     if top is None:
         raise WorkspaceRefused(f"the project {project} is not a git repository: a branch task needs one")
     remote = _printable(_remote(top, scope.remote), "the git remote's name")
-    base = git.remote_tip(top, remote, scope.branch)
+    base = git_remote.remote_tip(top, remote, scope.branch)
     if base is None:
         base = git.rev_parse(top, "HEAD")
         if base is None or not git.on_remote(top, remote, base):

@@ -108,7 +108,7 @@ def tools(services: Services) -> list[Tool]:
         stored = store.create_task(request)
         services.dispatched(stored.ref)
         token = services.token(stored.ref)
-        executor = ExecutorTask(str(stored.ref), stored.sha256, executor_session_id(token))
+        executor = ExecutorTask(str(stored.ref), stored.sha256, executor_session_id(token), token)
         task_rel = store.roots.shown(stored.path)
         report_rel = store.roots.shown(stored.path.with_name(REPORT_FILE))
         return CreatedTask(

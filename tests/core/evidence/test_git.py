@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from handoff_core.errors import GitError
-from handoff_core.files import git
+from handoff_core.files import git, git_remote
 from tests.core.evidence.gitrepo import add_worktree, commit_all, counting_git, make_repo, started, write
 from tests.core.evidence.gitrepo import git as git_cli
 
@@ -128,17 +128,26 @@ def test_a_remote_s_planted_upload_pack_never_runs(repo: Path, tmp_path: Path) -
     with_remote(repo, tmp_path)
     marker = tmp_path / "upload-pack-ran"
     git_cli(repo, "config", "remote.origin.uploadpack", str(marking_script(tmp_path / "up", marker)))
-    _, out = git.run(repo, "ls-remote", "--heads", "--", "origin")
-    assert b"refs/heads/main" in out
+    assert git_remote.remote_tip(repo, "origin", "main") == git_cli(repo, "rev-parse", "main").stdout.strip()
+    assert git_remote.fetch_branch(repo, "origin", "main", "refs/handoff/probe") is not None
     assert not marker.exists()
 
 
+def test_no_other_git_reaches_a_remote(repo: Path, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    for args in (("ls-remote", "--", "origin"), ("fetch", "--", "origin", "+refs/heads/main:refs/handoff/probe")):
+        with pytest.raises(GitError, match="transport 'file' not allowed") as caught:
+            git.run(repo, *args)
+        assert caught.value.code == "git_error"
+
+
 @pytest.mark.parametrize("plant", ["vcs", "ext", "git"])
-def test_a_transport_the_repository_plants_is_refused_and_never_runs(
+def test_a_transport_the_repository_plants_never_runs(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plant: str
 ) -> None:
     """A remote helper on the PATH (``remote.X.vcs``), the ``ext::`` command transport or a git:// proxy,
-    each with the repository's config allowing it: the fetch is refused, nothing planted runs."""
+    each with the repository's config allowing it: nothing planted runs. The fetch reads only the
+    remote's URL: a helper's remote is fetched from its URL, the others are refused."""
     with_remote(repo, tmp_path)
     marker = tmp_path / "transport-ran"
     (tmp_path / "bin").mkdir()
@@ -151,7 +160,6 @@ def test_a_transport_the_repository_plants_is_refused_and_never_runs(
     }[plant]
     for key, value in config.items():
         git_cli(repo, "config", key, value)
-    with pytest.raises(GitError) as caught:
-        git.run(repo, "fetch", "--quiet", "--", "origin", "+refs/heads/main:refs/handoff/probe")
-    assert caught.value.code == "git_error"
+    tip = git_remote.fetch_branch(repo, "origin", "main", "refs/handoff/probe")
+    assert (tip is not None) == (plant == "vcs")
     assert not marker.exists()

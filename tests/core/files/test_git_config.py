@@ -1,7 +1,8 @@
-"""``names_nothing`` against git itself: for generated repository configs (filter drivers and protocols
-in every spelling, includes, ``config.worktree``, ``core.worktree``, linked worktrees), it answers
-True only where ``git config --get-regexp LISTED`` lists nothing, and True wherever no file holds a
-word it looks for. Every odd layout is an "ask git", and a FIFO never blocks it."""
+"""``names_nothing`` against git itself: for generated repository configs (filter drivers in every
+spelling, includes, ``config.worktree``, ``core.worktree``, linked worktrees; protocols, which the
+environment closes, so that nothing lists them), it answers True only where ``git config
+--get-regexp LISTED`` lists nothing, and True wherever no file holds a word it looks for. Every odd
+layout is an "ask git", and a FIFO never blocks it."""
 
 from __future__ import annotations
 
@@ -34,14 +35,14 @@ QUIET = [
     b'[remote "origin"]\n\turl = https://example.invalid/r.git\n',
     b"; a comment\n# another\n",
     b"[extensions]\n\tworktreeConfig = true\n",  # then git reads config.worktree too
+    b'[protocol "ext"]\n\tallow = always\n',  # GIT_ALLOW_PROTOCOL beats it: nothing to overrule
+    b'[Protocol "custom"]\n\tallow = always\n',
 ]
 NAMING = [
     b'[filter "lfs"]\n\tclean = touch planted\n',
     b'[FiLtEr "x"]\n\tsmudge = cat\n',
     b"[filter.x]\n\tprocess = cat\n",
     b'[FILTER "a.b"]\n\trequired = true\n',
-    b'[protocol "ext"]\n\tallow = always\n',
-    b'[Protocol "custom"]\n\tallow = always\n',
 ]
 SILENT_WORDS = [b"# mentions filter only in a comment\n", b"[core]\n\tcomment = PROTOCOL\n"]  # git lists nothing
 

@@ -143,6 +143,17 @@ def test_a_malformed_event_is_a_deny_never_an_allow(store: Store, ref: Ref, data
     assert "denied" in reason
 
 
+@pytest.mark.parametrize("spoiled", ["\0", chr(0xD800), chr(0xDC80)], ids=["nul", "high-surrogate", "low-surrogate"])
+def test_a_path_or_a_cwd_that_names_no_file_is_denied_even_inside_the_scope(
+    store: Store, ref: Ref, worktree: Path, spoiled: str
+) -> None:
+    """A NUL or a lone surrogate (``\\udc80`` too, which Python would read as the byte 0x80) names no file
+    the CLI would write: the event is not judged as if it did."""
+    inside = f"{worktree}/src/a1/x{spoiled}.py"
+    assert not judged(store, ref, claude("Write", inside, worktree))[0]
+    assert not judged(store, ref, claude("Write", f"{worktree}/src/a1/x.py", Path(f"{worktree}/{spoiled}")))[0]
+
+
 def test_an_unknown_ref_is_a_deny(store: Store, ref: Ref, worktree: Path) -> None:
     unknown = Ref(ref.change, ref.session, "099-nothing")
     allow, reason = judged(store, unknown, claude("Write", str(worktree / "src/a1/core.py"), worktree))
