@@ -4,8 +4,9 @@ contained by the kernel in what its published TASK grants, then ``exec``.
 In order: the TASK is read by handle and must hash to the pinned sha256 (a TASK changed since its
 dispatch launches nothing); the executor's home is made and what its CLI needs copied in; the grants
 are drawn (``grants``) and turned into a Landlock ruleset; the broker (``broker``) is started
-outside it on a socket the sandbox cannot write; the launch restricts itself, then becomes the
-command. Where the kernel offers no Landlock the launch refuses, unless the TASK says
+outside it on a socket the sandbox cannot write; the launch restricts itself (and filters the
+terminal requests that would type into the shell that started it: ``files.seccomp``), then becomes
+the command. Where the kernel offers no Landlock the launch refuses, unless the TASK says
 ``sandbox: if-available`` (or ``off``): then it says so and runs the command as it is. On macOS the
 same grants become a Seatbelt profile for ``sandbox-exec``. Every refusal says why and exits 125
 (the command never ran); the command's own exit is the launch's. Stdlib only up to the exec.
@@ -18,7 +19,7 @@ import os
 import stat
 import sys
 
-from handoff_core.files import landlock
+from handoff_core.files import landlock, seccomp
 from handoff_core.files.executor_home import REPLACED, ExecutorHome, executor_home, prepare_home, socket_dir
 from handoff_core.layout import BROKER_VARIABLE, SANDBOX_VARIABLE, WRITABLE_VARIABLE, default_secret_file
 from handoff_core.services.containment.grants import Grant, Grants, draw_grants, url_port
@@ -281,6 +282,12 @@ def launch(argv: list[str], environ: dict[str, str]) -> int:
         env[BROKER_VARIABLE] = _broker(home, options | {"--secret-file": secret}, environ)
     env |= {SANDBOX_VARIABLE: ref, WRITABLE_VARIABLE: "\n".join(granted)}
     ruleset.restrict()
+    try:
+        seccomp.forbid_terminal_injection()
+    except seccomp.FilterUnavailable as exc:  # restricted already: nothing runs uncontained from here on
+        raise Refused(
+            f"cannot keep the executor from typing into its terminal ({exc.strerror}); nothing was launched"
+        ) from exc
     return _exec(resumed(command, env), env, ref)
 
 

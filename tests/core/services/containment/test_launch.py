@@ -297,3 +297,42 @@ def watched_fd(fd: int) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def test_the_executor_cannot_type_into_the_terminal_it_was_started_from(made: Project) -> None:
+    code = (
+        "import fcntl, termios\n"
+        "try:\n    fcntl.ioctl(0, termios.TIOCSTI, b'x'); print('typed')\n"
+        "except OSError as e: print('refused', e.errno)\n"
+    )
+    launch = made.current()
+    controller, terminal = os.openpty()
+    try:
+        for command, said in (
+            ([sys.executable, "-c", code], "typed"),
+            (launch.argv(sys.executable, "-c", code), "refused 1"),
+        ):
+            done = subprocess.run(
+                command,
+                stdin=terminal,
+                capture_output=True,
+                text=True,
+                timeout=RUN_BOUND_S,
+                check=False,
+                cwd=made.root,
+                env=launch.env(),
+                preexec_fn=_terminal_controls,
+            )
+            assert done.stdout.strip() == said, done
+    finally:
+        os.close(controller)
+        os.close(terminal)
+
+
+def _terminal_controls() -> None:
+    """The child leads a session whose controlling terminal is its stdin: TIOCSTI works there, outside."""
+    import fcntl
+    import termios
+
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
