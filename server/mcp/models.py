@@ -187,9 +187,10 @@ class Packaged(Wire):
 class ReturnReceived(Wire):
     raw: str
     raw_sha256: str
-    standard: str  # the standard return ZIP
+    standard: str  # the standard return ZIP: every file of the return is read there
     extracted: int
-    held: list[str] = Field(default=[], description="'path: why' not extracted; see accept")
+    kept: list[str] = []  # the files left only in the standard ZIP (read there; see accept)
+    held: list[str] = Field(default=[], description="'path: why' tools would run")
 
 
 class Document(Wire):
