@@ -123,6 +123,7 @@ class Audited(Wire):
     changed_count: int = 0
     violations: list[dict[str, str]] = []
     dirty: list[str] = []
+    not_judged: list[str] = []  # "path: why" for each changed path the audit leaves to another judgement
 
 
 class Waited(Wire):

@@ -76,3 +76,33 @@ async def test_a_path_that_is_not_a_linked_worktree_is_refused_at_dispatch(lead:
 async def test_a_checkpoint_that_is_not_a_full_commit_id_is_refused(lead: Client) -> None:
     created = await call(lead, "create_task", **task_args())
     assert await refused(lead, "write_report", **report_args(created, source_checkpoint="HEAD")) == "invalid_content"
+
+
+async def test_a_reviews_artifacts_are_set_aside_in_the_reviewed_audit_only_while_its_task_is_as_published(
+    lead: Client, executor: Client, project: Path
+) -> None:
+    make_repo(project)
+    tree = add_worktree(project, "task-a")
+    created = await call(
+        lead, "create_task", **task_args(workspace="required", worktree=str(tree), branch="task-a", shared=[])
+    )
+    write(tree, "src/a1/new.py")
+    await call(executor, "write_report", **report_args(created, source_checkpoint=commit_all(tree)))
+    review = task_args(topic="review-a1", kind="review", workspace="", writable=[], shared=[], artifacts=["reviews/**"])
+    reviewing = await call(lead, "create_task", **review, review_of=created["ref"])
+    write(tree, "reviews/findings.md")
+    audited = await call(lead, "audit_task", ref=created["ref"])
+    assert (audited["verdict"], audited["not_judged"]) == (
+        "passed",
+        [f"reviews/findings.md: an artifact of {reviewing['ref']}, which its audit judges"],
+    )
+    path = Path(reviewing["task_path"])  # the review's TASK rewritten to claim everything
+    text = path.read_text().replace('"reviews/**"', '"**"')
+    assert text != path.read_text()
+    path.chmod(0o644)
+    path.write_text(text)
+    write(tree, "src/b/other.py", "not the candidate's\n")
+    audited = await call(lead, "audit_task", ref=created["ref"])
+    assert audited["verdict"] == "failed"
+    assert sorted(v["path"] for v in audited["violations"]) == ["reviews/findings.md", "src/b/other.py"]
+    assert audited["not_judged"] == []

@@ -25,6 +25,7 @@ from handoff_core.errors import GitError, HandoffError
 from handoff_core.files import git
 from handoff_core.layout import REPORT_FILE, TASK_FILE
 from handoff_core.services.evidence import pushed
+from handoff_core.services.evidence.reviews import Reviews, reviews_in
 from handoff_core.services.rules.scope_rule import ScopeRule
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.status import TaskStatus
@@ -62,6 +63,7 @@ class Audit:
     violations: tuple[Violation, ...] = ()
     dirty: tuple[str, ...] = ()  # uncommitted or untracked in the worktree
     changed_count: int = 0
+    not_judged: tuple[str, ...] = ()  # "path: why" for each changed path this audit leaves to another
 
 
 def _shown(change: git.Change) -> str:
@@ -78,6 +80,19 @@ def _judged(rule: ScopeRule, top: str, change: git.Change, prefix: str) -> list[
     if change.old_path and (why := rule.judge(f"{top}/{change.old_path}")) is not None:
         found.append(Violation(change.old_path, f"{prefix}renamed away (its deleted side), {why}"))
     return found
+
+
+def _set_aside(reviews: Reviews, base_dir: str, dirty: list[git.Change]) -> tuple[list[git.Change], list[str]]:
+    """The uncommitted paths left to judge, and those a review of the task wrote as its artifacts (its
+    audit judges them), each as ``path: why``."""
+    kept, aside = [], []
+    for change in dirty:
+        writers = {reviews.writer_of(base_dir, side) for side in (change.path, change.old_path) if side}
+        if len(writers) == 1 and (writer := writers.pop()) is not None:
+            aside.append(f"{change.path}: an artifact of {writer}, which its audit judges")
+        else:
+            kept.append(change)
+    return kept, aside
 
 
 def _left_over(rule: ScopeRule, base_dir: str, dirty: list[git.Change], review: bool) -> list[Violation]:
@@ -132,8 +147,16 @@ def audit_task(queries: Queries, ref: Ref) -> Audit:
                 return Audit(verdict="unknown", reason=found, base=scope.base, checkpoint=checkpoint)
             return _audit(rule, top, scope.base, checkpoint, shared=False, dirty_then=set(), found=found)
         shared, dirty_then = not scope.worktree, set(scope.dirty)
+        reviews = reviews_in(queries, ref, rule.root_text)
         return _audit(
-            rule, top, scope.base, checkpoint, shared=shared, dirty_then=dirty_then, review=bool(scope.review_of)
+            rule,
+            top,
+            scope.base,
+            checkpoint,
+            shared=shared,
+            dirty_then=dirty_then,
+            review=bool(scope.review_of),
+            reviews=reviews,
         )
     except GitError as exc:
         return Audit(verdict="unknown", reason=exc.message, base=scope.base, checkpoint=checkpoint)
@@ -149,6 +172,7 @@ def _audit(
     dirty_then: set[str],
     found: git.Evidence | None = None,
     review: bool = False,
+    reviews: Reviews | None = None,
 ) -> Audit:
     made = partial(Audit, base=base, checkpoint=checkpoint, worktree=str(top) if not shared else "")
     found = found or git.evidence(top, base, checkpoint)
@@ -166,6 +190,7 @@ def _audit(
     violations = [v for change in changes for v in _judged(rule, base_dir, change, "")]
     if not shared and found.head != checkpoint:  # later commits are work the checkpoint does not hold
         violations.append(Violation("HEAD", f"the worktree is at {found.head}, past the checkpoint: not audited"))
+    dirty, aside = _set_aside(reviews or Reviews([]), base_dir, dirty)
     violations += _left_over(rule, base_dir, dirty, review=review)
     if shared:
         verdict: Verdict = "unknown"
@@ -181,6 +206,7 @@ def _audit(
         violations=tuple(violations[:MAX_LISTED]),
         dirty=tuple(_shown(d) for d in dirty[:MAX_LISTED]),
         changed_count=len(changes),
+        not_judged=tuple(aside[:MAX_LISTED]),
     )
 
 

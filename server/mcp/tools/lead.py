@@ -175,6 +175,7 @@ def tools(services: Services) -> list[Tool]:
             changed_count=found.changed_count,
             violations=[{"path": v.path, "why": v.why} for v in found.violations],
             dirty=list(found.dirty),
+            not_judged=list(found.not_judged),
         )
 
     def release_writer(
