@@ -191,7 +191,7 @@ class ReturnReceived(Wire):
     standard: str  # the standard return ZIP: every file of the return is read there
     extracted: int
     kept: list[str] = []  # the files left only in the standard ZIP (read there; see accept)
-    held: list[str] = Field(default=[], description="'path: why' tools would run")
+    held: list[str] = []  # "path: why" for each kept file the project's tools would run (taken only by name)
 
 
 class Document(Wire):

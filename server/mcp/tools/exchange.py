@@ -58,7 +58,7 @@ def tools(services: Services) -> list[Tool]:
         text: Annotated[str, Field(description="a text-only answer, verbatim")] = "",
         accept: Annotated[list[str], Field(description="files or 'folder/' to extract, read first")] = [],  # noqa: B006
     ) -> ReturnReceived:
-        """Check a return whole and keep it sealed in its ZIP; extract only what accept names."""
+        """Check a return whole; keep it sealed, extracting only what accept names."""
         if bool(raw_file) == bool(text):
             raise InvalidContent("give either raw_file (a downloaded ZIP) or text (a text-only answer)")
         ids = (project, scope_id, task_id, dispatch_id, attempt_id)
