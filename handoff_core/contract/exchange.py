@@ -176,6 +176,14 @@ def exclusion_lines(excluded: Sequence[dict[str, str]]) -> list[str]:
     return lines
 
 
+def kept_lines(kept: Sequence[str], archive: str) -> list[str]:
+    """The first ``EXCLUSIONS_SHOWN`` files a return keeps only in its ZIP, then how many more it holds."""
+    lines = list(kept[:EXCLUSIONS_SHOWN])
+    if len(kept) > EXCLUSIONS_SHOWN:
+        lines.append(f"and {len(kept) - EXCLUSIONS_SHOWN} more: all are entries of {archive}")
+    return lines
+
+
 def render_session(locator: str, size: int, sha: str, manifest: Manifest) -> str:
     return "\n".join(
         [

@@ -93,18 +93,33 @@ _AUTO_RUN_DIRS = {
     ".lefthook": "git hooks (run on git commands)",
     ".circleci": "a CI definition (runs when pushed)",
     ".buildkite": "a CI definition (runs when pushed)",
+    ".woodpecker": "a CI definition (runs when pushed)",
     ".vscode": "editor settings (tasks run when the folder opens)",
     ".idea": "editor settings (run configurations)",
+    ".zed": "editor settings (tasks and language servers it starts)",
     ".devcontainer": "a dev container definition (its commands run when it opens)",
+    ".mise": "tool-version settings (mise runs their hooks and tasks on entering the folder)",
     ".claude": "agent settings (hooks run commands)",
     ".codex": "agent settings (hooks run commands)",
     ".cursor": "agent settings (hooks run commands)",
     ".gemini": "agent settings (hooks run commands)",
+    ".opencode": "agent settings (plugins and MCP servers run commands)",
+    ".roo": "agent settings (MCP servers start commands)",
+    ".windsurf": "agent settings (workflows and MCP servers run commands)",
+    ".kilocode": "agent settings (MCP servers start commands)",
+    ".continue": "agent settings (MCP servers start commands)",
+    ".amazonq": "agent settings (MCP servers start commands)",
 }
+# Folders of another folder that a forge runs: (parent, child), matched anywhere in the path.
+_CI_PAIRS = tuple((forge, part) for forge in (".github", ".gitea", ".forgejo") for part in ("workflows", "actions"))
 _AUTO_RUN_FILES = (
     ((".envrc", ".env", ".env.*", ".flaskenv"), "an environment file (loaded by direnv or dotenv by itself)"),
     ((".gitmodules",), "submodules (fetch code on update)"),
-    ((".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook-local.yml", ".huskyrc"), "commit hooks"),
+    (
+        (".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook-local.yml", ".huskyrc"),
+        "commit hooks",
+    ),
+    (("lint-staged.config.*", ".lintstagedrc", ".lintstagedrc.*"), "commit hooks (lint-staged runs them)"),
     (
         (
             ".gitlab-ci.yml",
@@ -113,11 +128,22 @@ _AUTO_RUN_FILES = (
             "azure-pipelines.yml",
             "bitbucket-pipelines.yml",
             ".drone.yml",
+            ".woodpecker.yml",
+            ".woodpecker.yaml",
+            "appveyor.yml",
+            ".appveyor.yml",
+            ".cirrus.yml",
+            ".cirrus.star",
         ),
         "a CI definition (runs when pushed)",
     ),
+    (("*.code-workspace",), "editor settings (a workspace's tasks run when it opens)"),
+    (
+        (".mise.toml", "mise.toml", ".mise.*.toml", "mise.*.toml"),
+        "tool-version settings (mise runs their hooks and tasks on entering the folder)",
+    ),
     ((".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs"), "package-manager settings (run code on install)"),
-    ((".mcp.json",), "MCP server definitions (start commands)"),
+    ((".mcp.json", "opencode.json", "opencode.jsonc"), "MCP server or agent definitions (start commands)"),
     (("autorun.inf", "desktop.ini", "*.desktop", "*.lnk", "*.scf", "*.url"), "opened or run by a file manager"),
 )
 _WINDOWS_RUN = ("*.exe", "*.com", "*.bat", "*.cmd", "*.ps1", "*.psm1", "*.vbs", "*.vbe", "*.wsf", "*.scr", "*.msi")
@@ -140,8 +166,8 @@ def _auto_run(parts: tuple[str, ...], is_dir: bool) -> str | None:
         if part in _AUTO_RUN_DIRS:
             return _AUTO_RUN_DIRS[part]
     for index in range(len(folded) - 1):
-        if folded[index : index + 2] in ((".github", "workflows"), (".github", "actions")):
-            return "a CI definition (GitHub workflows run when pushed)"
+        if folded[index : index + 2] in _CI_PAIRS:
+            return f"a CI definition ({folded[index]} workflows run when pushed)"
     if is_dir:
         return None
     if folded[-1] == ".git":
@@ -191,7 +217,11 @@ def entry_refusal(parts: tuple[str, ...], mode: int, body: bytes | None, policy:
 
 # Files the Lead's own tools execute by themselves when run in the project: by (folded) name.
 LEAD_RUN: Final[tuple[tuple[tuple[str, ...], str], ...]] = (
-    (("conftest.py", "pytest.ini", "tox.ini", "noxfile.py", ".coveragerc"), "test-runner code or configuration"),
+    (
+        ("conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "noxfile.py"),
+        "test-runner code or configuration",
+    ),
+    ((".coveragerc",), "test-runner configuration"),
     (("sitecustomize.py", "usercustomize.py", "*.pth"), "Python start-up code"),
     (("setup.py", "setup.cfg", "pyproject.toml"), "a Python build definition (runs on pip install)"),
     (("makefile", "gnumakefile", "*.mk", "justfile", "rakefile", "taskfile.yml", "taskfile.yaml"), "a build script"),
@@ -204,7 +234,13 @@ LEAD_RUN: Final[tuple[tuple[tuple[str, ...], str], ...]] = (
          "babel.config.*", ".babelrc", ".babelrc.*", ".mocharc.*", "karma.conf.*", "eslint.config.*", ".eslintrc.*"),
         "JavaScript tool configuration (code run by the test runner, bundler or linter)",
     ),
+    (
+        tuple(f"{stem}.{ext}" for stem in ("*.config", ".*rc") for ext in ("js", "cjs", "mjs", "ts", "cts", "mts")),
+        "JavaScript or TypeScript configuration (code the tool that reads it runs)",
+    ),
 )  # fmt: skip
+# By folder and name: cargo reads .cargo/config(.toml) of every folder above where it runs.
+_LEAD_RUN_IN = ((".cargo", ("config", "config.toml"), "cargo configuration (its wrappers and runners run on build)"),)
 # package.json scripts npm, yarn and pnpm run by themselves (on install, pack, publish, version, or
 # when the package is a git dependency), as https://docs.npmjs.com/cli/using-npm/scripts lists them.
 LIFECYCLE_SCRIPTS: Final = frozenset(
@@ -233,4 +269,7 @@ def held_because(parts: tuple[str, ...], body: bytes) -> str | None:
         if scripts is None:
             return "a package.json that cannot be read as JSON with a scripts object (npm could run it)"
         return f"a package.json with lifecycle scripts ({', '.join(scripts)}) npm runs on install" if scripts else None
+    folder = parts[-2].lower() if len(parts) > 1 else ""
+    if reason := next((why for parent, names, why in _LEAD_RUN_IN if folder == parent and name in names), None):
+        return reason
     return next((why for names, why in LEAD_RUN if any(fnmatch.fnmatchcase(name, n) for n in names)), None)

@@ -14,7 +14,7 @@ __all__ = ["exchange"]
 
 
 def exchange(settings: Settings, args: argparse.Namespace) -> int:
-    from handoff_core.contract.exchange import Channel
+    from handoff_core.contract.exchange import Channel, kept_lines
     from handoff_core.services.exchange.outbound import package_dispatch
     from handoff_core.services.exchange.returns import receive_file
 
@@ -35,8 +35,13 @@ def exchange(settings: Settings, args: argparse.Namespace) -> int:
         *ids, path=path, forbidden=settings.private_files, is_text=bool(args.text_file), accept=args.accept
     )
     print(
-        f"raw {got.raw_locator} (sha256 {got.raw_sha256}); return {got.return_locator}; {got.extracted_files} file(s)"
+        f"raw {got.raw_locator} (sha256 {got.raw_sha256}); return {got.return_locator}; "
+        f"{got.extracted_files} file(s) extracted, {len(got.kept)} kept only in the return ZIP"
     )
+    for line in kept_lines(got.kept, got.return_locator):
+        print(f"  kept: {visible(line)}")
+    if got.kept:
+        print("  read them in the return ZIP; --accept PATH (or FOLDER/) on a new attempt extracts them")
     for name, why in got.held:
-        print(visible(f"  held, not extracted: {name}: {why} (read it in the return ZIP; --accept {name} to extract)"))
+        print(f"  held: {visible(f'{name}: {why} (only --accept {name} extracts it)')}")
     return 0

@@ -136,7 +136,8 @@ def _exchange_arguments(sub: argparse.ArgumentParser, name: str) -> None:
     given.add_argument("--text-file", help="a text-only answer, saved verbatim")
     sub.add_argument(
         "--accept", action="append", default=[], metavar="PATH",
-        help="a held entry (one the Lead's tools would run) to extract, after reading it; repeatable",
+        help="a file of the return (or FOLDER/ for the files below it) to extract, after reading it in "
+        "the return ZIP; a held file only by its own name; repeatable",
     )  # fmt: skip
 
 

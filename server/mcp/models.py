@@ -126,6 +126,7 @@ class Audited(Wire):
     changed_count: int = 0
     violations: list[dict[str, str]] = []
     dirty: list[str] = []
+    not_judged: list[str] = []  # "path: why" for each changed path the audit leaves to another judgement
 
 
 class Waited(Wire):
@@ -190,9 +191,10 @@ class Packaged(Wire):
 class ReturnReceived(Wire):
     raw: str
     raw_sha256: str
-    standard: str  # the standard return ZIP
+    standard: str  # the standard return ZIP: every file of the return is read there
     extracted: int
-    held: list[str] = Field(default=[], description="'path: why' not extracted; see accept")
+    kept: list[str] = []  # the files left only in the standard ZIP (read there; see accept)
+    held: list[str] = []  # "path: why" for each kept file the project's tools would run (taken only by name)
 
 
 class Document(Wire):

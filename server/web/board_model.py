@@ -20,7 +20,7 @@ from handoff_core.contract.ids import Ref, ref_in
 from handoff_core.contract.values import visible
 from handoff_core.errors import HandoffError
 from handoff_core.layout import HEADING_MEANINGS
-from handoff_core.services.evidence.audit import worktree_verdict
+from handoff_core.services.evidence.audit import task_verdict
 from handoff_core.services.rules.ownership import writer_slots
 from handoff_core.services.tree import report_view
 from handoff_core.services.tree.queries import Queries
@@ -190,7 +190,7 @@ class BoardModel:
                 "flags": list(view.flags),
                 "task_changed": view.pinned_task_matches is False,
                 "proof": view.proof,
-                "audit": worktree_verdict(self.queries, ref),
+                "audit": task_verdict(self.queries, ref),
             }
         }
 

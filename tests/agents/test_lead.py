@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from handoff_core.services.evidence.audit import SHARED_TREE
 from tests.agents.agents import agent_env, claude_exec, codex_lead, codex_provider
 from tests.agents.model_anthropic import AnthropicModel
 from tests.agents.model_openai import OpenAIModel
@@ -83,15 +82,16 @@ class LeadScript:
         return {tool: outputs[step.call_id] for tool, step in self.steps.items()}
 
 
-def assert_the_loop_closed(script: LeadScript, results: dict[str, str]) -> None:
+def assert_the_loop_closed(script: LeadScript, results: dict[str, str], dirty_then: list[str]) -> None:
+    """The loop closed, and the audit judged the task's uncommitted path in its scope: a current task is
+    judged on what changed since dispatch; the paths dirty then (the Lead's own configuration in the
+    project) it names as not judged, and cannot pass while they lie outside the scope."""
     ref = script.created["ref"]
     assert f"{ref} REPORT.md" in results["wait_for_reports"]
     assert FOCUS in results["read_handoff"]
-    # A current task shares the project tree: the audit names the task's uncommitted path and says
-    # it cannot attribute it, rather than passing it.
     audit = json.loads(results["audit_task"][results["audit_task"].index("{") : results["audit_task"].rindex("}") + 1])
-    assert (audit["verdict"], audit["reason"]) == ("unknown", SHARED_TREE)
-    assert audit["dirty"] == ["? src/a1/new.py"]
+    assert (audit["verdict"], audit["dirty"]) == ("unknown" if dirty_then else "passed", ["? src/a1/new.py"])
+    assert [line.split(": dirty at dispatch")[0] for line in audit["not_judged"]] == dirty_then
     assert (script.repo / "src/a1/new.py").read_text() == "VALUE = 1\n"
 
 
@@ -114,7 +114,9 @@ def test_a_claude_code_lead_dispatches_waits_reads_and_audits(repo: Path, secret
             "mcp__handoff",
         )
     assert run.returncode == 0, run
-    assert_the_loop_closed(script, script.results(model.main_requests[-1]))
+    assert_the_loop_closed(
+        script, script.results(model.main_requests[-1]), [".claude/settings.local.json", ".mcp.json"]
+    )
 
 
 def test_a_codex_lead_dispatches_waits_reads_and_audits(
@@ -133,4 +135,4 @@ def test_a_codex_lead_dispatches_waits_reads_and_audits(
         codex_provider(model.url, tmp_path, home)
         run = codex_lead("Dispatch A1 and follow it up.", repo, agent_env(home, model.url))
     assert run.returncode == 0, run
-    assert_the_loop_closed(script, script.results(model.main_requests[-1]))
+    assert_the_loop_closed(script, script.results(model.main_requests[-1]), [])  # its configuration is in home

@@ -233,7 +233,8 @@ def test_package_and_receive_from_the_command_line(
     args = ["--scope", "s1", "--task", ref.task, "--dispatch", "d1", "--attempt", "a1", "--project-root", str(project)]
     code, out, _ = run(capsys, "receive", "--file", str(download), *args)
     assert code == 0
-    assert "1 file(s)" in out
+    assert "0 file(s) extracted, 1 kept only in the return ZIP" in out
+    assert "  kept: RETURN.md" in out
     hostile = tmp_path / "hostile.zip"
     hostile.write_bytes(zip_of(("../escape", b"x")))
     code, out, err = run(capsys, "receive", "--file", str(hostile), *[a if a != "a1" else "a2" for a in args])
@@ -243,12 +244,12 @@ def test_package_and_receive_from_the_command_line(
     held.write_bytes(zip_of(("RETURN.md", b"# Return\n"), ("conftest.py", b"import os\n")))
     code, out, err = run(capsys, "receive", "--file", str(held), *[a if a != "a1" else "a3" for a in args])
     assert code == 0
-    assert "held, not extracted: conftest.py" in out
+    assert "  held: conftest.py: test-runner code or configuration (only --accept conftest.py extracts it)" in out
     assert not list(project.glob("temp/task-delivery/s1/*/d1/inbound/a3/extracted/conftest.py"))
     code, out, err = run(
         capsys, "receive", "--file", str(held), "--accept", "conftest.py", *[a if a != "a1" else "a4" for a in args]
     )
-    assert (code, "held" in out) == (0, False)
+    assert (code, "  held:" in out, "1 file(s) extracted, 1 kept" in out) == (0, False, True)
     assert list(project.glob("temp/task-delivery/s1/*/d1/inbound/a4/extracted/conftest.py"))
 
 

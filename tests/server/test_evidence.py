@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from mcp import Client
 
 from handoff_core.contract.proof import PROOF_INVALID
-from tests.conftest import CHANGE
+from tests.conftest import CHANGE, make_change
 from tests.core.evidence.gitrepo import add_worktree, commit_all, git, make_repo, write
 from tests.server.test_tools import call, refused, report_args, task_args
 
@@ -76,3 +77,56 @@ async def test_a_path_that_is_not_a_linked_worktree_is_refused_at_dispatch(lead:
 async def test_a_checkpoint_that_is_not_a_full_commit_id_is_refused(lead: Client) -> None:
     created = await call(lead, "create_task", **task_args())
     assert await refused(lead, "write_report", **report_args(created, source_checkpoint="HEAD")) == "invalid_content"
+
+
+async def test_a_reviews_artifacts_are_set_aside_in_the_reviewed_audit_only_while_its_task_is_as_published(
+    lead: Client, executor: Client, project: Path
+) -> None:
+    make_repo(project)
+    tree = add_worktree(project, "task-a")
+    created = await call(
+        lead, "create_task", **task_args(workspace="required", worktree=str(tree), branch="task-a", shared=[])
+    )
+    write(tree, "src/a1/new.py")
+    await call(executor, "write_report", **report_args(created, source_checkpoint=commit_all(tree)))
+    review = task_args(topic="review-a1", kind="review", workspace="", writable=[], shared=[], artifacts=["reviews/**"])
+    reviewing = await call(lead, "create_task", **review, review_of=created["ref"])
+    write(tree, "reviews/findings.md")
+    audited = await call(lead, "audit_task", ref=created["ref"])
+    assert (audited["verdict"], audited["not_judged"]) == (
+        "passed",
+        [f"reviews/findings.md: an artifact of {reviewing['ref']}, which its audit judges"],
+    )
+    path = Path(reviewing["task_path"])  # the review's TASK rewritten to claim everything
+    text = path.read_text().replace('"reviews/**"', '"**"')
+    assert text != path.read_text()
+    path.chmod(0o644)
+    path.write_text(text)
+    write(tree, "src/b/other.py", "not the candidate's\n")
+    audited = await call(lead, "audit_task", ref=created["ref"])
+    assert audited["verdict"] == "failed"
+    assert sorted(v["path"] for v in audited["violations"]) == ["reviews/findings.md", "src/b/other.py"]
+    assert audited["not_judged"] == []
+
+
+async def test_the_readme_walkthrough_s_current_task_is_audited_since_its_dispatch(
+    lead: Client, executor: Client, project: Path, state_root: Path
+) -> None:
+    from tests.test_readme import FENCE, filled, region
+
+    blocks = {info.split()[1]: body for info, body in FENCE.findall(region("walkthrough")) if info.startswith("json")}
+    git(project, "init", "-q")  # "any git repository": a new one, as the README's own test makes
+    request = json.loads(blocks["create_task"])
+    make_change(state_root, request["change"])
+    write(project, ".mcp.json", '{"mcpServers": {}}\n')  # step 2 prints it before the dispatch
+    created = await call(lead, "create_task", **request)
+    write(project, "hello.txt", "hello\n")  # step 4, the executor's work
+    values = {"REF": created["ref"], "TOKEN": created["report_token"], "TASK_SHA256": created["task_sha256"]}
+    await call(executor, "write_report", **json.loads(filled(blocks["write_report"], values)))
+    audited = await call(lead, "audit_task", ref=created["ref"])
+    assert (audited["verdict"], audited["dirty"], audited["violations"]) == ("unknown", ["? hello.txt"], [])
+    assert "(1) lies in the TASK's scope (writable: hello.txt)" in audited["reason"]
+    assert [line.split(":")[0] for line in audited["not_judged"]] == [".mcp.json"]
+    status = await call(lead, "handoff_status", view="all")
+    assert [t["audit"] for t in status["tasks"] if t["ref"] == created["ref"]] == ["unknown"]
+    assert (await call(lead, "read_handoff", ref=created["ref"]))["audit"] == "unknown"

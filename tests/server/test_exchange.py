@@ -100,7 +100,7 @@ async def test_a_plain_downloaded_zip_is_still_received(lead: Client, project: P
     ids = await sealed_review(lead, project)
     (tmp_path / "answer.zip").write_bytes(zip_of(("RETURN.md", b"# Return\n")))
     got = await call(lead, "receive_return", **ids, raw_file=str(tmp_path / "answer.zip"))
-    assert got["extracted"] == 1
+    assert got["kept"] == ["RETURN.md"]
     assert "a1/raw/response.zip" in inbound(project, ids)
 
 
@@ -247,15 +247,24 @@ PLAIN = {
 }
 
 
-async def test_a_plain_text_and_code_return_is_accepted_and_extracted(
+async def test_a_plain_text_and_code_return_is_kept_sealed_and_extracted_as_accepted(
     lead: Client, project: Path, tmp_path: Path
 ) -> None:
     ids = await sealed_review(lead, project)
     (tmp_path / "answer.zip").write_bytes(zip_of(*PLAIN.items(), ("candidate/docs/", b"")))
     got = await call(lead, "receive_return", **ids, raw_file=str(tmp_path / "answer.zip"))
-    assert got["extracted"] == len(PLAIN)
-    extracted = project / "temp" / "task-delivery" / "s1" / ids["task_id"] / "d1" / "inbound" / "a1" / "extracted"
-    assert {name: (extracted / name).read_bytes() for name in PLAIN} == PLAIN
+    assert (got["extracted"], sorted(got["kept"])) == (0, sorted(PLAIN))
+    assert [path for path in inbound(project, ids) if "/extracted" in path] == []
+    with zipfile.ZipFile(project / got["standard"]) as sealed:
+        assert {name: sealed.read(name) for name in PLAIN} == PLAIN
+    again = {**ids, "attempt_id": "a2"}
+    got = await call(
+        lead, "receive_return", **again, raw_file=str(tmp_path / "answer.zip"), accept=["candidate/", "PATCH.diff"]
+    )
+    assert (got["extracted"], sorted(got["kept"])) == (3, ["FINDINGS.md", "RETURN.md", "SOURCES.json"])
+    extracted = project / "temp" / "task-delivery" / "s1" / ids["task_id"] / "d1" / "inbound" / "a2" / "extracted"
+    taken = {name: body for name, body in PLAIN.items() if name.startswith("candidate/") or name == "PATCH.diff"}
+    assert {name: (extracted / name).read_bytes() for name in taken} == taken
 
 
 async def test_the_package_records_the_return_policy_and_the_return_is_judged_by_it(
@@ -284,7 +293,8 @@ async def test_a_test_observation_takes_back_screenshots(lead: Client, project: 
     await call(lead, "package_dispatch", ref=created["ref"], scope_id="s1", dispatch_id="d1", files=[])
     (tmp_path / "answer.zip").write_bytes(zip_of(("RETURN.md", b"# Return\n"), ("shots/home.png", png())))
     ids = {**IDS, "task_id": created["ref"].split("/")[2]}
-    assert (await call(lead, "receive_return", **ids, raw_file=str(tmp_path / "answer.zip")))["extracted"] == 2
+    got = await call(lead, "receive_return", **ids, raw_file=str(tmp_path / "answer.zip"))
+    assert sorted(got["kept"]) == ["RETURN.md", "shots/home.png"]
 
 
 async def test_a_text_answer_holding_a_secret_is_refused_and_nothing_is_written(lead: Client, project: Path) -> None:
@@ -292,7 +302,7 @@ async def test_a_text_answer_holding_a_secret_is_refused_and_nothing_is_written(
     text = await refusal_text(lead, **ids, text=f"Findings: none.\nI used the key {GHP} to read the repo.\n")
     assert "entry '(text answer)': a secret (GitHub Token) on line 2" in text
     assert inbound(project, ids) == []
-    assert (await call(lead, "receive_return", **ids, text="Findings: none.\n"))["raw"].endswith("raw/response.txt")
+    assert (await call(lead, "receive_return", **ids, text="Findings: none.\n"))["raw"].endswith("raw/response.txt.zip")
 
 
 LEAD_RUN = {
@@ -305,19 +315,18 @@ LEAD_RUN = {
 }
 
 
-async def test_files_the_leads_tools_would_run_are_held_named_and_extracted_only_when_accepted(
+async def test_files_the_leads_tools_would_run_are_held_named_and_extracted_only_by_their_own_name(
     lead: Client, project: Path, tmp_path: Path
 ) -> None:
     ids = await sealed_review(lead, project)
     quiet = {"candidate/lib/package.json": b'{"name": "y", "scripts": {"test": "jest"}}\n'}
     (tmp_path / "answer.zip").write_bytes(zip_of(("RETURN.md", b"# Return\n"), *LEAD_RUN.items(), *quiet.items()))
-    got = await call(lead, "receive_return", **ids, raw_file=str(tmp_path / "answer.zip"))
+    got = await call(lead, "receive_return", **ids, raw_file=str(tmp_path / "answer.zip"), accept=["candidate/"])
     attempt = project / "temp" / "task-delivery" / "s1" / ids["task_id"] / "d1" / "inbound" / "a1"
     assert sorted(line.split(":")[0] for line in got["held"]) == sorted(LEAD_RUN)
     assert "postinstall" in next(line for line in got["held"] if line.startswith("candidate/package.json"))
-    assert got["extracted"] == 2
+    assert got["extracted"] == 1
     assert sorted(p.relative_to(attempt / "extracted").as_posix() for p in (attempt / "extracted").rglob("*.*")) == [
-        "RETURN.md",
         "candidate/lib/package.json",
     ]
     again = await call(

@@ -312,7 +312,7 @@ async def test_the_lead_packages_a_dispatch_and_receives_its_return(
     got = await call(
         lead, "receive_return", scope_id="s1", task_id=task, dispatch_id="d1", attempt_id="a1", raw_file=str(download)
     )
-    assert got["extracted"] == 1
+    assert (got["extracted"], got["kept"]) == (0, ["RETURN.md"])
     status = await call(lead, "handoff_status")
     assert status["external"] == [f"temp/task-delivery/s1/{task}/d1: sealed; return attempts: a1"]
     both = {"scope_id": "s1", "task_id": task, "dispatch_id": "d1", "attempt_id": "a2"}

@@ -4,9 +4,12 @@ Every path changed from the TASK's base commit to the REPORT's checkpoint (both 
 deletions, mode and submodule changes), plus what is left uncommitted or untracked in the worktree,
 is judged by the one scope rule (``scope_rule``). A dirty worktree fails: the checkpoint is not the
 whole work. What cannot be judged is ``unknown`` with the reason, never a guess: no base, no
-checkpoint, a checkpoint that does not descend from the base, or a shared tree (a ``current`` task,
-or a read-only task without a worktree) where changes cannot be attributed to one task. Nothing
-is recorded: the audit is derived again on each call.
+checkpoint, a checkpoint that does not descend from the base, or a read-only task without a
+worktree, whose changes cannot be attributed to it. A ``current`` task is judged on what changed in
+the shared tree since its dispatch (``since_dispatch``): a path outside its scope is a finding
+that may be another writer's, and a path dirty at dispatch is named as not judged. A review's
+artifacts in the reviewed tree are set aside, naming the review (``reviews``). Nothing is
+recorded: the audit is derived again on each call.
 """
 
 from __future__ import annotations
@@ -20,11 +23,14 @@ from typing import Literal
 from handoff_core.contract.anchor import TASK_CHANGED, anchor_state
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import COMMIT_RE, header_fields
+from handoff_core.contract.scope import Scope
 from handoff_core.contract.task_file import parse_task
 from handoff_core.errors import GitError, HandoffError
 from handoff_core.files import git
 from handoff_core.layout import REPORT_FILE, TASK_FILE
 from handoff_core.services.evidence import pushed
+from handoff_core.services.evidence.reviews import Reviews, reviews_in
+from handoff_core.services.evidence.since_dispatch import Since, handoff_in, since_dispatch
 from handoff_core.services.rules.scope_rule import ScopeRule
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.status import TaskStatus
@@ -37,7 +43,8 @@ __all__ = [
     "Violation",
     "audit_task",
     "audit_verdicts",
-    "worktree_verdict",
+    "audited",
+    "task_verdict",
 ]
 
 Verdict = Literal["passed", "failed", "unknown"]
@@ -62,6 +69,7 @@ class Audit:
     violations: tuple[Violation, ...] = ()
     dirty: tuple[str, ...] = ()  # uncommitted or untracked in the worktree
     changed_count: int = 0
+    not_judged: tuple[str, ...] = ()  # "path: why" for each changed path this audit leaves to another
 
 
 def _shown(change: git.Change) -> str:
@@ -78,6 +86,19 @@ def _judged(rule: ScopeRule, top: str, change: git.Change, prefix: str) -> list[
     if change.old_path and (why := rule.judge(f"{top}/{change.old_path}")) is not None:
         found.append(Violation(change.old_path, f"{prefix}renamed away (its deleted side), {why}"))
     return found
+
+
+def _set_aside(reviews: Reviews, base_dir: str, dirty: list[git.Change]) -> tuple[list[git.Change], list[str]]:
+    """The uncommitted paths left to judge, and those a review of the task wrote as its artifacts (its
+    audit judges them), each as ``path: why``."""
+    kept, aside = [], []
+    for change in dirty:
+        writers = {reviews.writer_of(base_dir, side) for side in (change.path, change.old_path) if side}
+        if len(writers) == 1 and (writer := writers.pop()) is not None:
+            aside.append(f"{change.path}: an artifact of {writer}, which its audit judges")
+        else:
+            kept.append(change)
+    return kept, aside
 
 
 def _left_over(rule: ScopeRule, base_dir: str, dirty: list[git.Change], review: bool) -> list[Violation]:
@@ -110,6 +131,8 @@ def audit_task(queries: Queries, ref: Ref) -> Audit:
     rule = ScopeRule(
         task, str(ref), Path(os.path.realpath(roots.project_root)), Path(os.path.realpath(roots.state_root))
     )
+    if scope.workspace == "current" and not scope.worktree:
+        return _current(queries, ref, rule, scope)
     if not scope.base:
         return Audit(verdict="unknown", reason="the TASK records no base commit: it was dispatched without git")
     checkpoint = _checkpoint(queries, ref)
@@ -132,8 +155,16 @@ def audit_task(queries: Queries, ref: Ref) -> Audit:
                 return Audit(verdict="unknown", reason=found, base=scope.base, checkpoint=checkpoint)
             return _audit(rule, top, scope.base, checkpoint, shared=False, dirty_then=set(), found=found)
         shared, dirty_then = not scope.worktree, set(scope.dirty)
+        reviews = reviews_in(queries, ref, rule.root_text)
         return _audit(
-            rule, top, scope.base, checkpoint, shared=shared, dirty_then=dirty_then, review=bool(scope.review_of)
+            rule,
+            top,
+            scope.base,
+            checkpoint,
+            shared=shared,
+            dirty_then=dirty_then,
+            review=bool(scope.review_of),
+            reviews=reviews,
         )
     except GitError as exc:
         return Audit(verdict="unknown", reason=exc.message, base=scope.base, checkpoint=checkpoint)
@@ -149,6 +180,7 @@ def _audit(
     dirty_then: set[str],
     found: git.Evidence | None = None,
     review: bool = False,
+    reviews: Reviews | None = None,
 ) -> Audit:
     made = partial(Audit, base=base, checkpoint=checkpoint, worktree=str(top) if not shared else "")
     found = found or git.evidence(top, base, checkpoint)
@@ -166,6 +198,7 @@ def _audit(
     violations = [v for change in changes for v in _judged(rule, base_dir, change, "")]
     if not shared and found.head != checkpoint:  # later commits are work the checkpoint does not hold
         violations.append(Violation("HEAD", f"the worktree is at {found.head}, past the checkpoint: not audited"))
+    dirty, aside = _set_aside(reviews or Reviews([]), base_dir, dirty)
     violations += _left_over(rule, base_dir, dirty, review=review)
     if shared:
         verdict: Verdict = "unknown"
@@ -181,6 +214,66 @@ def _audit(
         violations=tuple(violations[:MAX_LISTED]),
         dirty=tuple(_shown(d) for d in dirty[:MAX_LISTED]),
         changed_count=len(changes),
+        not_judged=tuple(aside[:MAX_LISTED]),
+    )
+
+
+def _current(queries: Queries, ref: Ref, rule: ScopeRule, scope: Scope) -> Audit:
+    """A ``current`` task: what changed in the shared tree since dispatch, judged against its scope."""
+    checkpoint = _checkpoint(queries, ref)
+    if checkpoint is None:
+        return Audit(verdict="unknown", reason="no REPORT yet: nothing to audit", base=scope.base)
+    checkpoint = checkpoint if COMMIT_RE.match(checkpoint) else ""  # recorded; the tree is judged as it is
+    made = partial(Audit, base=scope.base, checkpoint=checkpoint)
+    top = git.work_tree_of(rule.root)
+    if top is None or (scope.base and not COMMIT_RE.match(scope.base)):
+        return made(verdict="unknown", reason="the project is in no git repository, or the base is no commit id")
+    try:
+        since = since_dispatch(top, scope.base, scope.dirty, handoff_in(top, rule.state))
+        if since.problem:
+            return made(verdict="unknown", reason=since.problem)
+        dirty, aside = _set_aside(reviews_in(queries, ref, rule.root_text), str(top), since.dirty)
+    except GitError as exc:
+        return made(verdict="unknown", reason=exc.message)
+    base_dir = str(top)
+    violations = [v for change in since.changes for v in _judged(rule, base_dir, change, "committed since dispatch, ")]
+    violations += [v for change in dirty for v in _judged(rule, base_dir, change, "uncommitted, ")]
+    violations += [v for c in since.undone for v in _judged(rule, base_dir, c, "dirty at dispatch and clean now, ")]
+    unseen = [f"{path}: {why}" for path, why in since.unseen if rule.judge(f"{base_dir}/{path}") is not None]
+    judged = len(since.changes) + len(dirty) + len(since.undone)
+    verdict, reason = _current_verdict(rule.described(), judged, len(violations), len(unseen))
+    return made(
+        verdict=verdict,
+        reason=reason,
+        changed=tuple(_shown(c) for c in [*since.changes, *since.undone][:MAX_LISTED]),
+        violations=tuple(violations[:MAX_LISTED]),
+        dirty=tuple(_shown(d) for d in dirty[:MAX_LISTED]),
+        changed_count=len(since.changes) + len(since.undone),
+        not_judged=tuple([*aside, *unseen, *_in_scope(rule, base_dir, since)][:MAX_LISTED]),
+    )
+
+
+def _in_scope(rule: ScopeRule, base_dir: str, since: Since) -> list[str]:
+    """Unseen paths the scope allows anyway: not judged, and no finding whatever happened to them."""
+    return [f"{path}: {why} (in the scope)" for path, why in since.unseen if rule.judge(f"{base_dir}/{path}") is None]
+
+
+def _current_verdict(scope: str, judged: int, outside: int, unseen: int) -> tuple[Verdict, str]:
+    """Findings fail, whoever made them; unseen paths outside the scope leave it unknown; else it passes."""
+    if outside:
+        return "failed", (
+            f"{outside} violation(s): paths changed since dispatch outside the TASK's scope ({scope}). The project "
+            "tree is shared: another writer (the Lead, a task before this one) may have changed them; check each "
+            "before blaming this task"
+        )
+    if unseen:
+        return "unknown", (
+            f"every path changed since dispatch that can be judged ({judged}) lies in the TASK's scope ({scope}); "
+            f"{unseen} path(s) outside it cannot be judged (not_judged says why): a change to them would not show"
+        )
+    return "passed", (
+        f"every path changed since dispatch ({judged}) lies in the TASK's scope ({scope}); the project tree is "
+        "shared, so they need not all be this task's"
     )
 
 
@@ -191,21 +284,28 @@ def _verdict(queries: Queries, ref: Ref) -> str:
         return "unknown"
 
 
-def worktree_verdict(queries: Queries, ref: Ref) -> str:
-    """The audit verdict of a worktree task; empty for a task without one (its tree is shared)."""
+def audited(scope: Scope) -> bool:
+    """Whether the status views audit a task of ``scope``: in a worktree of its own, or ``current`` with
+    git's state recorded at dispatch (a shared tree, judged since then); not a read-only task sharing
+    the tree, nor one dispatched outside git."""
+    return bool(scope.worktree) or (scope.workspace == "current" and bool(scope.base or scope.dirty))
+
+
+def task_verdict(queries: Queries, ref: Ref) -> str:
+    """The audit verdict of a task the status views audit (``audited``); empty for any other."""
     try:
-        worktree = queries.read_task(ref)[0].scope.worktree
+        scope = queries.read_task(ref)[0].scope
     except HandoffError:
         return ""
-    return _verdict(queries, ref) if worktree else ""
+    return _verdict(queries, ref) if audited(scope) else ""
 
 
 MAX_AUDITS = 16  # audits run for one status page: each costs a few git calls
 
 
 def audit_verdicts(queries: Queries, statuses: list[TaskStatus], limit: int = MAX_AUDITS) -> dict[Ref, str]:
-    """The audit verdict of each returned worktree task among ``statuses`` (the first ``limit``);
-    the rest are said to be left to ``audit_task``."""
-    wanted = [s.ref for s in statuses if s.state == "returned" and s.scope is not None and s.scope.worktree]
+    """The audit verdict of each returned task among ``statuses`` that the views audit (the first
+    ``limit``); the rest are said to be left to ``audit_task``."""
+    wanted = [s.ref for s in statuses if s.state == "returned" and s.scope is not None and audited(s.scope)]
     verdicts = {ref: _verdict(queries, ref) for ref in wanted[:limit]}
     return verdicts | dict.fromkeys(wanted[limit:], "not audited here: call audit_task")

@@ -5,12 +5,19 @@ entries, the kinds of file it takes back); the archive's structure is checked fi
 (``files.archives``), then each entry (``contract.return_policy``: no executables, auto-run files
 or credential files), then every text in it is scanned for secrets. A refusal names the entry and
 the rule and writes nothing: the download stays where the Lead put it, and the attempt id stays
-free. An accepted return is persisted raw under a new attempt's ``raw/`` first, then extracted
-into ``extracted/`` and copied to the standard ``{dispatch}.return.{attempt}.zip`` with its hash
-and an ``ACCEPTANCE.md`` for the Lead's verdict. An entry the Lead's own tools would execute
+free. An accepted return is persisted under a new attempt: its raw bytes in ``raw/``, the standard
+``{dispatch}.return.{attempt}.zip`` with its hash, and an ``ACCEPTANCE.md`` for the Lead's verdict.
+
+What it carries stays inside those ZIPs. No file the return carries is written to the project
+tree on receipt: whatever lies in the tree as a file is found by some tool that walks it (pytest
+imports every ``test_*.py`` below its root and runs the doctests of every ``test*.txt``, ``node
+--test`` every ``*.test.js``, a commit's hooks every staged file), and no name or folder is inert
+under every project's configuration. An archive is one file none of them opens. The Lead reads the
+entries there and extracts those it takes by naming them in ``accept`` (an entry, or a folder
+``name/`` for the entries below it), on a new attempt: they land in that attempt's ``extracted/``,
+where the project's tools will find them. An entry those tools would execute
 (``return_policy.held_because``: a ``conftest.py``, a ``package.json`` with lifecycle scripts, a
-build script) is held: kept in the sealed ZIP, named in the answer, and extracted only when the
-Lead names it in ``accept`` (on a new attempt, after reading it there).
+build script) is flagged as held, and only its own name takes it.
 """
 
 from __future__ import annotations
@@ -50,8 +57,9 @@ class Received:
     raw_locator: str
     raw_sha256: str
     return_locator: str
-    extracted_files: int
-    held: tuple[tuple[str, str], ...] = ()  # (entry, why): in the sealed ZIP, not extracted
+    extracted_files: int  # the entries ``accept`` took, written to the attempt's extracted/
+    held: tuple[tuple[str, str], ...] = ()  # (entry, why): would run on the Lead's machine; not extracted
+    kept: tuple[str, ...] = ()  # every file left in the sealed ZIP only (the held ones among them)
 
 
 def _attempt(project: Path, scope_id: str, task_id: str, dispatch_id: str, attempt_id: str) -> tuple[str, ...]:
@@ -148,47 +156,60 @@ def receive_return(
     limit = policy.total_bytes if is_text else policy.archive_bytes
     if len(raw) > limit:
         raise TooLarge(f"the return is {len(raw)} bytes, over this dispatch's {limit}; nothing was written")
-    raw_name = "response.txt" if is_text else "response.zip"  # never the provider's own file name
+    raw_name = "response.txt.zip" if is_text else "response.zip"  # never the provider's own file name
     raw_locator = "/".join((*attempt, "raw", raw_name))
     entries: list[Entry] = []
     if is_text:
         text = raw.decode("utf-8", "replace")
         _refuse_secrets([("(text answer)", text)])
-        staged = [("RETURN.md", render_return(dispatch_id, attempt_id, raw_locator, text).encode())]
-        archive = deterministic_zip(staged)
+        kept_raw = deterministic_zip([("response.txt", raw)])  # the bytes as they came, inside a ZIP too
+        archive = deterministic_zip([("RETURN.md", render_return(dispatch_id, attempt_id, raw_locator, text).encode())])
     else:
-        entries, staged, archive = judge_return(raw, policy), [], raw  # an accepted archive is kept as it came
-    held = _held(entries, accept)
-    entries = [entry for entry in entries if entry.name not in dict(held)]
-    standard = _persist(project, attempt, (raw_name, raw), staged, entries, archive)
-    count = len([entry for entry in entries if entry.body is not None])
+        entries, kept_raw = judge_return(raw, policy), raw
+        archive = raw  # an accepted archive is kept as it came
+    held = _held(entries)
+    taken = _taken(entries, held, accept)
+    standard = _persist(project, attempt, (raw_name, kept_raw), taken, archive)
+    files = [entry.name for entry in entries if entry.body is not None]
     return Received(
         attempt_id=attempt_id,
         raw_locator=raw_locator,
         raw_sha256=sha256(raw),
         return_locator="/".join((*attempt, standard)),
-        extracted_files=count,
-        held=held,
+        extracted_files=len(taken),
+        held=tuple((name, why) for name, why in held.items() if name not in accept),
+        kept=tuple(name for name in files if name not in {entry.name for entry in taken}),
     )
 
 
-def _held(entries: list[Entry], accept: Sequence[str]) -> tuple[tuple[str, str], ...]:
-    """The entries the Lead's tools would execute and the Lead has not accepted by name, with why."""
-    found = {e.name: why for e in entries if e.body is not None and (why := held_because(e.parts, e.body))}
-    if unknown := sorted(set(accept) - set(found)):
-        raise InvalidContent(
-            f"accept names {unknown}, which this return does not hold: accept only entries a return held"
-        )
-    return tuple((name, why) for name, why in found.items() if name not in accept)
+def _held(entries: list[Entry]) -> dict[str, str]:
+    """The entries the Lead's tools would execute, with why."""
+    return {e.name: why for e in entries if e.body is not None and (why := held_because(e.parts, e.body))}
+
+
+def _taken(entries: list[Entry], held: dict[str, str], accept: Sequence[str]) -> list[Entry]:
+    """The file entries ``accept`` names: each by its name, or below a folder ``name/`` unless held (a
+    held entry is taken only by its own name). A name that takes nothing is refused."""
+    files = [entry for entry in entries if entry.body is not None]
+    taken: dict[str, Entry] = {}
+    for wanted in accept:
+        found = [
+            entry
+            for entry in files
+            if entry.name == wanted
+            or (wanted.endswith("/") and entry.name.startswith(wanted) and entry.name not in held)
+        ]
+        if not found:
+            raise InvalidContent(
+                f"accept names {wanted!r}, which takes no file of this return: name a file it holds, or a "
+                "folder as 'name/' (a held file only by its own name)"
+            )
+        taken |= {entry.name: entry for entry in found}
+    return list(taken.values())
 
 
 def _persist(
-    project: Path,
-    attempt: tuple[str, ...],
-    raw: tuple[str, bytes],
-    staged: list[tuple[str, bytes]],
-    entries: list[Entry],
-    archive: bytes,
+    project: Path, attempt: tuple[str, ...], raw: tuple[str, bytes], taken: list[Entry], archive: bytes
 ) -> str:
     """An accepted return's files, raw first; the standard ZIP's name. A failure removes the attempt."""
     dispatch_id, attempt_id = attempt[-3], attempt[-1]
@@ -198,10 +219,9 @@ def _persist(
     acceptance = ("ACCEPTANCE.md", acceptance_stub(dispatch_id, attempt_id, digest).encode())
     try:
         publish_all(project, (*attempt, "raw"), [raw])
-        publish_all(project, (*attempt, "staging"), staged)
-        if entries:
+        if taken:
             with walked(project, (*attempt, "extracted"), create=True) as fd:
-                write_checked(entries, fd)
+                write_checked(taken, fd)
         publish_all(project, attempt, [*sealed, acceptance])
     except BaseException:
         shutil.rmtree(project.joinpath(*attempt), ignore_errors=True)  # a half-written attempt is no attempt

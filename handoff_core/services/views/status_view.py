@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from handoff_core.contract.ids import Ref
-from handoff_core.services.evidence.audit import MAX_AUDITS, audit_verdicts
+from handoff_core.services.evidence.audit import MAX_AUDITS, audit_verdicts, audited
 from handoff_core.services.evidence.endings import ended_without_report
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.status import TaskStatus
@@ -42,14 +42,15 @@ class TaskFacts:
     writable: tuple[str, ...]
     has_locator: bool
     proof: str  # the REPORT's signature: valid, invalid, absent; "" without a REPORT
-    audit: str  # the audit verdict of a returned worktree task; "" for any other
+    audit: str  # the audit verdict of a returned task the views audit (``audit.audited``); "" for any other
     problems: tuple[str, ...]  # validation problems, notes, leftovers and the evidence that does not hold
     attention: str  # why the Lead has to look at it now; "" when nothing is wrong
 
 
 def auditable(status: TaskStatus) -> bool:
-    """Whether status audits the task: returned, in a worktree of its own (a shared tree cannot be attributed)."""
-    return status.state == "returned" and status.scope is not None and bool(status.scope.worktree)
+    """Whether status audits the task: returned, in a worktree of its own or a ``current`` one dispatched
+    in git (``audit.audited``)."""
+    return status.state == "returned" and status.scope is not None and audited(status.scope)
 
 
 @dataclass

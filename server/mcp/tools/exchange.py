@@ -8,7 +8,7 @@ from typing import Annotated
 from mcp.server.mcpserver.tools import Tool
 from pydantic import Field
 
-from handoff_core.contract.exchange import Channel, exclusion_lines
+from handoff_core.contract.exchange import Channel, exclusion_lines, kept_lines
 from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.values import visible
 from handoff_core.errors import InvalidContent
@@ -56,9 +56,9 @@ def tools(services: Services) -> list[Tool]:
         attempt_id: Ids,
         raw_file: Annotated[str, Field(description="the downloaded ZIP")] = "",
         text: Annotated[str, Field(description="a text-only answer, verbatim")] = "",
-        accept: Annotated[list[str], Field(description="held paths to extract anyway")] = [],  # noqa: B006
+        accept: Annotated[list[str], Field(description="files or 'folder/' to extract, read first")] = [],  # noqa: B006
     ) -> ReturnReceived:
-        """Check a return whole; keep and extract an accepted one, holding what tools would run."""
+        """Check a return whole; extract only what accept names."""
         if bool(raw_file) == bool(text):
             raise InvalidContent("give either raw_file (a downloaded ZIP) or text (a text-only answer)")
         ids = (project, scope_id, task_id, dispatch_id, attempt_id)
@@ -71,6 +71,7 @@ def tools(services: Services) -> list[Tool]:
             raw_sha256=got.raw_sha256,
             standard=got.return_locator,
             extracted=got.extracted_files,
+            kept=[visible(line) for line in kept_lines(got.kept, got.return_locator)],
             held=[visible(f"{name}: {why}") for name, why in got.held],
         )
 

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from handoff_core.contract.ids import parse_ref
 from handoff_core.layout import COORDINATION_FILE, LogTool
-from handoff_core.services.evidence.audit import worktree_verdict
+from handoff_core.services.evidence.audit import task_verdict
 from handoff_core.services.handoffs import session_handoff
 from handoff_core.services.logs import log_search, session_logs
 from handoff_core.services.project import coordination
@@ -44,7 +44,7 @@ def shared(services: Services) -> list[Tool]:
             flags=list(view.flags),
             truncated=view.truncated,
             proof=view.proof,
-            audit=worktree_verdict(queries, view.ref),
+            audit=task_verdict(queries, view.ref),
         )
 
     def search_history(

@@ -66,7 +66,7 @@ def tools(services: Services) -> list[Tool]:
         stop_conditions: list[str] = [],  # noqa: B006 - one line each
         sandbox: SandboxMode = "required",  # how the executor's launch is contained (layout.SANDBOX_MODES)
     ) -> CreatedTask:
-        """Publish a frozen TASK.md; returns the dispatch message and report token."""
+        """Publish a frozen TASK.md; returns its dispatch message."""
         scope = Scope(
             workspace=workspace_of(workspace),
             writable=tuple(writable),
@@ -179,6 +179,7 @@ def tools(services: Services) -> list[Tool]:
             changed_count=found.changed_count,
             violations=[{"path": v.path, "why": v.why} for v in found.violations],
             dirty=list(found.dirty),
+            not_judged=list(found.not_judged),
         )
 
     def release_writer(

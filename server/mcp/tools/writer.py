@@ -34,7 +34,7 @@ def tools(services: Services) -> list[Tool]:
         resources: list[str] = [],  # noqa: B006 - never mutated
         writer_limit: int = 0,
     ) -> Claimed:
-        """A writer claim for the Lead or its team; end it with release_writer."""
+        """Claim a workspace for the Lead or its team."""
         writer = "The Lead" if who == "lead" else "The Lead's native subagent team"
         body = TaskBody(
             kind="implementation",

@@ -57,6 +57,37 @@ def test_auto_run_paths_are_matched_whatever_their_case(name: str) -> None:
     assert (entry_refusal(tuple(name.split("/")), 0o644, b"x\n", TEXT) or "").startswith("an auto-run file")
 
 
+# Files that act by themselves once they sit in a checkout: CI definitions, editor, tool-version and
+# agent settings, commit-hook configuration.
+MORE_AUTO_RUN = [
+    ".gitea/workflows/ci.yml",
+    "candidate/.forgejo/workflows/ci.yaml",
+    ".gitea/actions/setup/action.yml",
+    ".woodpecker.yml",
+    "candidate/.woodpecker/build.yaml",
+    "appveyor.yml",
+    ".appveyor.yml",
+    ".cirrus.yml",
+    "project.code-workspace",
+    ".mise.toml",
+    "mise.toml",
+    "candidate/.mise/config.toml",
+    "opencode.json",
+    "candidate/.opencode/plugin.ts",
+    ".roo/mcp.json",
+    ".windsurf/workflows/x.md",
+    ".zed/tasks.json",
+    "lint-staged.config.js",
+    ".lintstagedrc.json",
+]
+
+
+@pytest.mark.parametrize("name", MORE_AUTO_RUN)
+def test_ci_editor_tool_and_agent_settings_of_every_kind_are_refused(name: str) -> None:
+    parts = tuple(name.upper().split("/"))
+    assert (entry_refusal(parts, 0o644, b"x: 1\n", TEXT) or "").startswith("an auto-run file"), name
+
+
 @pytest.mark.parametrize(
     "name", ["RETURN.md", "candidate/src/app.py", "PATCH.diff", "candidate/.gitignore", "docs/github.md"]
 )
@@ -73,6 +104,25 @@ def test_a_folder_is_judged_by_its_name_only() -> None:
 def test_files_the_leads_tools_run_are_held_in_any_folder_and_case(name: str) -> None:
     assert held_because(("candidate", "deep", name.upper()), b"x\n") is not None
     assert held_because((name,), b"x\n") is not None
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".pytest.ini",
+        "pytest.toml",
+        ".cargo/config.toml",
+        "candidate/.cargo/config",
+        "postcss.config.js",
+        "tailwind.config.ts",
+        "rollup.config.mjs",
+        "next.config.cjs",
+        ".prettierrc.js",
+        "candidate/web/svelte.config.js",
+    ],
+)
+def test_tool_configuration_that_is_code_or_runs_code_is_held(path: str) -> None:
+    assert held_because(tuple(path.split("/")), b"module.exports = {}\n") is not None, path
 
 
 @given(st.sampled_from(sorted(LIFECYCLE_SCRIPTS)), st.text(max_size=20))

@@ -131,7 +131,7 @@ def test_a_report_without_a_checkpoint_or_a_checkpoint_not_in_the_repository_is_
     assert "not a commit" in audit.reason
 
 
-def test_a_current_task_records_head_and_dirty_paths_and_its_audit_says_it_cannot_attribute(
+def test_a_current_task_records_head_and_dirty_paths_and_its_audit_never_judges_those(
     store: Store, project: Path
 ) -> None:
     make_repo(project)
@@ -143,8 +143,8 @@ def test_a_current_task_records_head_and_dirty_paths_and_its_audit_says_it_canno
     write(project, "src/a1/core.py", "mine\n")
     returned(store, ref, commit_all(project))
     audit = audit_task(store.queries, ref)
-    assert audit.verdict == "unknown"
-    assert "cannot be attributed" in audit.reason
+    assert (audit.verdict, audit.changed, audit.violations) == ("unknown", ("M src/a1/core.py",), ())
+    assert [line.split(":")[0] for line in audit.not_judged] == ["src/b/other.py"]  # the rest: test_since_dispatch
 
 
 def test_a_read_only_task_with_a_worktree_fails_on_any_change_outside_its_artifacts(

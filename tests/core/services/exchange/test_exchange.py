@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import time
+import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -122,32 +123,67 @@ def test_a_hostile_return_leaves_nothing_in_the_project(project: Path, task: Tas
     assert not (root / "inbound").exists()
 
 
-def test_a_benign_return_is_extracted_byte_exact_and_sealed(project: Path, task: Task) -> None:
+def test_a_benign_return_is_kept_sealed_and_nothing_of_it_is_extracted_until_accepted(
+    project: Path, task: Task
+) -> None:
     root = sealed_dispatch(project, task)
     files = {"RETURN.md": b"# Return\ndispatch_id: d1\n", "FINDINGS.md": b"- none blocking\n"}
     data = zip_of(*files.items())
     got = receive_return(project, "scope-1", task.task, "d1", "a1", data, is_text=False)
     attempt = root / "inbound" / "a1"
-    for name, body in files.items():
-        assert (attempt / "extracted" / name).read_bytes() == body
-    assert (attempt / "d1.return.a1.zip").read_bytes() == data
+    assert sorted(p.relative_to(attempt).as_posix() for p in attempt.rglob("*")) == [
+        "ACCEPTANCE.md", "d1.return.a1.sha256", "d1.return.a1.zip", "raw", "raw/response.zip",
+    ]  # fmt: skip
+    assert (attempt / "d1.return.a1.zip").read_bytes() == (attempt / "raw" / "response.zip").read_bytes() == data
     assert (attempt / "d1.return.a1.sha256").read_text().startswith(hashlib.sha256(data).hexdigest())
     assert "Verdict: pending" in (attempt / "ACCEPTANCE.md").read_text()
-    assert got.extracted_files == 2
+    assert (got.extracted_files, got.kept) == (0, ("RETURN.md", "FINDINGS.md"))
     with pytest.raises(WriteConflict):
         receive_return(project, "scope-1", task.task, "d1", "a1", data, is_text=False)
+    taken = receive_return(project, "scope-1", task.task, "d1", "a2", data, is_text=False, accept=["FINDINGS.md"])
+    assert (taken.extracted_files, taken.kept) == (1, ("RETURN.md",))
+    assert [p.name for p in (root / "inbound" / "a2" / "extracted").iterdir()] == ["FINDINGS.md"]
+    assert (root / "inbound" / "a2" / "extracted" / "FINDINGS.md").read_bytes() == files["FINDINGS.md"]
 
 
-def test_a_text_return_is_saved_raw_and_staged_as_a_lead_capture(project: Path, task: Task) -> None:
+def test_a_folder_accepted_takes_the_files_below_it_but_never_a_held_one(project: Path, task: Task) -> None:
     root = sealed_dispatch(project, task)
-    text = "Findings:\n1. The parser ignores ``` fences.\n"
-    receive_return(project, "scope-1", task.task, "d1", "t1", text.encode(), is_text=True)
+    data = zip_of(
+        ("RETURN.md", b"# Return\n"),
+        ("candidate/src/a.py", b"x = 1\n"),
+        ("candidate/tests/test_a.py", b"def test_a():\n    pass\n"),
+        ("candidate/conftest.py", b"import os\n"),
+    )
+    got = receive_return(project, "scope-1", task.task, "d1", "a1", data, is_text=False, accept=["candidate/"])
+    extracted = root / "inbound" / "a1" / "extracted"
+    assert sorted(p.relative_to(extracted).as_posix() for p in extracted.rglob("*.py")) == [
+        "candidate/src/a.py",
+        "candidate/tests/test_a.py",
+    ]
+    assert [name for name, _ in got.held] == ["candidate/conftest.py"]
+    assert got.kept == ("RETURN.md", "candidate/conftest.py")
+    for wrong in (["candidate"], ["cand/"], ["RETURN"]):
+        with pytest.raises(InvalidContent) as caught:
+            receive_return(project, "scope-1", task.task, "d1", "a2", data, is_text=False, accept=wrong)
+        assert "takes no file of this return" in caught.value.message
+    assert not (root / "inbound" / "a2").exists()
+
+
+def test_a_text_return_is_kept_raw_and_as_a_lead_capture_only_inside_zips(project: Path, task: Task) -> None:
+    root = sealed_dispatch(project, task)
+    text = "Findings:\n1. The parser ignores ``` fences.\n>>> import os\n"
+    got = receive_return(project, "scope-1", task.task, "d1", "t1", text.encode(), is_text=True)
     attempt = root / "inbound" / "t1"
-    assert (attempt / "raw" / "response.txt").read_text() == text
-    staged = (attempt / "staging" / "RETURN.md").read_text()
+    assert sorted(p.name for p in attempt.rglob("*") if p.is_file()) == [
+        "ACCEPTANCE.md", "d1.return.t1.sha256", "d1.return.t1.zip", "response.txt.zip",
+    ]  # fmt: skip
+    with zipfile.ZipFile(attempt / "raw" / "response.txt.zip") as raw:
+        assert raw.read("response.txt") == text.encode()
+    assert got.raw_sha256 == hashlib.sha256(text.encode()).hexdigest()
+    with zipfile.ZipFile(attempt / "d1.return.t1.zip") as sealed:
+        staged = sealed.read("RETURN.md").decode()
     assert "captured_by_lead" in staged
     assert text in staged
-    assert (attempt / "d1.return.t1.zip").exists()
 
 
 def test_status_lists_external_dispatches_and_their_attempts(project: Path, task: Task) -> None:
@@ -178,7 +214,7 @@ def test_a_package_sealed_before_policies_were_recorded_is_judged_by_its_kind(pr
         receive_return(project, "scope-1", task.task, "d1", "a1", many, is_text=False)
     assert "entry limit" in caught.value.message
     got = receive_return(project, "scope-1", task.task, "d1", "a1", zip_of(("RETURN.md", b"# R\n")), is_text=False)
-    assert got.extracted_files == 1
+    assert got.kept == ("RETURN.md",)
 
 
 def test_a_git_that_hangs_while_packaging_is_stopped_with_all_it_started(

@@ -106,3 +106,23 @@ def test_the_audit_of_a_review_whose_tree_moved_past_the_checkpoint_fails(store:
     git(worktree, "commit", "-qam", "reviewer commit")
     store.write_report(report(review_ref.session, review_ref.task, None), review_ref.change)
     assert audit_task(store.queries, review_ref).verdict == "failed"
+
+
+@pytest.mark.parametrize("kind", ["review", "test-observation"])
+def test_a_reviews_artifacts_in_the_reviewed_worktree_never_fail_the_reviewed_tasks_audit(
+    store: Store, worktree: Path, kind: str
+) -> None:
+    ref = implemented(store, worktree)
+    write(worktree, "src/a1/core.py", "the candidate\n")
+    store.write_report(report(ref.session, ref.task, commit_all(worktree)), ref.change)
+    assert audit_task(store.queries, ref).verdict == "passed"
+    review_ref = store.create_task(review(**reviewing(ref, kind=kind))).ref  # type: ignore[arg-type]
+    write(worktree, "reports/findings.txt")
+    store.write_report(report(review_ref.session, review_ref.task, None), review_ref.change)
+    audit = audit_task(store.queries, ref)
+    assert (audit.verdict, audit.violations) == ("passed", ())
+    assert audit.not_judged == (f"reports/findings.txt: an artifact of {review_ref}, which its audit judges",)
+    assert audit_task(store.queries, review_ref).verdict == "passed"
+    write(worktree, "src/b/other.py", "nobody's\n")  # not the review's to write: still the reviewed tree's finding
+    audit = audit_task(store.queries, ref)
+    assert (audit.verdict, [v.path for v in audit.violations]) == ("failed", ["src/b/other.py"])
