@@ -33,6 +33,7 @@ __all__ = [
     "HANDOFF_DOCS",
     "HANDOFF_FILES",
     "HEADING_MEANINGS",
+    "INDEX_ACTIONS",
     "KINDS",
     "LOCATIONS",
     "LOCATOR_FILE",
@@ -190,6 +191,11 @@ ENTRY_KINDS: Final[tuple[EntryKind, ...]] = ("file", "dir", "symlink", "other", 
 # the TASK (the seed template's "authorised actions"); the guard judges shell commands by these names.
 AUTHORISED_ACTIONS: Final[tuple[AuthorisedAction, ...]] = (
     *("commit", "merge", "push", "rebase", "reset-hard", "switch-branch", "stash", "stage-outside-scope"),
+)
+# The authorised actions that write git's index, HEAD or a branch: in the sandbox, only in a worktree of
+# the task's own (the main tree's index lies beside git's configuration and hooks).
+INDEX_ACTIONS: Final[tuple[AuthorisedAction, ...]] = (
+    *("commit", "merge", "rebase", "reset-hard", "switch-branch", "stash", "stage-outside-scope"),
 )
 # How an executor's launch is contained (services/containment): in the kernel's sandbox, refused where the
 # kernel offers none (required, the default); unsandboxed where it offers none (if-available); never (off).

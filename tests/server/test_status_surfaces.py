@@ -124,3 +124,27 @@ async def test_one_tree_shows_the_same_facts_on_all_four_surfaces(
     assert "needs attention: 3 task(s)" in table
     for ref, reason in attention.items():
         assert (f"⚠ {ref}: {reason}" in table) == bool(reason), ref
+
+
+async def test_a_task_the_lead_let_run_without_the_sandbox_says_so_on_every_surface(
+    settings_for: Callable[[Role], Settings],
+    secret_file: Path,
+    project: Path,
+    lead: Client,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = open_store(settings_for("lead"))
+    monkeypatch.setenv("HANDOFF_SECRET_FILE", str(secret_file))
+    scope = Scope(workspace="current", writable=("src/a1/**",), sandbox="if-available")
+    ref = str(store.create_task(implementation(scope=scope)).ref)
+    said = "sandbox: if-available"
+    monkeypatch.setenv("COLUMNS", "400")  # the table's cells unwrapped
+    (row,) = (await call(lead, "handoff_status", change=CHANGE, view="all"))["tasks"]
+    assert (row["ref"], row["claim"].split("; ")[-1]) == (ref, said)
+    (scripted,) = json.loads(cli(capsys, "status", "--json", "--project-root", str(project)))["tasks"]
+    model = BoardModel(store.queries, 3)
+    model.load()
+    (board,) = model.page(CHANGE, 0)["tasks"]
+    assert scripted["link"] == board["link"] == said
+    assert said in cli(capsys, "status", "--project-root", str(project))

@@ -21,6 +21,7 @@ import re
 
 from handoff_core.contract.globs import glob_regex
 from handoff_core.contract.record import NamedTuple
+from handoff_core.layout import INDEX_ACTIONS
 from handoff_core.services.rules.scope_rule import ScopeRule
 
 TYPE_CHECKING = False
@@ -30,8 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["GIT_ACTIONS", "Grant", "Grants", "draw_grants", "url_port"]
 
-# The authorised actions that write git's index, objects and the branch (a commit at the least).
-GIT_ACTIONS = frozenset({"commit", "merge", "rebase", "reset-hard", "switch-branch", "stash"})
+GIT_ACTIONS = frozenset(INDEX_ACTIONS)
 _META = re.compile(r"[*?\[]")
 _MAX_ENTRIES = 10_000  # entries of one folder listed to grant them one by one
 _DEVICES = ("null", "zero", "full", "random", "urandom", "tty", "ptmx", "pts", "shm")

@@ -125,7 +125,7 @@ class TaskStatus(NamedTuple):
         scope = self.scope
         if scope is None or scope.sandbox == "required":
             return ""
-        return "sandbox: off" if scope.sandbox == "off" else "sandbox: if-available (unsandboxed without Landlock)"
+        return f"sandbox: {scope.sandbox}"  # off, or if-available: unsandboxed where the kernel offers none
 
 
 def state_label(state: TaskState, report_status: str | None, original: bool) -> str:
