@@ -6,7 +6,7 @@ import sys
 from functools import lru_cache
 from typing import NamedTuple, cast
 
-from handoff_core.contract.anchor import TaskAnchor
+from handoff_core.contract.anchor import TASK_CHANGED, TaskAnchor
 from handoff_core.contract.frontmatter import plain_frontmatter, split_frontmatter
 from handoff_core.contract.ids import Ref, is_change_id, is_round_id, task_number
 from handoff_core.contract.proof import PROOF_INVALID, Proof
@@ -164,7 +164,8 @@ def task_status(ref: Ref, snapshot: TaskSnapshot, anchor: TaskAnchor | None = No
     # A change that is no longer active still has readable tasks; only its dispatch is over.
     problems = tuple(p for p in verdict.errors if p not in (_INACTIVE, PROOF_INVALID))
     kind, scope = task_kind_and_scope(task_entry.data)
-    original = kind is None and original_contract(task_entry.data)
+    changed = anchor is not None and TASK_CHANGED in verdict.errors  # not the TASK published: not the original's
+    original = kind is None and not changed and original_contract(task_entry.data)
     if original:  # collected under its own contract: the new contract's validation is no problem of it
         problems = ()
     if kind == "implementation" and scope is None:

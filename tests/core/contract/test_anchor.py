@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from handoff_core.contract.anchor import anchor_state, anchored
+from handoff_core.contract.anchor import TaskAnchor, anchor_state, anchored, lead_proof
 
 KEY, OTHER_KEY = b"k" * 32, b"o" * 32
 REF = "2026-11-30-demo/20261130T044500Z/001-implement-a1"
@@ -40,3 +40,23 @@ def test_bytes_added_or_an_anchor_line_stripped_make_it_changed(extra: bytes) ->
 def test_a_task_no_server_wrote_is_unanchored() -> None:
     hand_written = TASK.split("- Report token check", maxsplit=1)[0].encode()
     assert anchor_state(KEY, REF, hand_written) == "unanchored"
+
+
+def anchor_of(key: bytes, governed: bool) -> TaskAnchor:
+    return TaskAnchor(key, lambda ref: "", lambda: governed, lambda: None, governed)
+
+
+def test_a_task_without_an_anchor_is_changed_only_where_the_leads_secret_governs() -> None:
+    hand_written = TASK.split("- Report token check", maxsplit=1)[0].encode()
+    assert anchor_of(KEY, governed=False).state(REF, hand_written) == "unanchored"
+    assert anchor_of(KEY, governed=True).state(REF, hand_written) == "changed"
+    published = anchored(TASK, KEY, REF).encode()
+    assert [anchor_of(KEY, governed).state(REF, published) for governed in (False, True)] == ["anchored"] * 2
+    assert anchor_of(OTHER_KEY, governed=False).state(REF, published) == "changed"
+
+
+def test_the_leads_proof_of_a_report_on_a_stripped_task_is_task_changed_where_it_governs() -> None:
+    stripped = TASK.split("- Report token check", maxsplit=1)[0].encode()
+    report = b"# REPORT\n\nStatus: completed\n"
+    assert lead_proof(anchor_of(KEY, governed=True), REF, stripped, report) == "task_changed"
+    assert lead_proof(anchor_of(KEY, governed=False), REF, stripped, report) == "absent"
