@@ -228,7 +228,8 @@ def _as_role(launch: Launch, line: list[str]) -> str:
 
 def lead_guard(settings: Settings, command: str | None = None) -> tuple[str, str]:
     """The Lead's own guard (``guard --lead``) for its session: Claude Code settings JSON and a Codex
-    ``config.toml`` entry. The Lead is a writer too: it may not edit what an executor holds."""
+    ``config.toml`` entry. The Lead is a writer too: it may not edit what an executor holds, read with
+    the Lead server's secret (a TASK that is not the one published holds everything)."""
     found = command or server_command()[0]
     line = shlex.join(
         [
@@ -239,6 +240,8 @@ def lead_guard(settings: Settings, command: str | None = None) -> tuple[str, str
             str(settings.project_root),
             "--state-root",
             str(settings.state_root),
+            "--secret-file",
+            str(settings.secret_file),
         ]
     )
     hook = {"type": "command", "command": line}

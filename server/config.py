@@ -23,6 +23,7 @@ __all__ = [
     "Role",
     "Settings",
     "TeamOptions",
+    "secret_path",
     "settings_from",
 ]
 
@@ -137,7 +138,7 @@ def settings_from(
     found = _project(project_root or env.get("HANDOFF_PROJECT_ROOT"), state)
     project = found.project
     state = state if state.is_absolute() else project / state
-    secret = Path(secret_file or env.get("HANDOFF_SECRET_FILE") or default_secret_path())
+    secret = secret_path(secret_file)
     cap = _writer_cap(env.get("HANDOFF_WRITER_CAP"))
     cache = env.get("HANDOFF_CACHE_DIR")  # "off" was once a setting of a cache of verdicts: the default then
     cache_dir = Path(cache if cache and cache != "off" else default_cache_dir()).absolute()
@@ -150,6 +151,11 @@ def settings_from(
         note=found.note,
         cache_dir=cache_dir,
     )
+
+
+def secret_path(given: str | None) -> Path:
+    """The Lead's token secret: ``given`` (``--secret-file``), else ``$HANDOFF_SECRET_FILE``, else the default."""
+    return Path(given or os.environ.get("HANDOFF_SECRET_FILE") or default_secret_path()).absolute()
 
 
 def default_cache_dir() -> Path:

@@ -228,10 +228,14 @@ def test_a_codex_lead_configuration_prints_the_leads_own_guard(
 
 
 def test_a_claude_code_lead_configuration_prints_the_guard_settings(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    project: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    assert main(["config", "--project-root", str(project), "--role", "lead", "--client", "claude-code"]) == 0
+    secret = str(tmp_path / "config" / "secret")
+    args = ["config", "--project-root", str(project), "--role", "lead", "--client", "claude-code"]
+    assert main([*args, "--secret-file", secret]) == 0
     err = capsys.readouterr().err
     settings = json.loads(err.split("for .claude/settings.json: ", 1)[1].splitlines()[0])
     (entry,) = settings["hooks"]["PreToolUse"]
     assert "guard --lead" in entry["hooks"][0]["command"]
+    # The guard reads what a task holds with the secret of the Lead's server: a TASK not as published holds all.
+    assert ["--secret-file", secret] == shlex.split(entry["hooks"][0]["command"])[-2:]

@@ -10,6 +10,10 @@ What an executor holds: its writable globs and shared paths (whichever tree the 
 ownership is logical, the project tree and the executor's worktree alike), a read-only task's
 artifacts, and, for a task whose TASK cannot be read, everything. A commit in the main tree that
 stages such a path is refused the same way. Anything unreadable denies.
+
+What a task holds is read from its TASK as the Lead published it: given the Lead's anchor (the
+Lead's session holds its secret), a TASK that does not verify holds everything (``claims``), so an
+executor that narrows its globs or rewrites its TASK frees nothing for the Lead.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
+from handoff_core.contract.anchor import TaskAnchor
 from handoff_core.contract.globs import glob_regex
 from handoff_core.errors import HandoffError
 from handoff_core.files.task_dir import Roots
@@ -83,8 +88,15 @@ def holder_of(path: str, claims: list[Claim], roots: Roots) -> tuple[Claim, str]
     return None
 
 
-def decide_lead(data: bytes, roots: Roots) -> Decision:
-    """Whether the write the Lead's hook event describes may go ahead."""
+def _claims(roots: Roots, anchor: TaskAnchor | None) -> list[Claim]:
+    queries = Queries(roots)
+    queries.use_anchor(lambda: anchor)
+    return queries.claims()
+
+
+def decide_lead(data: bytes, roots: Roots, anchor: TaskAnchor | None = None) -> Decision:
+    """Whether the write the Lead's hook event describes may go ahead; with the Lead's ``anchor``, each
+    claim rests on its TASK as published."""
     try:
         event = read_event(data, "pre-tool")  # the executors' hook reads events the same way
     except EventUnreadable as exc:
@@ -93,7 +105,7 @@ def decide_lead(data: bytes, roots: Roots) -> Decision:
     if not paths:
         return Decision(True)
     try:
-        claims = Queries(roots).claims()
+        claims = _claims(roots, anchor)
     except (HandoffError, OSError) as exc:
         return Decision(False, f"handoff guard for the Lead: cannot read the writer claims ({exc}); denied")
     for path in paths:
@@ -105,12 +117,14 @@ def decide_lead(data: bytes, roots: Roots) -> Decision:
     return Decision(True)
 
 
-def main_tree_commit(tree: Path, roots: Roots, keep: dict[str, str], committer: str = "") -> list[str]:
+def main_tree_commit(
+    tree: Path, roots: Roots, keep: dict[str, str], committer: str = "", anchor: TaskAnchor | None = None
+) -> list[str]:
     """Each staged path of a commit in ``tree`` that an outstanding executor holds, as ``path: holder``;
     a path held by ``committer`` (the ref in ``HANDOFF_REF``: that task committing its own work) is not."""
     from handoff_core.files import git  # here: the PreToolUse hook never starts git
 
-    claims = [c for c in Queries(roots).claims() if not committer or str(c.ref) != committer]
+    claims = [c for c in _claims(roots, anchor) if not committer or str(c.ref) != committer]
     found = []
     for change in git.staged_paths(tree, keep):
         for side in (change.path, change.old_path):

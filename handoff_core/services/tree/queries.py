@@ -120,7 +120,7 @@ class Queries:
         """The Lead's anchor this reader judges by, or None for a reader of the files alone. While the
         Lead's secret does not govern the state root, each call asks again (one lstat): once it does,
         every TASK that does not verify is changed, and what was judged before is judged again
-        (``Verdicts`` sees the anchor change)."""
+        (``ClaimIndex`` and ``Verdicts`` each see the anchor change)."""
         anchor = self._anchor
         if anchor is None and self._anchor_of is not None:
             anchor = self._anchor = self._anchor_of()
@@ -425,9 +425,11 @@ class Queries:
         return found
 
     def claims(self) -> list[Claim]:
-        """Writer claims of every outstanding implementation task under the state root."""
+        """Writer claims of every outstanding implementation task under the state root; with the Lead's
+        anchor, each rests on its TASK as published (one that does not verify holds the whole workspace)."""
+        anchor = self.anchor
         with _no_cycle_collection():
-            return self._claims.claims(self.roots.state_root, self.changes())
+            return self._claims.claims(self.roots.state_root, self.changes(), anchor)
 
     @translated
     def leftovers(self) -> list[Leftover]:
