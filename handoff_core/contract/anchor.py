@@ -42,8 +42,8 @@ __all__ = [
 ]
 
 # The last line of the file, exactly as written: the bytes before it are all the MAC covers, so nothing may follow.
-_ANCHOR_RE = re.compile(rb"^- Task anchor: `hmac-sha256:([0-9a-f]{64})`\n\Z", re.MULTILINE)
-_LOOSE_RE = re.compile(rb"^- Task anchor:", re.MULTILINE)  # any line that claims to be one, well formed or not
+_ANCHOR_LINE = re.compile(rb"- Task anchor: `hmac-sha256:([0-9a-f]{64})`\n")  # matched whole, on the last line
+_LOOSE = b"- Task anchor:"  # the start of any line that claims to be one, well formed or not
 _CONTEXT = b"handoff-mcp task anchor v1\0"
 # Lines only the server writes: a TASK with any of them was published by a server, and must carry its anchor.
 _SERVER_LINES = re.compile(rb"^- Report (?:token check|signing key): ", re.MULTILINE)
@@ -96,12 +96,16 @@ def anchored(text: str, key: bytes, ref: str) -> str:
 def anchor_state(key: bytes, ref: str, task: bytes) -> AnchorState:
     """``anchored`` when ``task`` holds exactly one anchor line and it verifies for ``ref``; ``unanchored``
     for a TASK no server published (no anchor, token check or signing key line); else ``changed``."""
-    line = _ANCHOR_RE.search(task)
+    # The last line and byte counts, not a pattern searched line by line: every open claim of a scan
+    # and every status verdict of the Lead checks its TASK (~1.3 us here against ~10 us by pattern).
+    start = task.rfind(b"\n", 0, len(task) - 1) + 1
+    line = _ANCHOR_LINE.fullmatch(task, start)
+    loose = task.count(b"\n" + _LOOSE) + task.startswith(_LOOSE)
     if line is None:
-        return "changed" if _LOOSE_RE.search(task) or _SERVER_LINES.search(task) else "unanchored"
-    if len(_LOOSE_RE.findall(task)) != 1:  # the server writes one; two cannot be told apart
+        return "changed" if loose or _SERVER_LINES.search(task) else "unanchored"
+    if loose != 1:  # the server writes one; two cannot be told apart
         return "changed"
-    expected = _mac(key, ref, task[: line.start()]).encode()
+    expected = _mac(key, ref, task[:start]).encode()
     import hmac
 
     return "anchored" if hmac.compare_digest(expected, line.group(1)) else "changed"

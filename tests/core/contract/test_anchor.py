@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -60,3 +62,36 @@ def test_the_leads_proof_of_a_report_on_a_stripped_task_is_task_changed_where_it
     report = b"# REPORT\n\nStatus: completed\n"
     assert lead_proof(anchor_of(KEY, governed=True), REF, stripped, report) == "task_changed"
     assert lead_proof(anchor_of(KEY, governed=False), REF, stripped, report) == "absent"
+
+
+_WHOLE = re.compile(rb"^- Task anchor: `hmac-sha256:([0-9a-f]{64})`\n\Z", re.MULTILINE)
+_ANY = re.compile(rb"^- Task anchor:", re.MULTILINE)
+
+
+def by_pattern(key: bytes, ref: str, task: bytes) -> str:
+    """The anchor's grammar said as patterns: one anchor line, the last, verifying over the bytes before it."""
+    line = _WHOLE.search(task)
+    if line is None:
+        return "changed" if _ANY.search(task) or b"- Report token check: " in task else "unanchored"
+    if len(_ANY.findall(task)) != 1:
+        return "changed"
+    return (
+        "anchored"
+        if anchored(task[: line.start()].decode("latin-1"), key, ref).encode("latin-1") == task
+        else "changed"
+    )
+
+
+LINES = st.sampled_from(
+    [b"- Task anchor:", b"- Task anchor: `hmac-sha256:" + b"0" * 64 + b"`", b"x", b"", b"- Report token check: `x`"]
+)
+
+
+ASCII = st.binary(max_size=8).map(lambda data: bytes(byte & 0x7F for byte in data))  # anchored() takes text
+
+
+@given(st.lists(st.one_of(LINES, ASCII), max_size=6), st.booleans(), st.booleans())
+def test_the_anchor_is_read_as_its_grammar_says(lines: list[bytes], sign: bool, newline: bool) -> None:
+    body = b"\n".join(lines) + (b"\n" if newline else b"")
+    task = anchored(body.decode("latin-1"), KEY, REF).encode("latin-1") if sign else body
+    assert anchor_state(KEY, REF, task) == by_pattern(KEY, REF, task)
