@@ -92,3 +92,15 @@ async def test_the_main_tree_hook_refuses_a_path_a_narrowed_task_held_as_publish
     refused_commit = commit(project, "src/a1/other.py", env=env)
     assert refused_commit.returncode != 0
     assert f"{created['ref']} (TASK changed since dispatch" in refused_commit.stderr
+
+
+@pytest.mark.slow
+async def test_the_leads_guard_denies_when_it_cannot_look_for_the_secret(lead: Client, project: Path) -> None:
+    make_repo(project)
+    await call(lead, "create_task", **task_args())
+    env = {**ENV, "HANDOFF_SECRET_FILE": "/tmp/" + "x" * 300}  # a name too long to look up: it cannot decide
+    answer = guard(project, "--lead", stdin=event(project / "README.md", project), env=env)
+    assert answer.returncode == 0, answer.stderr
+    decision = json.loads(answer.stdout)["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny"
+    assert "cannot look for the token secret" in decision["permissionDecisionReason"]

@@ -81,9 +81,15 @@ def task_anchor(secret: bytes, state_root: Path, secret_file: Path) -> TaskAncho
 
 def lead_anchor(secret_file: Path, project_root: Path, state_root: Path) -> TaskAnchor | None:
     """The anchor of the Lead's secret for a reader, or None when there is no secret yet (then no TASK
-    was anchored by it: the Lead's server makes it before its first dispatch). A reader never makes it."""
-    if not Path(secret_file).exists():
-        return None
+    was anchored by it: the Lead's server makes it before its first dispatch). A reader never makes it; one
+    that cannot tell whether it exists is refused (a check that cannot decide denies)."""
+    try:
+        if not Path(secret_file).exists():
+            return None
+    except OSError as exc:
+        raise StorageError(
+            f"cannot look for the token secret {secret_file}: {exc.strerror}; check --secret-file"
+        ) from exc
     return task_anchor(load_secret(secret_file, project_root, create=False), state_root, secret_file)
 
 
