@@ -274,8 +274,10 @@ def _as_role(launch: Launch, line: list[str]) -> str:
 
 
 def _lead_guard_line(command: str, settings: Settings) -> str:
+    """The Lead's own guard (``guard --lead``), read with the Lead server's secret (a TASK that is not the
+    one published holds everything)."""
     roots = ["--project-root", str(settings.project_root), "--state-root", str(settings.state_root)]
-    return shlex.join([command, "guard", "--lead", *roots])
+    return shlex.join([command, "guard", "--lead", *roots, "--secret-file", str(settings.secret_file)])
 
 
 def _lead_hooks(line: str) -> tuple[dict[str, object], str]:

@@ -239,12 +239,16 @@ def test_a_codex_lead_configuration_prints_the_leads_own_guard(
 
 
 def test_a_claude_code_lead_configuration_prints_the_guard_settings(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    project: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    assert main(["config", "--project-root", str(project), "--role", "lead", "--client", "claude-code"]) == 0
+    secret = str(tmp_path / "config" / "secret")
+    args = ["config", "--project-root", str(project), "--role", "lead", "--secret-file", secret]
+    assert main([*args, "--client", "claude-code"]) == 0
     assert "--client claude-code-settings > .claude/settings.local.json" in capsys.readouterr().err
-    assert main(["config", "--project-root", str(project), "--role", "lead", "--client", "claude-code-settings"]) == 0
+    assert main([*args, "--client", "claude-code-settings"]) == 0
     settings = json.loads(capsys.readouterr().out)
     assert settings["enabledMcpjsonServers"] == ["handoff"]  # the project's server approved
     (entry,) = settings["hooks"]["PreToolUse"]
     assert "guard --lead" in entry["hooks"][0]["command"]
+    # The guard reads what a task holds with the secret of the Lead's server: a TASK not as published holds all.
+    assert ["--secret-file", secret] == shlex.split(entry["hooks"][0]["command"])[-2:]

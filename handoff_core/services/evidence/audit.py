@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Literal
 
-from handoff_core.contract.anchor import TASK_CHANGED, anchor_state
+from handoff_core.contract.anchor import TASK_CHANGED
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import COMMIT_RE, header_fields
 from handoff_core.contract.scope import Scope
@@ -125,7 +125,7 @@ def audit_task(queries: Queries, ref: Ref) -> Audit:
     task = parse_task(data.decode("utf-8", "replace").removeprefix("\ufeff"))
     scope = task.scope
     anchor = queries.anchor  # the TASK is the audit's yardstick: a changed one measures nothing
-    if anchor is not None and anchor_state(anchor.key, str(ref), data) == "changed":
+    if anchor is not None and anchor.state(str(ref), data) == "changed":
         return Audit(verdict="unknown", reason=TASK_CHANGED, base=scope.base)
     roots = queries.roots
     rule = ScopeRule(
