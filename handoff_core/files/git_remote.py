@@ -25,7 +25,7 @@ from handoff_core.errors import GitError
 from handoff_core.files import git
 from handoff_core.files.git_config import PROTOCOLS, small_file
 
-__all__ = ["fetch_branch", "remote_tip"]
+__all__ = ["fetch_branch", "remote_refs", "remote_tip"]
 
 _LOCAL_UPLOAD_PACK = "GIT_ALLOW_PROTOCOL= GIT_NO_LAZY_FETCH=1 git-upload-pack"  # a shell command: git runs it so
 _REF_LINE = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})? refs/[^\0\n ]+")
@@ -131,3 +131,13 @@ def fetch_branch(cwd: Path, remote: str, branch: str, into: str) -> str | None:
     tip = out.decode().strip()
     git.run(cwd, "update-ref", "--no-deref", into, tip)  # the repository's own ref: its objects stay reachable
     return tip
+
+
+def remote_refs(cwd: Path, remote: str) -> list[tuple[str, str]]:
+    """Every branch and tag ``remote`` holds now, ``(object id, ref name)`` (one ``ls-remote``, which
+    reads no configuration of the repository). Raises ``GitError`` when it cannot be asked."""
+    with _Private(cwd, remote) as private:
+        args = ("ls-remote", f"--upload-pack={private.upload_pack}", "--heads", "--tags", "--", private.url)
+        _, out = git.run(cwd, *args, keep=private.keep)
+    found = [line.split("\t", 1) for line in out.decode("utf-8", "surrogateescape").splitlines()]
+    return [(sha, name) for sha, name in (pair for pair in found if len(pair) == 2)]  # noqa: PLR2004

@@ -15,6 +15,7 @@ recorded: the audit is derived again on each call.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -29,8 +30,16 @@ from handoff_core.errors import GitError, HandoffError
 from handoff_core.files import git
 from handoff_core.layout import REPORT_FILE, TASK_FILE
 from handoff_core.services.evidence import pushed
+from handoff_core.services.evidence.effects import (
+    Effects,
+    RemoteAnswers,
+    current_effects,
+    pushed_effects,
+    worktree_effects,
+)
 from handoff_core.services.evidence.reviews import Reviews, reviews_in
 from handoff_core.services.evidence.since_dispatch import Since, handoff_in, since_dispatch
+from handoff_core.services.evidence.task_pin import actions_in_effect
 from handoff_core.services.rules.scope_rule import ScopeRule
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.status import TaskStatus
@@ -120,7 +129,8 @@ def _checkpoint(queries: Queries, ref: Ref) -> str | None:
     return header_fields(data.decode("utf-8", "replace"))[0].get("Source-Checkpoint", "")
 
 
-def audit_task(queries: Queries, ref: Ref) -> Audit:
+def audit_task(queries: Queries, ref: Ref, asked: RemoteAnswers | None = None) -> Audit:
+    """The audit of ``ref``; ``asked``: the git remotes' answers a batch of audits shares."""
     data = queries.read_file(ref, TASK_FILE)  # read once: the bytes judged are the bytes anchored
     task = parse_task(data.decode("utf-8", "replace").removeprefix("\ufeff"))
     scope = task.scope
@@ -131,8 +141,9 @@ def audit_task(queries: Queries, ref: Ref) -> Audit:
     rule = ScopeRule(
         task, str(ref), Path(os.path.realpath(roots.project_root)), Path(os.path.realpath(roots.state_root))
     )
+    allowed, asked = actions_in_effect(scope), asked or RemoteAnswers()
     if scope.workspace == "current" and not scope.worktree:
-        return _current(queries, ref, rule, scope)
+        return _current(queries, ref, rule, scope, partial(current_effects, allowed=allowed, asked=asked))
     if not scope.base:
         return Audit(verdict="unknown", reason="the TASK records no base commit: it was dispatched without git")
     checkpoint = _checkpoint(queries, ref)
@@ -150,11 +161,16 @@ def audit_task(queries: Queries, ref: Ref) -> Audit:
         return Audit(verdict="unknown", reason=f"the worktree {top} is gone", base=scope.base, checkpoint=checkpoint)
     try:
         if scope.remote:  # pushed from another machine: the checkpoint comes from the git remote
-            found = pushed.fetched(git.work_tree_of(top) or top, str(ref), scope, checkpoint)
+            repo = git.work_tree_of(top) or top
+            found = pushed.fetched(repo, str(ref), scope, checkpoint)
             if isinstance(found, str):
                 return Audit(verdict="unknown", reason=found, base=scope.base, checkpoint=checkpoint)
-            return _audit(rule, top, scope.base, checkpoint, shared=False, dirty_then=set(), found=found)
+            effects = partial(pushed_effects, repo, scope.branch, scope.remote, scope.base, checkpoint, allowed, asked)
+            return _audit(
+                rule, top, scope.base, checkpoint, shared=False, dirty_then=set(), found=found, effects=effects
+            )
         shared, dirty_then = not scope.worktree, set(scope.dirty)
+        effects = partial(worktree_effects, top, scope.branch, scope.base, checkpoint, allowed, asked)
         reviews = reviews_in(queries, ref, rule.root_text)
         return _audit(
             rule,
@@ -165,6 +181,7 @@ def audit_task(queries: Queries, ref: Ref) -> Audit:
             dirty_then=dirty_then,
             review=bool(scope.review_of),
             reviews=reviews,
+            effects=None if shared else effects,
         )
     except GitError as exc:
         return Audit(verdict="unknown", reason=exc.message, base=scope.base, checkpoint=checkpoint)
@@ -181,6 +198,7 @@ def _audit(
     found: git.Evidence | None = None,
     review: bool = False,
     reviews: Reviews | None = None,
+    effects: Callable[[], Effects] | None = None,
 ) -> Audit:
     made = partial(Audit, base=base, checkpoint=checkpoint, worktree=str(top) if not shared else "")
     found = found or git.evidence(top, base, checkpoint)
@@ -200,11 +218,16 @@ def _audit(
         violations.append(Violation("HEAD", f"the worktree is at {found.head}, past the checkpoint: not audited"))
     dirty, aside = _set_aside(reviews or Reviews([]), base_dir, dirty)
     violations += _left_over(rule, base_dir, dirty, review=review)
+    done = effects() if effects is not None else Effects([], [])
+    violations += [Violation(what, why) for what, why in done.violations]
+    aside += done.notes
     if shared:
         verdict: Verdict = "unknown"
         reason = SHARED_TREE
     elif violations:
-        verdict, reason = "failed", f"{len(violations)} violation(s) of the TASK's scope ({rule.described()})"
+        verdict, reason = "failed", f"{len(violations)} violation(s) of the TASK ({rule.described()})"
+    elif done.undecided:
+        verdict, reason = "unknown", f"every changed path lies in the TASK's scope, but {done.undecided}"
     else:
         verdict, reason = "passed", f"every changed path lies in the TASK's scope ({rule.described()})"
     return made(
@@ -218,7 +241,7 @@ def _audit(
     )
 
 
-def _current(queries: Queries, ref: Ref, rule: ScopeRule, scope: Scope) -> Audit:
+def _current(queries: Queries, ref: Ref, rule: ScopeRule, scope: Scope, effects: Callable[..., Effects]) -> Audit:
     """A ``current`` task: what changed in the shared tree since dispatch, judged against its scope."""
     checkpoint = _checkpoint(queries, ref)
     if checkpoint is None:
@@ -233,15 +256,17 @@ def _current(queries: Queries, ref: Ref, rule: ScopeRule, scope: Scope) -> Audit
         if since.problem:
             return made(verdict="unknown", reason=since.problem)
         dirty, aside = _set_aside(reviews_in(queries, ref, rule.root_text), str(top), since.dirty)
+        done = effects(top, scope.base, git.rev_parse(top, "HEAD"))
     except GitError as exc:
         return made(verdict="unknown", reason=exc.message)
     base_dir = str(top)
-    violations = [v for change in since.changes for v in _judged(rule, base_dir, change, "committed since dispatch, ")]
+    violations = [Violation(what, why) for what, why in done.violations]
+    violations += [v for change in since.changes for v in _judged(rule, base_dir, change, "committed since dispatch, ")]
     violations += [v for change in dirty for v in _judged(rule, base_dir, change, "uncommitted, ")]
     violations += [v for c in since.undone for v in _judged(rule, base_dir, c, "dirty at dispatch and clean now, ")]
     unseen = [f"{path}: {why}" for path, why in since.unseen if rule.judge(f"{base_dir}/{path}") is not None]
     judged = len(since.changes) + len(dirty) + len(since.undone)
-    verdict, reason = _current_verdict(rule.described(), judged, len(violations), len(unseen))
+    verdict, reason = _current_verdict(rule.described(), judged, len(violations), len(unseen), done.undecided)
     return made(
         verdict=verdict,
         reason=reason,
@@ -249,7 +274,7 @@ def _current(queries: Queries, ref: Ref, rule: ScopeRule, scope: Scope) -> Audit
         violations=tuple(violations[:MAX_LISTED]),
         dirty=tuple(_shown(d) for d in dirty[:MAX_LISTED]),
         changed_count=len(since.changes) + len(since.undone),
-        not_judged=tuple([*aside, *unseen, *_in_scope(rule, base_dir, since)][:MAX_LISTED]),
+        not_judged=tuple([*aside, *unseen, *done.notes, *_in_scope(rule, base_dir, since)][:MAX_LISTED]),
     )
 
 
@@ -258,13 +283,19 @@ def _in_scope(rule: ScopeRule, base_dir: str, since: Since) -> list[str]:
     return [f"{path}: {why} (in the scope)" for path, why in since.unseen if rule.judge(f"{base_dir}/{path}") is None]
 
 
-def _current_verdict(scope: str, judged: int, outside: int, unseen: int) -> tuple[Verdict, str]:
-    """Findings fail, whoever made them; unseen paths outside the scope leave it unknown; else it passes."""
+def _current_verdict(scope: str, judged: int, outside: int, unseen: int, undecided: str) -> tuple[Verdict, str]:
+    """Findings fail, whoever made them; unseen paths outside the scope (or an undecided git effect) leave
+    it unknown; else it passes."""
     if outside:
         return "failed", (
-            f"{outside} violation(s): paths changed since dispatch outside the TASK's scope ({scope}). The project "
-            "tree is shared: another writer (the Lead, a task before this one) may have changed them; check each "
-            "before blaming this task"
+            f"{outside} violation(s) of the TASK since dispatch: paths changed outside its scope ({scope}) or git "
+            "actions it does not authorise. The project tree is shared: another writer (the Lead, a task before "
+            "this one) may have made them; check each before blaming this task"
+        )
+    if isinstance(unseen, str):
+        return (
+            "unknown",
+            f"every path changed since dispatch ({judged}) lies in the TASK's scope ({scope}), but {unseen}",
         )
     if unseen:
         return "unknown", (
@@ -277,9 +308,9 @@ def _current_verdict(scope: str, judged: int, outside: int, unseen: int) -> tupl
     )
 
 
-def _verdict(queries: Queries, ref: Ref) -> str:
+def _verdict(queries: Queries, ref: Ref, asked: RemoteAnswers | None = None) -> str:
     try:
-        return audit_task(queries, ref).verdict
+        return audit_task(queries, ref, asked).verdict
     except HandoffError:  # its TASK cannot be read now: status says so elsewhere
         return "unknown"
 
@@ -303,9 +334,12 @@ def task_verdict(queries: Queries, ref: Ref) -> str:
 MAX_AUDITS = 16  # audits run for one status page: each costs a few git calls
 
 
-def audit_verdicts(queries: Queries, statuses: list[TaskStatus], limit: int = MAX_AUDITS) -> dict[Ref, str]:
+def audit_verdicts(
+    queries: Queries, statuses: list[TaskStatus], limit: int = MAX_AUDITS, asked: RemoteAnswers | None = None
+) -> dict[Ref, str]:
     """The audit verdict of each returned task among ``statuses`` that the views audit (the first
-    ``limit``); the rest are said to be left to ``audit_task``."""
+    ``limit``, each git remote asked once); the rest are said to be left to ``audit_task``."""
     wanted = [s.ref for s in statuses if s.state == "returned" and s.scope is not None and audited(s.scope)]
-    verdicts = {ref: _verdict(queries, ref) for ref in wanted[:limit]}
+    asked = asked or RemoteAnswers()
+    verdicts = {ref: _verdict(queries, ref, asked) for ref in wanted[:limit]}
     return verdicts | dict.fromkeys(wanted[limit:], "not audited here: call audit_task")

@@ -19,9 +19,17 @@ from handoff_core.contract.digest import sha256_hex
 
 TYPE_CHECKING = False  # typing is not loaded at run time
 if TYPE_CHECKING:
-    from handoff_core.services.rules.scope_rule import TaskLike
+    from handoff_core.services.rules.scope_rule import ScopeLike, TaskLike
 
-__all__ = ["LeanScope", "LeanShared", "LeanTask", "PinnedTask", "TaskUnreadable", "read_pinned"]
+__all__ = [
+    "LeanScope",
+    "LeanShared",
+    "LeanTask",
+    "PinnedTask",
+    "TaskUnreadable",
+    "actions_in_effect",
+    "read_pinned",
+]
 
 MAX_TASK_BYTES = 4 * 1024 * 1024  # layout.MAX_FILE_BYTES (a test pins the two equal)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}\Z")
@@ -178,11 +186,20 @@ class PinnedTask:
 
     @property
     def in_effect(self) -> frozenset[str]:
-        """The actions the TASK authorises: those it lists; a TASK that lists none authorises a commit
-        in a worktree of its own (the dispatch asks for a committed checkpoint there), and nothing else."""
-        if self.authorised:
-            return self.authorised
-        return frozenset({"commit"}) if self.task.scope.worktree else frozenset()
+        """The actions the TASK authorises (``actions_in_effect``)."""
+        return actions_in_effect(self.task.scope)
+
+
+def actions_in_effect(scope: ScopeLike) -> frozenset[str]:
+    """The actions a TASK of ``scope`` authorises: those it lists; a TASK that lists none authorises a
+    commit in a worktree of its own (the dispatch asks for a committed checkpoint there), a commit and
+    its push for a branch on the git remote (the TASK says to push it there), and nothing else. The
+    guard, the sandbox and the audit all read it here."""
+    if scope.actions:
+        return frozenset(scope.actions)
+    if scope.worktree:
+        return frozenset({"commit"})
+    return frozenset({"commit", "push"}) if scope.branch and scope.remote else frozenset()
 
 
 def read_pinned(state_root: str, ref: str, pin: str | None) -> PinnedTask:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from handoff_core.contract.ids import Ref
 from handoff_core.services.evidence.audit import MAX_AUDITS, audit_verdicts, audited
+from handoff_core.services.evidence.effects import RemoteAnswers
 from handoff_core.services.evidence.endings import ended_without_report
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.status import TaskStatus
@@ -60,13 +61,14 @@ class AuditBudget:
     queries: Queries
     limit: int = MAX_AUDITS
     _found: dict[Ref, str] = field(default_factory=dict)
+    _asked: RemoteAnswers = field(default_factory=RemoteAnswers)  # each git remote asked once per answer
 
     def verdict(self, status: TaskStatus) -> str:
         if not auditable(status):
             return ""
         if status.ref not in self._found:
             left = self.limit - sum(1 for v in self._found.values() if v != NOT_AUDITED)
-            self._found |= audit_verdicts(self.queries, [status], limit=1 if left > 0 else 0)
+            self._found |= audit_verdicts(self.queries, [status], 1 if left > 0 else 0, self._asked)
         return self._found.get(status.ref, "")
 
 

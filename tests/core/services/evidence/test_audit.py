@@ -137,7 +137,9 @@ def test_a_current_task_records_head_and_dirty_paths_and_its_audit_never_judges_
     make_repo(project)
     write(project, "src/b/other.py", "someone else's edit\n")
     head = git(project, "rev-parse", "HEAD").stdout.strip()
-    ref = store.create_task(implementation()).ref
+    # It commits: its TASK authorises that (outside the sandbox: the main tree's index is git's).
+    scope = Scope(workspace="current", writable=("src/a1/**",), actions=("commit",), sandbox="off")
+    ref = store.create_task(implementation(scope=scope)).ref
     task, _ = store.queries.read_task(ref)
     assert (task.scope.base, task.scope.dirty) == (head, ("src/b/other.py",))
     write(project, "src/a1/core.py", "mine\n")

@@ -14,8 +14,11 @@ from tests.conftest import implementation, review
 from tests.core.evidence.gitrepo import commit_all, git, make_repo, report, write
 
 
-def current(store: Store, *writable: str) -> Ref:
+def current(store: Store, *writable: str, commits: bool = False) -> Ref:
+    """A current task; one that ``commits`` is authorised to (outside the sandbox: the main tree's index is git's)."""
     scope = Scope(workspace="current", writable=writable or ("src/a1/**",))
+    if commits:
+        scope = scope._replace(actions=("commit",), sandbox="off")
     return store.create_task(implementation(scope=scope)).ref
 
 
@@ -42,7 +45,7 @@ def test_a_path_outside_the_scope_changed_since_dispatch_is_a_finding_that_may_b
     store: Store, project: Path
 ) -> None:
     make_repo(project)
-    ref = current(store)
+    ref = current(store, commits=True)
     write(project, "src/a1/core.py", "mine\n")
     write(project, "src/b/other.py", "someone's\n")
     checkpoint = commit_all(project)
@@ -65,7 +68,7 @@ def test_a_path_dirty_at_dispatch_is_not_judged_and_one_outside_the_scope_leaves
     make_repo(project)
     write(project, "src/b/other.py", "the Lead's own edit\n")
     write(project, "src/a1/core.py", "the Lead's edit in the scope\n")
-    ref = current(store)
+    ref = current(store, commits=True)
     write(project, "src/a1/new.py")
     write(project, "src/b/other.py", "changed again: it cannot be seen\n")
     returned(store, ref, commit_all(project))
@@ -128,7 +131,11 @@ def test_the_readme_walkthrough_in_a_repository_without_a_commit_says_what_it_ju
     git(project, "add", "hello.txt", ".mcp.json")
     git(project, "commit", "-qm", "the first commit, after the dispatch")
     audit = audit_task(store.queries, ref)
-    assert (audit.verdict, audit.changed) == ("unknown", ("A hello.txt",))
+    # The TASK authorises no commit, and the shared tree's HEAD moved since dispatch: a finding the Lead
+    # checks before blaming the task (it may be the Lead's own, as here).
+    assert (audit.verdict, audit.changed, [v.path for v in audit.violations]) == ("failed", ("A hello.txt",), ["HEAD"])
+    assert "the Lead's commits after the REPORT count too" in audit.violations[0].why
+    assert "check each before blaming this task" in audit.reason
 
 
 def test_the_readme_walkthrough_in_a_committed_repository_passes(store: Store, project: Path) -> None:
@@ -144,7 +151,7 @@ def test_the_readme_walkthrough_in_a_committed_repository_passes(store: Store, p
 
 def test_a_reviews_artifacts_in_the_shared_tree_are_set_aside(store: Store, project: Path) -> None:
     make_repo(project)
-    ref = current(store)
+    ref = current(store, commits=True)
     write(project, "src/a1/core.py", "mine\n")
     returned(store, ref, commit_all(project))
     scope = Scope(read_only=("src/**",), artifacts=("reports/**",))

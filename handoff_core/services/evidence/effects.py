@@ -1,0 +1,275 @@
+"""What a task did with git besides its files, read from git's own records and judged against the
+actions its TASK authorises (``task_pin.actions_in_effect``, the one home of that answer): a commit
+made by any command (``{ git commit; }``, an alias, ``commit-tree`` and ``update-ref``, a script) is
+a commit all the same.
+
+Read soundly, as git holds it now, by the Lead's git (which runs nothing the repository names):
+
+- the commits on the task's branch from its base, base to checkpoint (a ``current`` task: on
+  ``HEAD`` since its base), each an object: one parent needs ``commit``, two ``merge``;
+- a worktree's ``HEAD`` on the task's branch (else ``switch-branch``), and the branch's tip;
+- what reached each git remote of the repository, asked now (``git_remote.remote_refs``): a commit
+  of the task that no local branch or tag but the task's own holds, found under a branch or tag of
+  a remote, needs ``push``. A remote that cannot be asked leaves the verdict short of ``passed``.
+
+Evidence only (files the executor's git writes; an executor outside the sandbox can rewrite or
+delete each, and a sandboxed one with ``commit`` writes its worktree's): the reflog of the tree's
+``HEAD`` after it reached the base (a commit, merge, rebase or switch, even one undone since), and
+of the stash (an entry made on a commit of the task). A finding there is reported as the record it
+is; its absence proves nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+from handoff_core.errors import GitError
+from handoff_core.files import git, git_records, git_remote
+
+__all__ = ["Effects", "RemoteAnswers", "current_effects", "pushed_effects", "worktree_effects"]
+
+MAX_REMOTES = 8  # remotes asked per audit; a repository with more leaves pushes undecided
+MAX_REMOTE_REFS = 20_000  # refs of one remote compared (each an argument to one git)
+EVIDENCE = "the executor's git wrote this record: evidence, whose absence would prove nothing"
+# A reflog message's command, as git writes it (GIT_REFLOG_ACTION can rename it: evidence), and the action.
+_KINDS = (
+    ("commit (merge)", "merge"),
+    ("commit", "commit"),
+    ("merge ", "merge"),
+    ("pull --rebase", "rebase"),
+    ("pull", "merge"),
+    ("rebase", "rebase"),
+    ("cherry-pick", "commit"),
+    ("revert", "commit"),
+    ("am", "commit"),
+)
+_MOVES = ("switch-branch", "reset-hard", "rebase")  # what may move HEAD to an unrelated commit
+
+
+class Effects(NamedTuple):
+    violations: list[tuple[str, str]]  # (what, why)
+    notes: list[str]  # "what: why" for what could not be read (the audit's not_judged)
+    undecided: str = ""  # why the verdict cannot be passed; "" when nothing was left undecided
+
+
+class RemoteAnswers:
+    """The refs each git remote answered, asked once per batch of audits (a status page)."""
+
+    def __init__(self) -> None:
+        self._asked: dict[tuple[str, str], list[tuple[str, str]] | GitError] = {}
+
+    def refs(self, top: Path, remote: str) -> list[tuple[str, str]]:
+        key = (str(top), remote)
+        if key not in self._asked:
+            try:
+                self._asked[key] = git_remote.remote_refs(top, remote)
+            except GitError as exc:
+                self._asked[key] = exc
+        found = self._asked[key]
+        if isinstance(found, GitError):
+            raise found
+        return found
+
+
+def _few(shas: list[str]) -> str:
+    return ", ".join(sha[:12] for sha in shas[:3]) + (" …" if len(shas) > 3 else "")  # noqa: PLR2004
+
+
+def _not_authorised(action: str) -> str:
+    return f"a {action}, which the TASK does not authorise"
+
+
+def _rev_list(top: Path, *args: str) -> list[list[str]]:
+    _, out = git.run(top, "rev-list", "--parents", *args)
+    return [line.split() for line in out.decode().splitlines() if line]
+
+
+def _commits(lines: list[list[str]], what: str, where: str, allowed: frozenset[str]) -> list[tuple[str, str]]:
+    """The commits ``lines`` (``rev-list --parents``) judged: one parent needs commit, more merge."""
+    plain = [line[0] for line in lines if len(line) <= 2]  # noqa: PLR2004 - a commit and its one parent (or none)
+    merges = [line[0] for line in lines if len(line) > 2]  # noqa: PLR2004
+    found = []
+    if plain and "commit" not in allowed:
+        found.append((what, f"{len(plain)} commit(s) {where} ({_few(plain)}): {_not_authorised('commit')}"))
+    if merges and "merge" not in allowed:
+        found.append((what, f"{len(merges)} merge commit(s) {where} ({_few(merges)}): {_not_authorised('merge')}"))
+    return found
+
+
+def _kind(message: str) -> str | None:
+    if message.startswith("checkout: moving from "):
+        moved = message.removeprefix("checkout: moving from ").split(" to ", 1)
+        return "switch-branch" if len(moved) == 2 and moved[0] != moved[1] else None  # noqa: PLR2004
+    return next((action for prefix, action in _KINDS if message.startswith(prefix)), None)
+
+
+def _parents(top: Path, shas: list[str]) -> dict[str, list[str]]:
+    """Each commit of ``shas`` git still holds, with its parents."""
+    if not shas:
+        return {}
+    lines = _rev_list(top, "--no-walk=unsorted", "--ignore-missing", *dict.fromkeys(shas))
+    return {line[0]: line[1:] for line in lines}
+
+
+def _moved(entry: git_records.ReflogEntry, parents: dict[str, list[str]], allowed: frozenset[str]) -> str | None:
+    """Why a reflog entry that names no command (``update-ref``, ``symbolic-ref``) is a finding."""
+    if entry.new == entry.old:
+        return None
+    if entry.old in parents.get(entry.new, []):
+        return None if "commit" in allowed else f"a commit made without `git commit` ({_not_authorised('commit')})"
+    if any(action in allowed for action in _MOVES):
+        return None
+    return "a switch, reset or rebase made without naming one, none of which the TASK authorises"
+
+
+def _reflog(top: Path, path: bytes, name: str, base: str, allowed: frozenset[str], shown: set[str]) -> Effects:
+    """The reflog at ``path`` after the entry that brought ``name`` to ``base`` (from its start when the
+    task had no base), judged as evidence; an action already found soundly is not repeated."""
+    entries = git_records.reflog(path)
+    if entries is None:
+        return Effects([], [f"reflog of {name}: not a plain file, not read"])
+    start = 0 if not base else next((i + 1 for i, e in enumerate(entries) if e.new == base), None)
+    if start is None:
+        return Effects([], [f"reflog of {name}: it does not reach back to the base {base[:12]}, so it was not read"])
+    entries = entries[start:]
+    unnamed = [e.new for e in entries if _kind(e.message) is None and not e.message.startswith("reset: ")]
+    parents = _parents(top, unnamed)
+    found = []
+    for entry in entries:
+        kind = _kind(entry.message)
+        if kind is not None and kind not in allowed and kind not in shown:
+            why = _not_authorised(kind)
+        elif kind is None and not entry.message.startswith("reset: ") and "moved" not in shown:
+            why = _moved(entry, parents, allowed) or ""
+            kind = "moved" if why else None
+        else:
+            continue
+        if kind is not None and why:
+            shown.add(kind)
+            said = f"`{entry.message[:80]}`" if entry.message else "no command"
+            found.append((f"reflog of {name}", f"git's reflog records {said} ({entry.old[:12]} → {entry.new[:12]}): "
+                          f"{why} ({EVIDENCE})"))  # fmt: skip
+    return Effects(found, [])
+
+
+def _stash(top: Path, common: bytes, own: set[str], allowed: frozenset[str]) -> Effects:
+    """A stash entry made on a commit of the task (its first parent: the base or a commit since)."""
+    if "stash" in allowed or not own:
+        return Effects([], [])
+    entries = git_records.reflog(os.path.join(common, b"logs", b"refs", b"stash")) or []
+    parents = _parents(top, [entry.new for entry in entries])
+    made = [e for e in entries if (parents.get(e.new) or [""])[0] in own]
+    if not made:
+        return Effects([], [])
+    why = f"git's stash records `{made[-1].message[:80]}` on a commit of the task: {_not_authorised('stash')}"
+    return Effects([("refs/stash", f"{why} ({EVIDENCE})")], [])
+
+
+def _reached(
+    top: Path, tips: list[str], base: str, hidden: list[str], asked: RemoteAnswers, exempt: tuple[str, str] = ("", "")
+) -> Effects:
+    """The task's commits (from ``tips``, not from ``base`` nor the local refs ``hidden`` leaves: ``rev-list``
+    arguments) that a branch or tag of a git remote holds now (``exempt``: a remote's ref the TASK names)."""
+    mine = [line[0] for line in _rev_list(top, *dict.fromkeys(tips), "--not", *([base] if base else []), *hidden)]
+    if not mine:
+        return Effects([], [])
+    remotes = git.remotes(top)
+    found: list[tuple[str, str]] = []
+    notes: list[str] = []
+    if len(remotes) > MAX_REMOTES:
+        return Effects([], [], f"the repository has over {MAX_REMOTES} git remotes: what reached them is not judged")
+    for remote in remotes:
+        try:
+            refs = asked.refs(top, remote)
+        except GitError as exc:
+            why = f"the git remote {remote} cannot be asked what reached it ({exc.message}); a push there is not judged"
+            return Effects(found, notes, why)
+        if len(refs) > MAX_REMOTE_REFS:
+            return Effects(found, notes, f"the git remote {remote} holds over {MAX_REMOTE_REFS} refs: not judged")
+        refs = [(sha, name) for sha, name in refs if (remote, name) != exempt]
+        held = [sha for sha, _ in refs]
+        if not held:
+            continue
+        unreached = {line[0] for line in _rev_list(top, "--ignore-missing", *mine, "--not", *held)}
+        if reached := [sha for sha in mine if sha not in unreached]:
+            names = [name for sha, name in refs if sha in reached][:3]
+            under = ", ".join(names) if names else "under a branch or tag"
+            why = f"{len(reached)} commit(s) of the task reached the git remote {remote} ({under}): "
+            found.append((f"remote {remote}", why + _not_authorised("push")))
+    return Effects(found, notes)
+
+
+def _merged(*parts: Effects) -> Effects:
+    undecided = next((part.undecided for part in parts if part.undecided), "")
+    return Effects([v for p in parts for v in p.violations], [n for p in parts for n in p.notes], undecided)
+
+
+def _dirs(top: Path) -> tuple[bytes, bytes]:
+    _, out = git.run(top, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir")
+    git_dir, _, common = out.rstrip(b"\n").partition(b"\n")
+    return git_dir, common
+
+
+def worktree_effects(
+    top: Path, branch: str, base: str, checkpoint: str, allowed: frozenset[str], asked: RemoteAnswers
+) -> Effects:
+    """A worktree task's git effects: its branch, its ``HEAD``, its reflogs, what reached a remote."""
+    own = f"refs/heads/{branch}"
+    git_dir, common = _dirs(top)
+    code, out = git.run(top, "symbolic-ref", "-q", "HEAD", ok=(0, 1))
+    head_ref = out.decode("utf-8", "replace").strip() if code == 0 else ""
+    found = []
+    if head_ref != own and "switch-branch" not in allowed:
+        out_name = head_ref.removeprefix("refs/heads/") or "a detached HEAD"
+        found.append(("HEAD", f"the worktree has {out_name} checked out, not its branch {branch}: "
+                      + _not_authorised("switch-branch")))  # fmt: skip
+    tip, head = git.rev_parse(top, own), git.rev_parse(top, "HEAD")
+    if tip is None:
+        found.append((own, "the task's branch is gone (deleted or renamed): its work is on no branch of its own"))
+    elif head_ref != own and tip != checkpoint:
+        found.append((own, f"the branch is at {tip}, past the checkpoint: not audited"))
+    lines = _rev_list(top, f"{base}..{checkpoint}")
+    found += _commits(lines, own, "on the branch since dispatch", allowed)
+    shown = {kind for _, why in found for kind in ("commit", "merge", "switch-branch") if _not_authorised(kind) in why}
+    log = _reflog(top, os.path.join(git_dir, b"logs", b"HEAD"), "HEAD", base, allowed, shown)
+    tips = [sha for sha in (checkpoint, tip, head) if sha]
+    mine = {base, *(line[0] for line in _rev_list(top, *dict.fromkeys(tips), "--not", base))}
+    parts = [Effects(found, []), log, _stash(top, common, mine, allowed)]
+    if "push" not in allowed:
+        parts.append(_reached(top, tips, base, [f"--exclude={branch}", "--branches", "--tags"], asked))
+    return _merged(*parts)
+
+
+def current_effects(top: Path, base: str, head: str | None, allowed: frozenset[str], asked: RemoteAnswers) -> Effects:
+    """A ``current`` task's git effects since dispatch, in the shared tree: every commit on ``HEAD``
+    since the base is counted, whoever made it."""
+    if head is None:
+        return Effects([], [])
+    lines = _rev_list(top, head, *(["--not", base] if base else []))
+    where = "on HEAD since dispatch (the tree is shared: the Lead's commits after the REPORT count too)"
+    found = _commits(lines, "HEAD", where, allowed)
+    shown = {kind for _, why in found for kind in ("commit", "merge") if _not_authorised(kind) in why}
+    git_dir, common = _dirs(top)
+    log = _reflog(top, os.path.join(git_dir, b"logs", b"HEAD"), "HEAD", base, allowed, shown)
+    mine = {base, *(line[0] for line in lines)} - {""}
+    parts = [Effects(found, []), log, _stash(top, common, mine, allowed)]
+    if "push" not in allowed and lines:
+        parts.append(_reached(top, [head], base, [], asked))
+    return _merged(*parts)
+
+
+def pushed_effects(
+    top: Path, branch: str, remote: str, base: str, checkpoint: str, allowed: frozenset[str], asked: RemoteAnswers
+) -> Effects:
+    """A task whose branch lives on a git remote (fetched): its commits, and, unless it may push, what of
+    them reached any ref of a remote but its own branch on its own remote."""
+    lines = _rev_list(top, f"{base}..{checkpoint}")
+    parts = [Effects(_commits(lines, f"refs/heads/{branch}", "on the branch since dispatch", allowed), [])]
+    if "push" not in allowed and lines:
+        # its own branch on its own remote is where the TASK says to push
+        parts.append(
+            _reached(top, [checkpoint], base, ["--branches", "--tags"], asked, (remote, f"refs/heads/{branch}"))
+        )
+    return _merged(*parts)
