@@ -269,16 +269,25 @@ def post(command: str, cwd: Path) -> str:
     )
 
 
+def shell(store: Store, ref: Ref, sha: str, command: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """The post-tool hook's answer to ``command``, its start marked by the pre-tool hook first (as both CLIs
+    run them)."""
+    bash = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}}
+    started = guard(store, ref, json.dumps(bash | {"cwd": str(cwd), "session_id": "s"}), "--task-sha256", sha)
+    assert verdict(started) == "allow", started.stdout
+    return guard(store, ref, post(command, cwd), "--event", "post-tool", "--task-sha256", sha)
+
+
 def test_after_a_shell_command_the_agent_is_told_what_to_put_back(
     store: Store, created: tuple[Ref, str], worktree: Path
 ) -> None:
     ref, sha = created
-    clean = guard(store, ref, post("true", worktree), "--event", "post-tool", "--task-sha256", sha)
+    clean = shell(store, ref, sha, "true", worktree)
     assert (clean.returncode, clean.stdout) == (0, b"")
     write(worktree, "src/a1/fine.py")
     write(worktree, "src/b/new.py")
     write(worktree, "README.md", "changed\n")
-    done = guard(store, ref, post("make", worktree), "--event", "post-tool", "--task-sha256", sha)
+    done = shell(store, ref, sha, "make", worktree)
     answer = json.loads(done.stdout)
     assert answer["decision"] == "block"
     assert "rm -- src/b/new.py" in answer["reason"]
@@ -290,10 +299,10 @@ def test_paths_dirty_at_dispatch_are_not_blamed_on_the_executor(project: Path, s
     make_repo(project)
     write(project, "notes.txt", "the lead's\n")
     stored = store.create_task(implementation(scope=Scope(workspace="current", writable=("src/a1/**",))))
-    quiet = guard(store, stored.ref, post("true", project), "--event", "post-tool", "--task-sha256", stored.sha256)
+    quiet = shell(store, stored.ref, stored.sha256, "true", project)
     assert (quiet.returncode, quiet.stdout) == (0, b"")
     write(project, "src/b/other.py", "mine\n")
-    done = guard(store, stored.ref, post("x", project), "--event", "post-tool", "--task-sha256", stored.sha256)
+    done = shell(store, stored.ref, stored.sha256, "x", project)
     reason = json.loads(done.stdout)["reason"]
     assert "src/b/other.py" in reason
     assert "notes.txt" not in reason

@@ -16,29 +16,38 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Literal
 
 from handoff_core.contract.anchor import TASK_CHANGED
 from handoff_core.contract.ids import Ref
-from handoff_core.contract.report import COMMIT_RE, header_fields
+from handoff_core.contract.report import COMMIT_RE
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.task_file import parse_task
 from handoff_core.errors import GitError, HandoffError
 from handoff_core.files import git
-from handoff_core.layout import REPORT_FILE, TASK_FILE
+from handoff_core.layout import TASK_FILE
 from handoff_core.services.evidence import pushed
+from handoff_core.services.evidence.audit_record import (
+    MAX_LISTED,
+    Audit,
+    Verdict,
+    Violation,
+    judged,
+    report_checkpoint,
+    set_aside,
+    shown,
+)
+from handoff_core.services.evidence.current_audit import audit_current, theirs
 from handoff_core.services.evidence.effects import (
     Effects,
     RemoteAnswers,
+    crossed,
     current_effects,
     pushed_effects,
     worktree_effects,
 )
 from handoff_core.services.evidence.reviews import Reviews, reviews_in
-from handoff_core.services.evidence.since_dispatch import Since, handoff_in, since_dispatch
 from handoff_core.services.evidence.task_pin import actions_in_effect
 from handoff_core.services.rules.scope_rule import ScopeRule
 from handoff_core.services.tree.queries import Queries
@@ -56,58 +65,7 @@ __all__ = [
     "task_verdict",
 ]
 
-Verdict = Literal["passed", "failed", "unknown"]
-MAX_LISTED = 200  # paths listed per answer; the counts say how many there were
 SHARED_TREE = "the task shares the project tree with other writers: its changes cannot be attributed to it"
-
-
-@dataclass(frozen=True)
-class Violation:
-    path: str
-    why: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class Audit:
-    verdict: Verdict
-    reason: str
-    base: str = ""
-    checkpoint: str = ""
-    worktree: str = ""
-    changed: tuple[str, ...] = ()  # "M path", "D path", "R old -> new"
-    violations: tuple[Violation, ...] = ()
-    dirty: tuple[str, ...] = ()  # uncommitted or untracked in the worktree
-    changed_count: int = 0
-    not_judged: tuple[str, ...] = ()  # "path: why" for each changed path this audit leaves to another
-
-
-def _shown(change: git.Change) -> str:
-    return (
-        f"{change.status} {change.old_path} -> {change.path}" if change.old_path else f"{change.status} {change.path}"
-    )
-
-
-def _judged(rule: ScopeRule, top: str, change: git.Change, prefix: str) -> list[Violation]:
-    found = []
-    if (why := rule.judge(f"{top}/{change.path}")) is not None:
-        verb = "deleted" if change.status == "D" else "written"
-        found.append(Violation(change.path, f"{prefix}{verb}, {why}"))
-    if change.old_path and (why := rule.judge(f"{top}/{change.old_path}")) is not None:
-        found.append(Violation(change.old_path, f"{prefix}renamed away (its deleted side), {why}"))
-    return found
-
-
-def _set_aside(reviews: Reviews, base_dir: str, dirty: list[git.Change]) -> tuple[list[git.Change], list[str]]:
-    """The uncommitted paths left to judge, and those a review of the task wrote as its artifacts (its
-    audit judges them), each as ``path: why``."""
-    kept, aside = [], []
-    for change in dirty:
-        writers = {reviews.writer_of(base_dir, side) for side in (change.path, change.old_path) if side}
-        if len(writers) == 1 and (writer := writers.pop()) is not None:
-            aside.append(f"{change.path}: an artifact of {writer}, which its audit judges")
-        else:
-            kept.append(change)
-    return kept, aside
 
 
 def _left_over(rule: ScopeRule, base_dir: str, dirty: list[git.Change], review: bool) -> list[Violation]:
@@ -115,18 +73,11 @@ def _left_over(rule: ScopeRule, base_dir: str, dirty: list[git.Change], review: 
     A review commits nothing: its artifacts are left uncommitted, and only a path outside them fails."""
     found = []
     for change in dirty:
-        judged = _judged(rule, base_dir, change, "uncommitted (not in the checkpoint), ")
-        found += judged
-        if not review and change.path not in {v.path for v in judged}:
+        said = judged(rule, base_dir, change, "uncommitted (not in the checkpoint), ")
+        found += said
+        if not review and change.path not in {v.path for v in said}:
             found.append(Violation(change.path, "uncommitted: not in the checkpoint"))
     return found
-
-
-def _checkpoint(queries: Queries, ref: Ref) -> str | None:
-    data = queries.read_optional(ref, REPORT_FILE)
-    if data is None:
-        return None
-    return header_fields(data.decode("utf-8", "replace"))[0].get("Source-Checkpoint", "")
 
 
 def audit_task(queries: Queries, ref: Ref, asked: RemoteAnswers | None = None) -> Audit:
@@ -142,11 +93,13 @@ def audit_task(queries: Queries, ref: Ref, asked: RemoteAnswers | None = None) -
         task, str(ref), Path(os.path.realpath(roots.project_root)), Path(os.path.realpath(roots.state_root))
     )
     allowed, asked = actions_in_effect(scope), asked or RemoteAnswers()
+    with_crossings = partial(crossed, state_root=rule.state, project=rule.project, ref=str(ref), root=rule.root_text)
     if scope.workspace == "current" and not scope.worktree:
-        return _current(queries, ref, rule, scope, partial(current_effects, allowed=allowed, asked=asked))
+        effects = partial(current_effects, allowed=allowed, asked=asked)
+        return audit_current(queries, ref, rule, scope, lambda *given: with_crossings(effects(*given)))
     if not scope.base:
         return Audit(verdict="unknown", reason="the TASK records no base commit: it was dispatched without git")
-    checkpoint = _checkpoint(queries, ref)
+    checkpoint = report_checkpoint(queries, ref)
     if checkpoint is None:
         return Audit(verdict="unknown", reason="no REPORT yet: nothing to audit", base=scope.base)
     if not checkpoint and scope.review_of:
@@ -165,12 +118,12 @@ def audit_task(queries: Queries, ref: Ref, asked: RemoteAnswers | None = None) -
             found = pushed.fetched(repo, str(ref), scope, checkpoint)
             if isinstance(found, str):
                 return Audit(verdict="unknown", reason=found, base=scope.base, checkpoint=checkpoint)
-            effects = partial(pushed_effects, repo, scope.branch, scope.remote, scope.base, checkpoint, allowed, asked)
+            remote = partial(pushed_effects, repo, scope.branch, scope.remote, scope.base, checkpoint, allowed, asked)
             return _audit(
-                rule, top, scope.base, checkpoint, shared=False, dirty_then=set(), found=found, effects=effects
+                rule, top, scope.base, checkpoint, shared=False, dirty_then=set(), found=found, effects=remote
             )
         shared, dirty_then = not scope.worktree, set(scope.dirty)
-        effects = partial(worktree_effects, top, scope.branch, scope.base, checkpoint, allowed, asked)
+        local = partial(worktree_effects, top, scope.branch, scope.base, checkpoint, allowed, asked)
         reviews = reviews_in(queries, ref, rule.root_text)
         return _audit(
             rule,
@@ -181,7 +134,7 @@ def audit_task(queries: Queries, ref: Ref, asked: RemoteAnswers | None = None) -
             dirty_then=dirty_then,
             review=bool(scope.review_of),
             reviews=reviews,
-            effects=None if shared else effects,
+            effects=None if shared else lambda: with_crossings(local()),
         )
     except GitError as exc:
         return Audit(verdict="unknown", reason=exc.message, base=scope.base, checkpoint=checkpoint)
@@ -213,12 +166,12 @@ def _audit(
     dirty = [d for d in found.dirty if not ({d.path, d.old_path} - {None} <= dirty_then)]
     # git names paths from the top of the work tree, which a current task's project root may lie below
     base_dir = str(top) if not shared else str(git.work_tree_of(top) or top)
-    violations = [v for change in changes for v in _judged(rule, base_dir, change, "")]
+    violations = [v for change in changes for v in judged(rule, base_dir, change, "")]
     if not shared and found.head != checkpoint:  # later commits are work the checkpoint does not hold
         violations.append(Violation("HEAD", f"the worktree is at {found.head}, past the checkpoint: not audited"))
-    dirty, aside = _set_aside(reviews or Reviews([]), base_dir, dirty)
-    violations += _left_over(rule, base_dir, dirty, review=review)
     done = effects() if effects is not None else Effects([], [])
+    dirty, aside, writers = set_aside(reviews or Reviews([]), base_dir, dirty, done.others)
+    violations += _left_over(rule, base_dir, dirty, review=review)
     violations += [Violation(what, why) for what, why in done.violations]
     aside += done.notes
     if shared:
@@ -226,85 +179,18 @@ def _audit(
         reason = SHARED_TREE
     elif violations:
         verdict, reason = "failed", f"{len(violations)} violation(s) of the TASK ({rule.described()})"
-    elif done.undecided:
-        verdict, reason = "unknown", f"every changed path lies in the TASK's scope, but {done.undecided}"
+    elif undecided := done.undecided or theirs(writers):
+        verdict, reason = "unknown", f"every changed path lies in the TASK's scope, but {undecided}"
     else:
         verdict, reason = "passed", f"every changed path lies in the TASK's scope ({rule.described()})"
     return made(
         verdict=verdict,
         reason=reason,
-        changed=tuple(_shown(c) for c in changes[:MAX_LISTED]),
+        changed=tuple(shown(c) for c in changes[:MAX_LISTED]),
         violations=tuple(violations[:MAX_LISTED]),
-        dirty=tuple(_shown(d) for d in dirty[:MAX_LISTED]),
+        dirty=tuple(shown(d) for d in dirty[:MAX_LISTED]),
         changed_count=len(changes),
         not_judged=tuple(aside[:MAX_LISTED]),
-    )
-
-
-def _current(queries: Queries, ref: Ref, rule: ScopeRule, scope: Scope, effects: Callable[..., Effects]) -> Audit:
-    """A ``current`` task: what changed in the shared tree since dispatch, judged against its scope."""
-    checkpoint = _checkpoint(queries, ref)
-    if checkpoint is None:
-        return Audit(verdict="unknown", reason="no REPORT yet: nothing to audit", base=scope.base)
-    checkpoint = checkpoint if COMMIT_RE.match(checkpoint) else ""  # recorded; the tree is judged as it is
-    made = partial(Audit, base=scope.base, checkpoint=checkpoint)
-    top = git.work_tree_of(rule.root)
-    if top is None or (scope.base and not COMMIT_RE.match(scope.base)):
-        return made(verdict="unknown", reason="the project is in no git repository, or the base is no commit id")
-    try:
-        since = since_dispatch(top, scope.base, scope.dirty, handoff_in(top, rule.state))
-        if since.problem:
-            return made(verdict="unknown", reason=since.problem)
-        dirty, aside = _set_aside(reviews_in(queries, ref, rule.root_text), str(top), since.dirty)
-        done = effects(top, scope.base, git.rev_parse(top, "HEAD"))
-    except GitError as exc:
-        return made(verdict="unknown", reason=exc.message)
-    base_dir = str(top)
-    violations = [Violation(what, why) for what, why in done.violations]
-    violations += [v for change in since.changes for v in _judged(rule, base_dir, change, "committed since dispatch, ")]
-    violations += [v for change in dirty for v in _judged(rule, base_dir, change, "uncommitted, ")]
-    violations += [v for c in since.undone for v in _judged(rule, base_dir, c, "dirty at dispatch and clean now, ")]
-    unseen = [f"{path}: {why}" for path, why in since.unseen if rule.judge(f"{base_dir}/{path}") is not None]
-    judged = len(since.changes) + len(dirty) + len(since.undone)
-    verdict, reason = _current_verdict(rule.described(), judged, len(violations), len(unseen), done.undecided)
-    return made(
-        verdict=verdict,
-        reason=reason,
-        changed=tuple(_shown(c) for c in [*since.changes, *since.undone][:MAX_LISTED]),
-        violations=tuple(violations[:MAX_LISTED]),
-        dirty=tuple(_shown(d) for d in dirty[:MAX_LISTED]),
-        changed_count=len(since.changes) + len(since.undone),
-        not_judged=tuple([*aside, *unseen, *done.notes, *_in_scope(rule, base_dir, since)][:MAX_LISTED]),
-    )
-
-
-def _in_scope(rule: ScopeRule, base_dir: str, since: Since) -> list[str]:
-    """Unseen paths the scope allows anyway: not judged, and no finding whatever happened to them."""
-    return [f"{path}: {why} (in the scope)" for path, why in since.unseen if rule.judge(f"{base_dir}/{path}") is None]
-
-
-def _current_verdict(scope: str, judged: int, outside: int, unseen: int, undecided: str) -> tuple[Verdict, str]:
-    """Findings fail, whoever made them; unseen paths outside the scope (or an undecided git effect) leave
-    it unknown; else it passes."""
-    if outside:
-        return "failed", (
-            f"{outside} violation(s) of the TASK since dispatch: paths changed outside its scope ({scope}) or git "
-            "actions it does not authorise. The project tree is shared: another writer (the Lead, a task before "
-            "this one) may have made them; check each before blaming this task"
-        )
-    if isinstance(unseen, str):
-        return (
-            "unknown",
-            f"every path changed since dispatch ({judged}) lies in the TASK's scope ({scope}), but {unseen}",
-        )
-    if unseen:
-        return "unknown", (
-            f"every path changed since dispatch that can be judged ({judged}) lies in the TASK's scope ({scope}); "
-            f"{unseen} path(s) outside it cannot be judged (not_judged says why): a change to them would not show"
-        )
-    return "passed", (
-        f"every path changed since dispatch ({judged}) lies in the TASK's scope ({scope}); the project tree is "
-        "shared, so they need not all be this task's"
     )
 
 

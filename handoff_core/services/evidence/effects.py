@@ -28,7 +28,7 @@ from typing import NamedTuple
 from handoff_core.errors import GitError
 from handoff_core.files import git, git_records, git_remote
 
-__all__ = ["Effects", "RemoteAnswers", "current_effects", "pushed_effects", "worktree_effects"]
+__all__ = ["Effects", "RemoteAnswers", "crossed", "current_effects", "pushed_effects", "worktree_effects"]
 
 MAX_REMOTES = 8  # remotes asked per audit; a repository with more leaves pushes undecided
 MAX_REMOTE_REFS = 20_000  # refs of one remote compared (each an argument to one git)
@@ -52,6 +52,7 @@ class Effects(NamedTuple):
     violations: list[tuple[str, str]]  # (what, why)
     notes: list[str]  # "what: why" for what could not be read (the audit's not_judged)
     undecided: str = ""  # why the verdict cannot be passed; "" when nothing was left undecided
+    others: tuple[tuple[str, str], ...] = ()  # (path in the task's tree, the task whose command wrote it)
 
 
 class RemoteAnswers:
@@ -203,7 +204,31 @@ def _reached(
 
 def _merged(*parts: Effects) -> Effects:
     undecided = next((part.undecided for part in parts if part.undecided), "")
-    return Effects([v for p in parts for v in p.violations], [n for p in parts for n in p.notes], undecided)
+    others = tuple(other for part in parts for other in part.others)
+    return Effects([v for p in parts for v in p.violations], [n for p in parts for n in p.notes], undecided, others)
+
+
+def crossed(done: Effects, state_root: str, project: str, ref: str, root: str) -> Effects:
+    """``done`` with the crossings the post-tool hooks recorded (``crossings``): this task's writes in
+    another tree (a violation when its command named that tree, else undecided), and the paths of
+    its own tree ``root`` another task's command wrote and nobody has written since (``others``)."""
+    from handoff_core.services.evidence import crossings
+
+    found, notes, others = [], [], []
+    main = os.path.realpath(project)
+    for one in crossings.crossings_of(state_root):
+        where = "the main tree" if one.tree == main else "another task's worktree"
+        if one.ref == ref:
+            if one.named:
+                why = f"changed in {where} by a command of this task that names that tree (its post-tool's record)"
+                found.append((one.where, f"{why}: a task writes only in its own tree, put back since or not"))
+            else:
+                said = "which does not name that tree (its post-tool's record): it, or another writer then, wrote it"
+                notes.append(f"{one.where}: changed in {where} while a command of this task ran, {said}")
+        elif one.tree == root and crossings.unchanged(one):
+            others.append((one.path, one.ref))
+    undecided = "paths in other trees changed while its commands ran (not_judged names them)" if notes else ""
+    return _merged(done, Effects(found, notes, undecided, tuple(others)))
 
 
 def _dirs(top: Path) -> tuple[bytes, bytes]:

@@ -107,7 +107,12 @@ class Hook:
                 from handoff_core.services.evidence.post_tool import judge_after_shell
 
                 return judge_after_shell(self, event)
-            return self._pre_tool(event)
+            verdict = self._pre_tool(event)
+            if verdict.allow and event.command is not None and os.environ.get("HANDOFF_SANDBOX_WRITE") is None:
+                from handoff_core.services.evidence.crossings import mark_start
+
+                mark_start(self.ref, event.data)  # the post-tool reads what other trees changed since
+            return verdict
         except EventUnreadable as exc:
             return Verdict(False, f"{self.who}: {exc}; denied")
         except TaskUnreadable as exc:

@@ -52,7 +52,7 @@ class LeanShared:
 
 class LeanScope:
     __slots__ = (
-        *("actions", "artifacts", "branch", "dirty", "remote", "resources", "sandbox", "shared"),
+        *("actions", "artifacts", "base", "branch", "dirty", "remote", "resources", "sandbox", "shared"),
         *("workspace", "worktree", "writable"),
     )
 
@@ -60,6 +60,7 @@ class LeanScope:
         self.workspace = _text(fields, "workspace")
         self.worktree = _text(fields, "worktree")
         self.branch = _text(fields, "branch")
+        self.base = _text(fields, "base")
         self.remote = _text(fields, "remote")
         self.resources = _texts(fields, "resources")
         self.sandbox = _text(fields, "sandbox") or "required"

@@ -26,7 +26,7 @@ from handoff_core.files.git_config import (
 )
 from handoff_core.files.submodules import submodule_listing
 
-__all__ = ["TIMEOUT", "StatusFailed", "StatusRefused", "changed_paths"]
+__all__ = ["TIMEOUT", "StatusFailed", "StatusRefused", "changed_paths", "head_by_git"]
 
 TIMEOUT = 10.0
 MAX_OUTPUT = 16 * 1024 * 1024
@@ -106,6 +106,15 @@ def _run(
     if os.waitstatus_to_exitcode(status) not in ok:
         raise StatusFailed(f"git {args[0]} failed in {tree}")
     return out
+
+
+def head_by_git(top: str) -> tuple[str | None, str | None]:
+    """``(branch ref, commit)`` of the work tree ``top``'s ``HEAD`` as git reads it (for a repository whose
+    files ``git_records`` cannot read plainly); None for a detached ``HEAD``'s ref or an unborn one's commit."""
+    env = _environment() | {"GIT_WORK_TREE": top}
+    ref = _run(top, ("symbolic-ref", "-q", "HEAD"), env, ok=(0, 1)).decode("utf-8", "surrogateescape").strip()
+    oid = _run(top, ("rev-parse", "--verify", "-q", "HEAD"), env, ok=(0, 1, 128)).decode().strip()
+    return ref or None, oid or None
 
 
 def _ask(cwd: str, args: tuple[str, ...], ok: tuple[int, ...]) -> bytes:

@@ -36,14 +36,16 @@ HOOK_MODULES = {
     "handoff_core.files.executor_home",  # where this user's cache is (the stop hook's records, outside a sandbox)
     "handoff_core.files.local_socket",  # a sandboxed stop hook asks the broker
     "handoff_core.files.git_config",
+    "handoff_core.files.git_records",  # the post-tool hook reads HEAD from git's files (a task without commit)
     "handoff_core.files.submodules",  # the post-tool hook walks populated submodules (tree_status)
     "handoff_core.services",
     "handoff_core.services.rules",
     "handoff_core.services.rules.scope_rule",
     *(
         f"handoff_core.services.evidence{name}"
-        for name in ("", ".codex_patch", ".endings", ".git_actions", ".hook", ".hook_event", ".post_tool")
+        for name in ("", ".codex_patch", ".crossings", ".endings", ".git_actions", ".hook", ".hook_event")
     ),
+    "handoff_core.services.evidence.post_tool",
     *(f"handoff_core.services.evidence{name}" for name in (".shell_rule", ".stop_check", ".task_pin", ".tree_status")),
 }
 

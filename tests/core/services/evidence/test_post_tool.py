@@ -19,14 +19,16 @@ from handoff_core.contract.scope import Scope
 from handoff_core.services.writing.store import Store
 from server.client_config import hook_entry
 from tests.conftest import implementation
-from tests.core.evidence.gitrepo import add_worktree, counting_git, git, make_repo, started, write
+from tests.core.evidence.gitrepo import ENV, add_worktree, counting_git, git, make_repo, started, write
 
 pytestmark = pytest.mark.slow  # the hook runs as its own process
 OUT_OF_SCOPE = "src/b/other.py"
 
 
 def after_shell(store: Store, tree: Path, tmp_path: Path) -> tuple[str, list[str]]:
-    """The hook's answer to a finished shell command in ``tree``, and the git commands it started."""
+    """The hook's answer to a finished shell command in ``tree``, and the git commands it started. The
+    event comes alone, with no pre-tool mark of its start: the other trees are not read (it says so;
+    ``test_crossings`` reads them), so every git counted here is the task tree's."""
     scope = Scope(workspace="required", writable=("src/a1/**",), worktree=str(tree), branch="task-a")
     stored = store.create_task(implementation(scope=scope))
     log = tmp_path / "git-starts.log"
@@ -132,3 +134,46 @@ def test_a_submodule_whose_config_moves_its_work_tree_blocks_the_result(
     answer, starts = after_shell(store, tree, tmp_path)
     assert "core.worktree" in blocked_for(answer)
     assert "status" not in starts
+
+
+def hook_after(store: Store, ref: str, sha: str, cwd: Path, line: str) -> str:
+    """Run ``line`` in ``cwd`` between the pre-tool and post-tool hooks, as a CLI runs a shell tool; the
+    post-tool hook's answer."""
+    roots = ["--project-root", str(store.roots.project_root), "--state-root", str(store.roots.state_root)]
+    flags = ["--ref", ref, "--task-sha256", sha, *roots]
+    event = {"tool_name": "Bash", "tool_input": {"command": line}, "cwd": str(cwd), "session_id": "s"}
+    event["tool_use_id"] = "toolu_1"
+    for kind in ("pre-tool", "post-tool"):
+        name = {"pre-tool": "PreToolUse", "post-tool": "PostToolUse"}[kind]
+        data = json.dumps(event | {"hook_event_name": name}).encode()
+        done = subprocess.run(
+            [*hook_entry(), *flags, "--event", kind], input=data, capture_output=True, timeout=60, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        if kind == "pre-tool":
+            assert done.stdout == b"", done.stdout  # the parser does not read this form: it runs
+            ran = subprocess.run(["bash", "-c", line], cwd=cwd, env=ENV, capture_output=True, timeout=60, check=False)
+            assert ran.returncode == 0, ran.stderr
+    return done.stdout.decode()
+
+
+def test_a_commit_by_a_form_the_parser_does_not_read_is_named_at_once_in_a_task_that_authorises_none(
+    store: Store, project: Path
+) -> None:
+    make_repo(project)
+    stored = store.create_task(implementation())  # a current task: no git action authorised
+    write(project, "src/a1/core.py", "mine\n")
+    answer = hook_after(store, str(stored.ref), stored.sha256, project, "git add src/a1 && eval 'git commit -qm x'")
+    reason = blocked_for(answer)
+    assert "a commit (commit), by whatever command" in reason
+    assert "git reset --soft" in reason
+
+
+def test_a_worktree_whose_head_leaves_its_branch_is_named_at_once(store: Store, project: Path) -> None:
+    make_repo(project)
+    tree = add_worktree(project, "task-a")
+    scope = Scope(workspace="required", writable=("src/a1/**",), worktree=str(tree), branch="task-a")
+    stored = store.create_task(implementation(scope=scope))
+    git(tree, "branch", "other")
+    answer = hook_after(store, str(stored.ref), stored.sha256, tree, "eval 'git symbolic-ref HEAD refs/heads/other'")
+    assert "HEAD: other is checked out, not the task's branch task-a (switch-branch)" in blocked_for(answer)

@@ -1,0 +1,89 @@
+"""An audit's answer, and what every audit judges with: each change shown and judged by the one
+scope rule, the REPORT's checkpoint, and the uncommitted paths an audit leaves to another judgement
+(a review's artifacts; a path another task's command wrote, ``crossings``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from handoff_core.contract.ids import Ref
+from handoff_core.contract.report import header_fields
+from handoff_core.files import git
+from handoff_core.layout import REPORT_FILE
+from handoff_core.services.evidence.reviews import Reviews
+from handoff_core.services.rules.scope_rule import ScopeRule
+from handoff_core.services.tree.queries import Queries
+
+__all__ = ["MAX_LISTED", "Audit", "Verdict", "Violation", "judged", "report_checkpoint", "set_aside", "shown"]
+
+Verdict = Literal["passed", "failed", "unknown"]
+MAX_LISTED = 200  # paths listed per answer; the counts say how many there were
+
+
+@dataclass(frozen=True)
+class Violation:
+    path: str
+    why: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Audit:
+    verdict: Verdict
+    reason: str
+    base: str = ""
+    checkpoint: str = ""
+    worktree: str = ""
+    changed: tuple[str, ...] = ()  # "M path", "D path", "R old -> new"
+    violations: tuple[Violation, ...] = ()
+    dirty: tuple[str, ...] = ()  # uncommitted or untracked in the worktree
+    changed_count: int = 0
+    not_judged: tuple[str, ...] = ()  # "path: why" for each changed path this audit leaves to another
+
+
+def shown(change: git.Change) -> str:
+    return (
+        f"{change.status} {change.old_path} -> {change.path}" if change.old_path else f"{change.status} {change.path}"
+    )
+
+
+def judged(rule: ScopeRule, top: str, change: git.Change, prefix: str) -> list[Violation]:
+    found = []
+    if (why := rule.judge(f"{top}/{change.path}")) is not None:
+        verb = "deleted" if change.status == "D" else "written"
+        found.append(Violation(change.path, f"{prefix}{verb}, {why}"))
+    if change.old_path and (why := rule.judge(f"{top}/{change.old_path}")) is not None:
+        found.append(Violation(change.old_path, f"{prefix}renamed away (its deleted side), {why}"))
+    return found
+
+
+def set_aside(
+    reviews: Reviews, base_dir: str, dirty: list[git.Change], others: tuple[tuple[str, str], ...] = ()
+) -> tuple[list[git.Change], list[str], list[str]]:
+    """The uncommitted paths left to judge; those a review of the task wrote as its artifacts (its audit
+    judges them) and those another task's command wrote (``others``: path, writer), each as ``path: why``;
+    and the writers of the latter."""
+    writers_of = dict(others)
+    kept, aside, writers = [], [], []
+    for change in dirty:
+        sides = [side for side in (change.path, change.old_path) if side]
+        reviewers = {reviews.writer_of(base_dir, side) for side in sides}
+        if len(reviewers) == 1 and (reviewer := reviewers.pop()) is not None:
+            aside.append(f"{change.path}: an artifact of {reviewer}, which its audit judges")
+        elif crossed := [writers_of[side] for side in sides if side in writers_of]:
+            aside.append(
+                f"{change.path}: changed by a command of {crossed[0]} (its post-tool's record), and not written "
+                "since: not this task's"
+            )
+            writers.append(crossed[0])
+        else:
+            kept.append(change)
+    return kept, aside, list(dict.fromkeys(writers))
+
+
+def report_checkpoint(queries: Queries, ref: Ref) -> str | None:
+    """The REPORT's ``Source-Checkpoint`` ("" when it names none); None when there is no REPORT."""
+    data = queries.read_optional(ref, REPORT_FILE)
+    if data is None:
+        return None
+    return header_fields(data.decode("utf-8", "replace"))[0].get("Source-Checkpoint", "")
