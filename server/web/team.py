@@ -6,6 +6,8 @@ Two endpoints, each the SDK's own streamable HTTP app guarded by the SDK's beare
 ``/lead/mcp``      every Lead tool; the bearer is the Lead token (``handoff-mcp token --lead``).
 ``/executor/mcp``  the executor tools, scoped to one task: the bearer is that task's report token,
                    and the session reads that task and writes its REPORT, nothing else.
+``/executor/stop`` the Stop hook of an executor elsewhere, with the same bearer: whether its session
+                   may end, the count and the record kept here (``stops``).
 
 A missing or wrong token gets 401 with ``WWW-Authenticate``; a bad Host 421, a bad Origin 403;
 an address past its allowance of refused tokens 429. Who may call is decided in ``auth``. One
@@ -38,6 +40,7 @@ from server.web.auth import REFUSALS, Endpoint, HostPolicy, LeadVerifier, Refusa
 from server.web.board import BoardAccess, board_app
 from server.web.board_model import BoardModel
 from server.web.connections import MAX_BODY, UVICORN, BoundedNesting
+from server.web.stops import stop_route
 from server.web.watcher import Batch, BoardFeed, Changes, TreeWatcher
 
 __all__ = ["MAX_BODY", "IndexFeed", "proxy_headers", "run_team", "team_app"]
@@ -72,7 +75,8 @@ def team_app(
     """
     secret = load_secret(settings.secret_file, settings.project_root)
     arrivals = Arrivals(settings.state_root)
-    board = BoardModel(open_store(settings, anchored=True).queries, settings.writer_cap)
+    queries = open_store(settings, anchored=True).queries
+    board = BoardModel(queries, settings.writer_cap)
     board_changes = Changes()
     index = TokenIndex(settings.state_root)
     verifiers: dict[Role, TokenVerifier] = {
@@ -120,7 +124,10 @@ def team_app(
                     stop.set()
 
     # The board, behind the Lead's token: /board?token=<lead token> opens a session.
-    routes = [*board_app(board, BoardAccess(standing=lead_token(secret, settings.state_root)), board_changes), *mounts]
+    # An executor's Stop hook asks here (before the executor mount, which would take the path).
+    stops = stop_route(queries, settings.state_root, verifiers["executor"])
+    board_routes = board_app(board, BoardAccess(standing=lead_token(secret, settings.state_root)), board_changes)
+    routes = [*board_routes, stops, *mounts]
     return Starlette(
         routes=routes,
         lifespan=lifespan,

@@ -183,3 +183,52 @@ async def test_a_branch_task_needs_a_remote_that_holds_its_start(team: Team, pro
             lead, "create_task", **task_args(topic="no-remote", workspace="required", branch="b", shared=[])
         )
     assert code == "workspace_refused"
+
+
+def stop_hook(created: dict[str, Any]) -> str:
+    """The Stop hook's command in the Claude Code line the dispatch printed."""
+    words = shlex.split(Launch(created).claude)
+    return str(json.loads(words[words.index("--settings") + 1])["hooks"]["Stop"][0]["hooks"][0]["command"])
+
+
+def stop_event(session: str, active: bool = False) -> str:
+    return json.dumps({"hook_event_name": "Stop", "session_id": session, "cwd": "/", "stop_hook_active": active})
+
+
+async def test_an_executor_elsewhere_cannot_end_without_its_report_and_the_team_server_keeps_the_record(
+    team: Team, elsewhere: Elsewhere
+) -> None:
+    created = await dispatch_branch(team, "stops", "task-a6")
+    settings = json.loads(
+        shlex.split(Launch(created).claude)[shlex.split(Launch(created).claude).index("--settings") + 1]
+    )
+    stop = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+    answers = [await elsewhere.sh(stop, created["report_token"], stdin=stop_event("s1")) for _ in range(4)]
+    blocked = [json.loads(answer.stdout) for answer in answers[:3]]
+    assert all(b["decision"] == "block" and "write_report" in b["reason"] for b in blocked), answers[0]
+    assert (answers[3].returncode, answers[3].stdout) == (0, "")
+    # The count and the record are the team server's: nothing in the executor's own cache says how it ended.
+    cache = elsewhere.home / ".cache" / "handoff-mcp"
+    assert not (cache / "stop-blocks").exists()
+    assert not (cache / "endings").exists()
+    async with team.lead() as lead:
+        status = await call(lead, "handoff_status")
+    (row,) = [t for t in status["tasks"] if t["ref"] == created["ref"]]
+    assert any("ended without a report (session s1)" in problem for problem in row["problems"]), row
+
+
+async def test_a_stop_hook_without_the_tasks_token_records_nothing_on_the_team_server(
+    team: Team, elsewhere: Elsewhere
+) -> None:
+    created = await dispatch_branch(team, "forged", "task-a7")
+    settings = json.loads(
+        shlex.split(Launch(created).claude)[shlex.split(Launch(created).claude).index("--settings") + 1]
+    )
+    stop = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+    for active in (False, True, True, True):  # a count forged from elsewhere: the server is not reached
+        answer = await elsewhere.sh(stop, "not-the-token", stdin=stop_event("s2", active))
+        assert answer.stdout == "" if active else json.loads(answer.stdout)["decision"] == "block"
+    async with team.lead() as lead:
+        status = await call(lead, "handoff_status")
+    (row,) = [t for t in status["tasks"] if t["ref"] == created["ref"]]
+    assert not any("ended without a report" in problem for problem in row["problems"]), row

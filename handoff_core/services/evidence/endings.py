@@ -14,7 +14,7 @@ import json
 import os
 import time
 
-__all__ = ["MAX_STOP_BLOCKS", "Ending", "count_block", "ended_without_report", "record_ending"]
+__all__ = ["MAX_STOP_BLOCKS", "Ending", "count_block", "ended_without_report", "record_ending", "stop_blocks"]
 
 MAX_STOP_BLOCKS = 3  # blocks of one session's end before the hook lets it go (it never loops)
 _ENDINGS, _BLOCKS = "endings", "stop-blocks"
@@ -72,6 +72,17 @@ def count_block(state_root: str, ref: str, session_id: str) -> int | None:
     except OSError:
         return None
     return MAX_STOP_BLOCKS
+
+
+def stop_blocks(state_root: str, ref: str, session_id: str, active: bool) -> bool:
+    """Whether this end of a session of ``ref``, which has no REPORT, is blocked: counted, and after
+    ``MAX_STOP_BLOCKS`` blocks (or, with no count to be had, once the CLI says it blocked already:
+    ``active``) let go and recorded as an end without a REPORT."""
+    count = count_block(state_root, ref, session_id) if session_id else None
+    if (count is None and active) or (count is not None and count >= MAX_STOP_BLOCKS):
+        record_ending(state_root, ref, session_id)
+        return False
+    return True
 
 
 class Ending:

@@ -17,6 +17,7 @@ import os
 import re
 import time
 from dataclasses import dataclass
+from http import HTTPStatus
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,7 +31,7 @@ from handoff_core.services.rules.scope_rule import ScopeRule
 if TYPE_CHECKING:
     import http.client
 
-__all__ = ["PROTOCOL", "TIMEOUT", "RemoteTask", "fetch_task", "remote_task", "task_cache"]
+__all__ = ["PROTOCOL", "TIMEOUT", "RemoteTask", "ask_stop", "fetch_task", "remote_task", "stop_url", "task_cache"]
 
 TIMEOUT = 5.0  # seconds for the whole exchange: a hook holds up the agent while it waits
 PROTOCOL = "2026-07-28"  # the single-exchange revision of MCP: a request needs no session
@@ -94,13 +95,35 @@ def _text(message: dict[str, object]) -> str:
     return text
 
 
-def fetch_task(url: str, token: str, ref: str, timeout: float = TIMEOUT) -> bytes:
-    """The TASK of ``ref`` as the team server at ``url`` holds it, read with ``token``, within ``timeout``."""
-    deadline = time.monotonic() + timeout
-    connection, path = _connection(url, timeout)
+def _post(url: str, body: dict[str, object], headers: dict[str, str], timeout: float) -> tuple[int, str, bytes]:
+    """One POST of ``body`` (JSON) to ``url``: (status, content type, answer), bounded in time and bytes."""
     import http.client
 
-    request = {
+    deadline = time.monotonic() + timeout
+    connection, path = _connection(url, timeout)
+    try:
+        connection.request("POST", path, body=json.dumps(body).encode(), headers=headers)
+        response = connection.getresponse()
+        answer, chunk = b"", b"."
+        while chunk and len(answer) <= _ANSWER_LIMIT:
+            if (left := deadline - time.monotonic()) <= 0:
+                raise TeamServerError(f"the team server did not answer within {timeout:g} s")
+            if connection.sock is not None:
+                connection.sock.settimeout(left)
+            chunk = response.read1(1 << 16)
+            answer += chunk
+    except (OSError, http.client.HTTPException) as exc:
+        raise TeamServerError(f"cannot reach the team server at {url}: {exc}") from exc
+    finally:
+        connection.close()
+    if len(answer) > _ANSWER_LIMIT:
+        raise TeamServerError(f"the team server's answer is over {_ANSWER_LIMIT} bytes")
+    return response.status, response.getheader("Content-Type", ""), answer
+
+
+def fetch_task(url: str, token: str, ref: str, timeout: float = TIMEOUT) -> bytes:
+    """The TASK of ``ref`` as the team server at ``url`` holds it, read with ``token``, within ``timeout``."""
+    request: dict[str, object] = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "tools/call",
@@ -114,26 +137,34 @@ def fetch_task(url: str, token: str, ref: str, timeout: float = TIMEOUT) -> byte
         "Mcp-Method": "tools/call",
         "Mcp-Name": "read_task",
     }
+    status, kind, body = _post(url, request, headers, timeout)
+    if status != HTTPStatus.OK:
+        raise TeamServerError(f"the team server answered read_task with HTTP {status}")
+    return _text(_message(body, kind)).encode()
+
+
+def stop_url(url: str) -> str:
+    """The team server's stop endpoint beside the executor endpoint ``url`` (``…/executor/mcp``)."""
+    return url.removesuffix("/").removesuffix("/mcp") + "/stop"
+
+
+def ask_stop(url: str, token: str, ref: str, session_id: str, active: bool, timeout: float = TIMEOUT) -> bool:
+    """Whether the team server blocks this end of a session of ``ref`` (it has no REPORT): the server
+    counts the blocks and records an end without a REPORT where the Lead reads them. Raises
+    ``TeamServerError`` when it cannot be asked or refuses."""
+    where = stop_url(url)
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    asked = {"ref": ref, "session_id": session_id, "stop_hook_active": active}
+    status, _, body = _post(where, asked, headers, timeout)
+    if status != HTTPStatus.OK:
+        raise TeamServerError(f"the team server answered the stop with HTTP {status}: {body[:200]!r}")
     try:
-        connection.request("POST", path, body=json.dumps(request).encode(), headers=headers)
-        response = connection.getresponse()
-        body, chunk = b"", b"."
-        while chunk and len(body) <= _ANSWER_LIMIT:
-            if (left := deadline - time.monotonic()) <= 0:
-                raise TeamServerError(f"the team server did not answer read_task within {timeout:g} s")
-            if connection.sock is not None:
-                connection.sock.settimeout(left)
-            chunk = response.read1(1 << 16)
-            body += chunk
-    except (OSError, http.client.HTTPException) as exc:
-        raise TeamServerError(f"cannot reach the team server at {url}: {exc}") from exc
-    finally:
-        connection.close()
-    if len(body) > _ANSWER_LIMIT:
-        raise TeamServerError(f"the team server's answer to read_task is over {_ANSWER_LIMIT} bytes")
-    if response.status != http.HTTPStatus.OK:
-        raise TeamServerError(f"the team server answered read_task with HTTP {response.status}")
-    return _text(_message(body, response.getheader("Content-Type", ""))).encode()
+        answer = json.loads(body)
+    except ValueError as exc:
+        raise TeamServerError("the team server's answer to the stop is not JSON") from exc
+    if not isinstance(answer, dict) or not isinstance(answer.get("block"), bool):
+        raise TeamServerError("the team server's answer to the stop says neither block nor let go")
+    return bool(answer["block"])
 
 
 _SHA = re.compile(r"[0-9a-f]{64}")
