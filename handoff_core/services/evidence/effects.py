@@ -82,13 +82,16 @@ def _not_authorised(action: str) -> str:
     return f"a {action}, which the TASK does not authorise"
 
 
-def _rev_list(top: Path, *args: str) -> list[list[str]]:
-    _, out = git.run(top, "rev-list", "--parents", *args)
+def _lines(out: bytes) -> list[list[str]]:
     return [line.split() for line in out.decode().splitlines() if line]
 
 
+def _rev_list(top: Path, *args: str) -> list[list[str]]:
+    return _lines(git.run(top, "rev-list", "--parents", *args)[1])
+
+
 def _commits(lines: list[list[str]], what: str, where: str, allowed: frozenset[str]) -> list[tuple[str, str]]:
-    """The commits ``lines`` (``rev-list --parents``) judged: one parent needs commit, more merge."""
+    """The commits ``lines`` (``rev-list --parents``) judged: one parent (or none) needs commit, more merge."""
     plain = [line[0] for line in lines if len(line) <= 2]  # noqa: PLR2004 - a commit and its one parent (or none)
     merges = [line[0] for line in lines if len(line) > 2]  # noqa: PLR2004
     found = []
@@ -99,6 +102,12 @@ def _commits(lines: list[list[str]], what: str, where: str, allowed: frozenset[s
     return found
 
 
+def _shown(found: list[tuple[str, str]]) -> set[str]:
+    """The actions ``found`` names already: the reflog does not repeat them."""
+    kinds = ("commit", "merge", "switch-branch")
+    return {kind for _, why in found for kind in kinds if _not_authorised(kind) in why}
+
+
 def _kind(message: str) -> str | None:
     if message.startswith("checkout: moving from "):
         moved = message.removeprefix("checkout: moving from ").split(" to ", 1)
@@ -107,7 +116,7 @@ def _kind(message: str) -> str | None:
 
 
 def _parents(top: Path, shas: list[str]) -> dict[str, list[str]]:
-    """Each commit of ``shas`` git still holds, with its parents."""
+    """Each commit of ``shas`` git still holds, with its parents (one git, none for no commit)."""
     if not shas:
         return {}
     lines = _rev_list(top, "--no-walk=unsorted", "--ignore-missing", *dict.fromkeys(shas))
@@ -125,81 +134,75 @@ def _moved(entry: git_records.ReflogEntry, parents: dict[str, list[str]], allowe
     return "a switch, reset or rebase made without naming one, none of which the TASK authorises"
 
 
-def _reflog(top: Path, path: bytes, name: str, base: str, allowed: frozenset[str], shown: set[str]) -> Effects:
-    """The reflog at ``path`` after the entry that brought ``name`` to ``base`` (from its start when the
-    task had no base), judged as evidence; an action already found soundly is not repeated."""
-    entries = git_records.reflog(path)
+def _unnamed(entry: git_records.ReflogEntry) -> bool:
+    return _kind(entry.message) is None and not entry.message.startswith("reset: ")
+
+
+def _since(entries: list[git_records.ReflogEntry] | None, base: str) -> list[git_records.ReflogEntry] | str:
+    """The entries after the one that brought ``HEAD`` to ``base`` (all, with no base), or why none are read."""
     if entries is None:
-        return Effects([], [f"reflog of {name}: not a plain file, not read"])
+        return "reflog of HEAD: not a plain file, not read"
     start = 0 if not base else next((i + 1 for i, e in enumerate(entries) if e.new == base), None)
     if start is None:
-        return Effects([], [f"reflog of {name}: it does not reach back to the base {base[:12]}, so it was not read"])
-    entries = entries[start:]
-    unnamed = [e.new for e in entries if _kind(e.message) is None and not e.message.startswith("reset: ")]
-    parents = _parents(top, unnamed)
+        return f"reflog of HEAD: it does not reach back to the base {base[:12]}, so it was not read"
+    return entries[start:]
+
+
+def _evidence(top: Path, dirs: tuple[bytes, bytes], base: str, own: set[str], allowed: frozenset[str],
+              shown: set[str]) -> Effects:  # fmt: skip
+    """The reflogs of ``HEAD`` (since the base) and of the stash (entries made on a commit of the task,
+    ``own``: its first parent), judged as evidence; an action already found soundly is not repeated."""
+    head = _since(git_records.reflog(os.path.join(dirs[0], b"logs", b"HEAD")), base)
+    stash = git_records.reflog(os.path.join(dirs[1], b"logs", b"refs", b"stash")) or []
+    stash = stash if "stash" not in allowed and own else []
+    entries = head if isinstance(head, list) else []
+    parents = _parents(top, [e.new for e in entries if _unnamed(e)] + [e.new for e in stash])
     found = []
     for entry in entries:
         kind = _kind(entry.message)
         if kind is not None and kind not in allowed and kind not in shown:
             why = _not_authorised(kind)
-        elif kind is None and not entry.message.startswith("reset: ") and "moved" not in shown:
-            why = _moved(entry, parents, allowed) or ""
-            kind = "moved" if why else None
+        elif _unnamed(entry) and "moved" not in shown and (why := _moved(entry, parents, allowed) or ""):
+            kind = "moved"
         else:
             continue
-        if kind is not None and why:
-            shown.add(kind)
-            said = f"`{entry.message[:80]}`" if entry.message else "no command"
-            found.append((f"reflog of {name}", f"git's reflog records {said} ({entry.old[:12]} → {entry.new[:12]}): "
-                          f"{why} ({EVIDENCE})"))  # fmt: skip
-    return Effects(found, [])
-
-
-def _stash(top: Path, common: bytes, own: set[str], allowed: frozenset[str]) -> Effects:
-    """A stash entry made on a commit of the task (its first parent: the base or a commit since)."""
-    if "stash" in allowed or not own:
-        return Effects([], [])
-    entries = git_records.reflog(os.path.join(common, b"logs", b"refs", b"stash")) or []
-    parents = _parents(top, [entry.new for entry in entries])
-    made = [e for e in entries if (parents.get(e.new) or [""])[0] in own]
-    if not made:
-        return Effects([], [])
-    why = f"git's stash records `{made[-1].message[:80]}` on a commit of the task: {_not_authorised('stash')}"
-    return Effects([("refs/stash", f"{why} ({EVIDENCE})")], [])
+        shown.add(kind)
+        said = f"`{entry.message[:80]}`" if entry.message else "no command"
+        found.append(("reflog of HEAD", f"git's reflog records {said} ({entry.old[:12]} → {entry.new[:12]}): "
+                      f"{why} ({EVIDENCE})"))  # fmt: skip
+    if made := [e for e in stash if (parents.get(e.new) or [""])[0] in own]:
+        why = f"git's stash records `{made[-1].message[:80]}` on a commit of the task: {_not_authorised('stash')}"
+        found.append(("refs/stash", f"{why} ({EVIDENCE})"))
+    return Effects(found, [head] if isinstance(head, str) else [])
 
 
 def _reached(
-    top: Path, tips: list[str], base: str, hidden: list[str], asked: RemoteAnswers, exempt: tuple[str, str] = ("", "")
+    top: Path, mine: list[str], remotes: list[str], asked: RemoteAnswers, exempt: tuple[str, str] = ("", "")
 ) -> Effects:
-    """The task's commits (from ``tips``, not from ``base`` nor the local refs ``hidden`` leaves: ``rev-list``
-    arguments) that a branch or tag of a git remote holds now (``exempt``: a remote's ref the TASK names)."""
-    mine = [line[0] for line in _rev_list(top, *dict.fromkeys(tips), "--not", *([base] if base else []), *hidden)]
+    """Which of the task's commits ``mine`` a branch or tag of a git remote holds now (``exempt``: a
+    remote's ref the TASK names)."""
     if not mine:
         return Effects([], [])
-    remotes = git.remotes(top)
-    found: list[tuple[str, str]] = []
-    notes: list[str] = []
     if len(remotes) > MAX_REMOTES:
         return Effects([], [], f"the repository has over {MAX_REMOTES} git remotes: what reached them is not judged")
+    found: list[tuple[str, str]] = []
     for remote in remotes:
         try:
-            refs = asked.refs(top, remote)
+            refs = [(sha, name) for sha, name in asked.refs(top, remote) if (remote, name) != exempt]
         except GitError as exc:
             why = f"the git remote {remote} cannot be asked what reached it ({exc.message}); a push there is not judged"
-            return Effects(found, notes, why)
+            return Effects(found, [], why)
         if len(refs) > MAX_REMOTE_REFS:
-            return Effects(found, notes, f"the git remote {remote} holds over {MAX_REMOTE_REFS} refs: not judged")
-        refs = [(sha, name) for sha, name in refs if (remote, name) != exempt]
-        held = [sha for sha, _ in refs]
-        if not held:
+            return Effects(found, [], f"the git remote {remote} holds over {MAX_REMOTE_REFS} refs: not judged")
+        if not refs:
             continue
-        unreached = {line[0] for line in _rev_list(top, "--ignore-missing", *mine, "--not", *held)}
+        unreached = {line[0] for line in _rev_list(top, "--ignore-missing", *mine, "--not", *(sha for sha, _ in refs))}
         if reached := [sha for sha in mine if sha not in unreached]:
             names = [name for sha, name in refs if sha in reached][:3]
             under = ", ".join(names) if names else "under a branch or tag"
             why = f"{len(reached)} commit(s) of the task reached the git remote {remote} ({under}): "
             found.append((f"remote {remote}", why + _not_authorised("push")))
-    return Effects(found, notes)
+    return Effects(found, [])
 
 
 def _merged(*parts: Effects) -> Effects:
@@ -231,39 +234,56 @@ def crossed(done: Effects, state_root: str, project: str, ref: str, root: str) -
     return _merged(done, Effects(found, notes, undecided, tuple(others)))
 
 
-def _dirs(top: Path) -> tuple[bytes, bytes]:
-    _, out = git.run(top, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir")
+def _wave(top: Path, *calls: tuple[str, ...]) -> list[bytes]:
+    """The output of each git call, started at once (an audit waits for the slowest, not their sum)."""
+    started = [git.start(top, *call[1:], ok=_OK[call[0]]) for call in calls]
+    return [out for _, out in git.results(*started)]
+
+
+_OK = {"must": (0,), "may": (0, 1, 128)}
+_DIRS = ("must", "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir")
+_REMOTES = ("must", "remote")
+
+
+def _dirs(out: bytes) -> tuple[bytes, bytes]:
     git_dir, _, common = out.rstrip(b"\n").partition(b"\n")
     return git_dir, common
+
+
+def _names(out: bytes) -> list[str]:
+    return [name for name in out.decode("utf-8", "replace").splitlines() if name]
 
 
 def worktree_effects(
     top: Path, branch: str, base: str, checkpoint: str, allowed: frozenset[str], asked: RemoteAnswers
 ) -> Effects:
     """A worktree task's git effects: its branch, its ``HEAD``, its reflogs, what reached a remote."""
-    own = f"refs/heads/{branch}"
-    git_dir, common = _dirs(top)
-    code, out = git.run(top, "symbolic-ref", "-q", "HEAD", ok=(0, 1))
-    head_ref = out.decode("utf-8", "replace").strip() if code == 0 else ""
+    own, push = f"refs/heads/{branch}", "push" not in allowed
+    tips = ("--ignore-missing", checkpoint, own, "HEAD", "--not", base)
+    outs = _wave(
+        top,
+        _DIRS,
+        ("may", "symbolic-ref", "-q", "HEAD"),
+        ("may", "rev-parse", "--verify", "-q", f"{own}^{{commit}}"),
+        ("must", "rev-list", "--parents", f"{base}..{checkpoint}"),
+        ("must", "rev-list", *tips),
+        *([("must", "rev-list", *tips, f"--exclude={branch}", "--branches", "--tags"), _REMOTES] if push else []),
+    )
+    head_ref, tip = outs[1].decode("utf-8", "replace").strip(), outs[2].decode().strip()
     found = []
     if head_ref != own and "switch-branch" not in allowed:
         out_name = head_ref.removeprefix("refs/heads/") or "a detached HEAD"
         found.append(("HEAD", f"the worktree has {out_name} checked out, not its branch {branch}: "
                       + _not_authorised("switch-branch")))  # fmt: skip
-    tip, head = git.rev_parse(top, own), git.rev_parse(top, "HEAD")
-    if tip is None:
+    if not tip:
         found.append((own, "the task's branch is gone (deleted or renamed): its work is on no branch of its own"))
     elif head_ref != own and tip != checkpoint:
         found.append((own, f"the branch is at {tip}, past the checkpoint: not audited"))
-    lines = _rev_list(top, f"{base}..{checkpoint}")
-    found += _commits(lines, own, "on the branch since dispatch", allowed)
-    shown = {kind for _, why in found for kind in ("commit", "merge", "switch-branch") if _not_authorised(kind) in why}
-    log = _reflog(top, os.path.join(git_dir, b"logs", b"HEAD"), "HEAD", base, allowed, shown)
-    tips = [sha for sha in (checkpoint, tip, head) if sha]
-    mine = {base, *(line[0] for line in _rev_list(top, *dict.fromkeys(tips), "--not", base))}
-    parts = [Effects(found, []), log, _stash(top, common, mine, allowed)]
-    if "push" not in allowed:
-        parts.append(_reached(top, tips, base, [f"--exclude={branch}", "--branches", "--tags"], asked))
+    found += _commits(_lines(outs[3]), own, "on the branch since dispatch", allowed)
+    mine = {base, *(line[0] for line in _lines(outs[4]))}
+    parts = [Effects(found, []), _evidence(top, _dirs(outs[0]), base, mine, allowed, _shown(found))]
+    if push:
+        parts.append(_reached(top, [line[0] for line in _lines(outs[5])], _names(outs[6]), asked))
     return _merged(*parts)
 
 
@@ -272,16 +292,16 @@ def current_effects(top: Path, base: str, head: str | None, allowed: frozenset[s
     since the base is counted, whoever made it."""
     if head is None:
         return Effects([], [])
-    lines = _rev_list(top, head, *(["--not", base] if base else []))
+    push = "push" not in allowed
+    since = ("must", "rev-list", "--parents", head, *(["--not", base] if base else []))
+    outs = _wave(top, _DIRS, since, *([_REMOTES] if push else []))
+    lines = _lines(outs[1])
     where = "on HEAD since dispatch (the tree is shared: the Lead's commits after the REPORT count too)"
     found = _commits(lines, "HEAD", where, allowed)
-    shown = {kind for _, why in found for kind in ("commit", "merge") if _not_authorised(kind) in why}
-    git_dir, common = _dirs(top)
-    log = _reflog(top, os.path.join(git_dir, b"logs", b"HEAD"), "HEAD", base, allowed, shown)
     mine = {base, *(line[0] for line in lines)} - {""}
-    parts = [Effects(found, []), log, _stash(top, common, mine, allowed)]
-    if "push" not in allowed and lines:
-        parts.append(_reached(top, [head], base, [], asked))
+    parts = [Effects(found, []), _evidence(top, _dirs(outs[0]), base, mine, allowed, _shown(found))]
+    if push:
+        parts.append(_reached(top, [line[0] for line in lines], _names(outs[2]), asked))
     return _merged(*parts)
 
 
@@ -289,12 +309,12 @@ def pushed_effects(
     top: Path, branch: str, remote: str, base: str, checkpoint: str, allowed: frozenset[str], asked: RemoteAnswers
 ) -> Effects:
     """A task whose branch lives on a git remote (fetched): its commits, and, unless it may push, what of
-    them reached any ref of a remote but its own branch on its own remote."""
-    lines = _rev_list(top, f"{base}..{checkpoint}")
-    parts = [Effects(_commits(lines, f"refs/heads/{branch}", "on the branch since dispatch", allowed), [])]
-    if "push" not in allowed and lines:
-        # its own branch on its own remote is where the TASK says to push
-        parts.append(
-            _reached(top, [checkpoint], base, ["--branches", "--tags"], asked, (remote, f"refs/heads/{branch}"))
-        )
+    them reached any ref of a remote but its own branch on its own remote (where the TASK says to push)."""
+    push = "push" not in allowed
+    mine = ("must", "rev-list", checkpoint, "--not", base, "--branches", "--tags")
+    outs = _wave(top, ("must", "rev-list", "--parents", f"{base}..{checkpoint}"), *([mine, _REMOTES] if push else []))
+    parts = [Effects(_commits(_lines(outs[0]), f"refs/heads/{branch}", "on the branch since dispatch", allowed), [])]
+    if push:
+        own = (remote, f"refs/heads/{branch}")
+        parts.append(_reached(top, [line[0] for line in _lines(outs[1])], _names(outs[2]), asked, own))
     return _merged(*parts)
