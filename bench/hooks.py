@@ -1,8 +1,8 @@
 """Hook costs: each kind of event the agent CLIs send (pre-tool allow, pre-tool deny, post-tool after a
-shell command, stop without a REPORT), run as the printed hook runs it (``python -I -S
-hook_process.py``) from a plain copy of the package, beside the floor: a minimal ``python -I -S``
-script that reads the event, on the same interpreter, medians of runs alternated in one loop. The
-console script's way in (``handoff-mcp guard``: ``site`` and the command's module) is timed beside
+shell command: its tree's ``git status`` and the main tree's, stop without a REPORT), run as the
+printed hook runs it (``python -I -S hook_process.py``) from a plain copy of the package, beside the
+floor: a minimal ``python -I -S`` script that reads the event, on the same interpreter, medians of
+runs alternated in one loop. The console script's way in (``handoff-mcp guard``: ``site`` and the command's module) is timed beside
 them for the same deny, to show what the lean entry spares.
 
 The section fails when the floor itself fails (its exit code, its reading of the event) or a hook
@@ -64,6 +64,7 @@ def _events(tree: Path) -> dict[str, tuple[str, bytes, str]]:
         ).encode()
 
     post = {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "pytest -q"}}
+    post |= {"tool_use_id": "toolu_bench"}
     stop = {"hook_event_name": "Stop", "stop_hook_active": False, "cwd": str(tree)}
     return {
         "pre_tool_allow": ("pre-tool", pre("src/a1/f1.py"), "allow"),
@@ -109,6 +110,9 @@ def run(work: Path, runs: int) -> dict[str, object]:
             # A new session each round for the stop: every run blocks, as a first stop does.
             data = json.dumps({**json.loads(given), "session_id": f"bench-{round_}"}).encode()
             args = ["--ref", ref, "--task-sha256", sha, "--event", kind, *roots]
+            if kind == "post-tool":  # its command's start, marked by the pre-tool hook as the CLIs run them (untimed)
+                marked = json.dumps({**json.loads(data), "hook_event_name": "PreToolUse"}).encode()
+                _run([*entry, *args[:4], "--event", "pre-tool", *roots], marked, env)
             spent, done = _run([*entry, *args], data, env)
             if (got := _verdict(done)) != expected:
                 raise SystemExit(f"the {name} hook answered {got}, not {expected}: its time would measure nothing")

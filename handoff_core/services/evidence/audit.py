@@ -123,8 +123,9 @@ def audit_task(queries: Queries, ref: Ref, asked: RemoteAnswers | None = None) -
                 rule, top, scope.base, checkpoint, shared=False, dirty_then=set(), found=found, effects=remote
             )
         shared, dirty_then = not scope.worktree, set(scope.dirty)
-        local = partial(worktree_effects, top, scope.branch, scope.base, checkpoint, allowed, asked)
         reviews = reviews_in(queries, ref, rule.root_text)
+        # started now, beside the audit's own git; judged after it
+        pending = None if shared else worktree_effects(top, scope.branch, scope.base, checkpoint, allowed, asked)
         return _audit(
             rule,
             top,
@@ -134,7 +135,7 @@ def audit_task(queries: Queries, ref: Ref, asked: RemoteAnswers | None = None) -
             dirty_then=dirty_then,
             review=bool(scope.review_of),
             reviews=reviews,
-            effects=None if shared else lambda: with_crossings(local()),
+            effects=None if pending is None else partial(_then, with_crossings, pending),
         )
     except GitError as exc:
         return Audit(verdict="unknown", reason=exc.message, base=scope.base, checkpoint=checkpoint)
@@ -154,7 +155,10 @@ def _audit(
     effects: Callable[[], Effects] | None = None,
 ) -> Audit:
     made = partial(Audit, base=base, checkpoint=checkpoint, worktree=str(top) if not shared else "")
-    found = found or git.evidence(top, base, checkpoint)
+    try:
+        found = found or git.evidence(top, base, checkpoint)
+    finally:  # the effects' git processes read (and reaped) whatever the evidence's did
+        done = _read(effects)
     descends = found.descends
     if descends is None:
         return made(
@@ -162,6 +166,8 @@ def _audit(
         )
     if not descends:
         return made(verdict="unknown", reason="the checkpoint does not descend from the base commit")
+    if isinstance(done, GitError):  # said once the checkpoint is known to be one
+        raise done
     changes = found.changes
     dirty = [d for d in found.dirty if not ({d.path, d.old_path} - {None} <= dirty_then)]
     # git names paths from the top of the work tree, which a current task's project root may lie below
@@ -169,7 +175,6 @@ def _audit(
     violations = [v for change in changes for v in judged(rule, base_dir, change, "")]
     if not shared and found.head != checkpoint:  # later commits are work the checkpoint does not hold
         violations.append(Violation("HEAD", f"the worktree is at {found.head}, past the checkpoint: not audited"))
-    done = effects() if effects is not None else Effects([], [])
     dirty, aside, writers = set_aside(reviews or Reviews([]), base_dir, dirty, done.others)
     violations += _left_over(rule, base_dir, dirty, review=review)
     violations += [Violation(what, why) for what, why in done.violations]
@@ -192,6 +197,17 @@ def _audit(
         changed_count=len(changes),
         not_judged=tuple(aside[:MAX_LISTED]),
     )
+
+
+def _then(after: Callable[[Effects], Effects], judge: Callable[[], Effects]) -> Effects:
+    return after(judge())
+
+
+def _read(effects: Callable[[], Effects] | None) -> Effects | GitError:
+    try:
+        return effects() if effects is not None else Effects([], [])
+    except GitError as exc:
+        return exc
 
 
 def _verdict(queries: Queries, ref: Ref, asked: RemoteAnswers | None = None) -> str:

@@ -22,6 +22,7 @@ is; its absence proves nothing.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -234,10 +235,11 @@ def crossed(done: Effects, state_root: str, project: str, ref: str, root: str) -
     return _merged(done, Effects(found, notes, undecided, tuple(others)))
 
 
-def _wave(top: Path, *calls: tuple[str, ...]) -> list[bytes]:
-    """The output of each git call, started at once (an audit waits for the slowest, not their sum)."""
+def _wave(top: Path, *calls: tuple[str, ...]) -> Callable[[], list[bytes]]:
+    """Each git call started at once (an audit waits for the slowest, not their sum); calling the answer
+    reads them all, each reaped even when one fails."""
     started = [git.start(top, *call[1:], ok=_OK[call[0]]) for call in calls]
-    return [out for _, out in git.results(*started)]
+    return lambda: [out for _, out in git.results(*started)]
 
 
 _OK = {"must": (0,), "may": (0, 1, 128)}
@@ -256,11 +258,12 @@ def _names(out: bytes) -> list[str]:
 
 def worktree_effects(
     top: Path, branch: str, base: str, checkpoint: str, allowed: frozenset[str], asked: RemoteAnswers
-) -> Effects:
-    """A worktree task's git effects: its branch, its ``HEAD``, its reflogs, what reached a remote."""
+) -> Callable[[], Effects]:
+    """A worktree task's git effects: its branch, its ``HEAD``, its reflogs, what reached a remote. Its
+    git processes start now; calling the answer judges what they say (the audit's own run meanwhile)."""
     own, push = f"refs/heads/{branch}", "push" not in allowed
     tips = ("--ignore-missing", checkpoint, own, "HEAD", "--not", base)
-    outs = _wave(
+    wave = _wave(
         top,
         _DIRS,
         ("may", "symbolic-ref", "-q", "HEAD"),
@@ -269,6 +272,12 @@ def worktree_effects(
         ("must", "rev-list", *tips),
         *([("must", "rev-list", *tips, f"--exclude={branch}", "--branches", "--tags"), _REMOTES] if push else []),
     )
+    return lambda: _worktree(top, branch, base, checkpoint, allowed, asked, wave())
+
+
+def _worktree(top: Path, branch: str, base: str, checkpoint: str, allowed: frozenset[str], asked: RemoteAnswers,
+              outs: list[bytes]) -> Effects:  # fmt: skip
+    own, push = f"refs/heads/{branch}", "push" not in allowed
     head_ref, tip = outs[1].decode("utf-8", "replace").strip(), outs[2].decode().strip()
     found = []
     if head_ref != own and "switch-branch" not in allowed:
@@ -294,7 +303,7 @@ def current_effects(top: Path, base: str, head: str | None, allowed: frozenset[s
         return Effects([], [])
     push = "push" not in allowed
     since = ("must", "rev-list", "--parents", head, *(["--not", base] if base else []))
-    outs = _wave(top, _DIRS, since, *([_REMOTES] if push else []))
+    outs = _wave(top, _DIRS, since, *([_REMOTES] if push else []))()
     lines = _lines(outs[1])
     where = "on HEAD since dispatch (the tree is shared: the Lead's commits after the REPORT count too)"
     found = _commits(lines, "HEAD", where, allowed)
@@ -312,7 +321,7 @@ def pushed_effects(
     them reached any ref of a remote but its own branch on its own remote (where the TASK says to push)."""
     push = "push" not in allowed
     mine = ("must", "rev-list", checkpoint, "--not", base, "--branches", "--tags")
-    outs = _wave(top, ("must", "rev-list", "--parents", f"{base}..{checkpoint}"), *([mine, _REMOTES] if push else []))
+    outs = _wave(top, ("must", "rev-list", "--parents", f"{base}..{checkpoint}"), *([mine, _REMOTES] if push else []))()
     parts = [Effects(_commits(_lines(outs[0]), f"refs/heads/{branch}", "on the branch since dispatch", allowed), [])]
     if push:
         own = (remote, f"refs/heads/{branch}")
