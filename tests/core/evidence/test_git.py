@@ -162,4 +162,9 @@ def test_a_transport_the_repository_plants_never_runs(
         git_cli(repo, "config", key, value)
     tip = git_remote.fetch_branch(repo, "origin", "main", "refs/handoff/probe")
     assert (tip is not None) == (plant == "vcs")
+    try:  # what reached the remote, as the audit asks it: the same transport, or a refusal
+        listed = bool(git_remote.remote_refs(repo, "origin"))
+    except GitError:
+        listed = False
+    assert listed == (plant == "vcs")
     assert not marker.exists()
