@@ -123,3 +123,18 @@ def test_a_command_that_writes_only_its_own_tree_is_not_told_anything(
     tree_a, tree_b, a, _ = two
     write(tree_b, "src/b/before.py")  # another task's work, from before the command: not this command's
     assert shell(store, a, tree_a, "echo mine > src/a1/new.py") == ""
+
+
+def test_a_current_tasks_audit_sets_aside_what_another_tasks_command_wrote_in_the_main_tree(
+    store: Store, project: Path
+) -> None:
+    make_repo(project)
+    current = store.create_task(implementation("main-work", writer_limit=3))  # the main tree is its tree
+    tree_a = add_worktree(project, "task-a")
+    a = task(store, tree_a, "task-a", "src/b/**")
+    reason = shell(store, a, tree_a, f"echo stray > {project}/src/a1/core.py")  # in the current task's scope
+    assert f"{project}/src/a1/core.py" in reason
+    store.write_report(report(current.ref.session, current.ref.task, None), current.ref.change)
+    audit = audit_task(store.queries, current.ref)
+    assert (audit.verdict, audit.violations) == ("unknown", ()), audit
+    assert audit.not_judged[0].startswith(f"src/a1/core.py: changed by a command of {a.ref}")
