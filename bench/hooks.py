@@ -2,8 +2,8 @@
 shell command: its tree's ``git status`` and the main tree's, stop without a REPORT), run as the
 printed hook runs it (``python -I -S hook_process.py``) from a plain copy of the package, beside the
 floor: a minimal ``python -I -S`` script that reads the event, on the same interpreter, medians of
-runs alternated in one loop. The console script's way in (``handoff-mcp guard``: ``site`` and the command's module) is timed beside
-them for the same deny, to show what the lean entry spares.
+runs alternated in one loop. The console script's way in (``handoff-mcp guard``: ``site`` and the
+command's module) is timed beside them for the same deny, to show what the lean entry spares.
 
 The section fails when the floor itself fails (its exit code, its reading of the event) or a hook
 answers other than the verdict the event calls for: a figure is only worth what it measured.
