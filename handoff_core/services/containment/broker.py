@@ -125,6 +125,8 @@ class Broker:
             problems=_text(fields, "problems"),
             source_checkpoint=_text(fields, "source_checkpoint") if checkpoint is not None else None,
         )
+        if (report.session, report.task) != (ref.session, ref.task):  # the store publishes where these point
+            raise TokenRefused(f"this sandbox's broker publishes the REPORT of {ref} only")
         sha = request.get("task_sha256")
         stored = self.store.write_report(
             report, ref.change, sha if isinstance(sha, str) else None, bool(request.get("accept_warnings")), token
