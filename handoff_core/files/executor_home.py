@@ -18,6 +18,7 @@ __all__ = [
     "REPLACED",
     "ExecutorHome",
     "cache_root",
+    "codex_source",
     "executor_home",
     "prepare_home",
     "socket_dir",
@@ -127,6 +128,12 @@ def _git_identity(user_home: str, config_home: str) -> bytes | None:
     return ("\n".join(lines) + "\n").encode()
 
 
+def codex_source(environ: dict[str, str]) -> str:
+    """The user's own Codex folder (``$CODEX_HOME``, else ``~/.codex``): what the executor's copy is made
+    from, and the only one the launch reads (the copy is the executor's to rewrite)."""
+    return environ.get("CODEX_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".codex")
+
+
 # Variables naming the user's own folders, which the executor's home replaces (unset: the CLI's default
 # under $HOME, the executor's).
 REPLACED = ("CLAUDE_CONFIG_DIR", "XDG_RUNTIME_DIR")
@@ -145,11 +152,10 @@ def prepare_home(home: ExecutorHome, environ: dict[str, str]) -> dict[str, str]:
             _put(os.path.join(home.home, ".claude", name), data)
     if (data := _read_small(os.path.join(user_home, ".claude.json"))) is not None:
         _put(os.path.join(home.home, ".claude.json"), data)  # its onboarding and login state
-    codex_source = environ.get("CODEX_HOME") or os.path.join(user_home, ".codex")
     codex_home = os.path.join(home.home, ".codex")
     _private_dir(codex_home)
     for name in _CODEX_FILES:
-        if (data := _read_small(os.path.join(codex_source, name))) is not None:
+        if (data := _read_small(os.path.join(codex_source(environ), name))) is not None:
             _put(os.path.join(codex_home, name), data)
     config_home = environ.get("XDG_CONFIG_HOME") or os.path.join(user_home, ".config")
     if (identity := _git_identity(user_home, config_home)) is not None:

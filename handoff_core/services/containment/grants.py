@@ -11,7 +11,8 @@ which opens its objects, the worktree's own git folder and the branch's ref fold
 other worktrees, the user's home (the executor has one of its own).
 
 Reads are allowed everywhere but the Lead's secret, and, unless the TASK authorises a push, the
-user's push credentials; without push, TCP connects only reach the ports the CLIs' services use.
+user's push credentials; without push, TCP connects only reach the ports the CLIs' services use (named
+by the launch's environment and the user's own CLI configuration, never by the executor's copy).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import re
 
 from handoff_core.contract.globs import glob_regex
 from handoff_core.contract.record import NamedTuple
+from handoff_core.files.executor_home import codex_source
 from handoff_core.services.rules.scope_rule import ScopeRule
 
 TYPE_CHECKING = False
@@ -335,7 +337,7 @@ def draw_grants(
         credentials = [os.path.join(os.path.realpath(h), c) for h in sorted(user_homes) for c in PUSH_CREDENTIALS]
         denied += [path for path in credentials if os.path.lexists(path)]
     resources = tuple(task.scope.resources)
-    codex = os.path.join(home.home, ".codex", "config.toml")
+    codex = os.path.join(codex_source(environ), "config.toml")  # the user's: the home's copy is the executor's
     endpoints = tuple(codex_endpoints(_read_marker(codex, 256 * 1024))) if os.path.isfile(codex) else ()
     return Grants(
         write=tuple(drawing.write),

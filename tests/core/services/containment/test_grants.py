@@ -1,0 +1,45 @@
+"""What a sandboxed launch grants, tried by an executor that prepares its task's next launch from inside
+the last one: nothing it leaves behind widens what the next launch grants."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from handoff_core.files import landlock
+from handoff_core.files.executor_home import executor_home
+from tests.core.services.containment.sandboxing import Project, make_project
+
+pytestmark = [
+    pytest.mark.slow,  # each test starts the sandbox and the commands in it
+    pytest.mark.skipif(landlock.abi() < 4, reason="the kernel offers no Landlock ABI 4 (Linux 6.7 or later)"),
+]
+
+CONNECT = (
+    "import socket, sys\n"
+    "try: socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5).close(); print('connected')\n"
+    "except OSError as e: print('refused', e.errno)\n"
+)
+
+
+@pytest.fixture
+def made(tmp_path: Path, project: Path, state_root: Path) -> Project:
+    return make_project(tmp_path, project, state_root)
+
+
+def test_a_codex_configuration_left_in_the_executors_home_opens_no_port_at_its_next_launch(made: Project) -> None:
+    launch = made.current()
+    home = executor_home(str(made.state.resolve()), launch.ref)
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        provider = f'[model_providers.mine]\nbase_url = "http://127.0.0.1:{port}/v1"\n'
+        planted = launch.sh(f"printf '{provider}' > \"$CODEX_HOME/config.toml\"")
+        assert planted.returncode == 0, planted
+        assert Path(home.home, ".codex", "config.toml").read_text() == provider
+        done = launch.run(sys.executable, "-c", CONNECT, str(port))
+    assert done.stdout.strip() == "refused 13", done
