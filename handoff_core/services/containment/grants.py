@@ -6,9 +6,10 @@ sandbox grants the *literal folder* of each glob the task may write (``src/a1`` 
 folder that holds something no executor may touch (git's folder, the state root, another task's
 worktree: the tree's root, for a start) is never granted whole: its other entries are, one by one,
 and nothing new can be made directly in it; the notes say so. What is never writable, whatever a TASK
-says: git's configuration, hooks and info (its whole folder, unless the TASK authorises a commit,
-which opens its objects, the worktree's own git folder and the branch's ref folder), the state root,
-other worktrees, the user's home (the executor has one of its own).
+says: the tree's ``.git`` (a worktree's names the git folder git reads there), git's configuration,
+hooks and info (its whole folder, unless the TASK authorises a commit, which opens its objects, the
+worktree's own git folder and the branch's ref folder), the state root, other worktrees, the user's
+home (the executor has one of its own).
 
 Reads are allowed everywhere but the Lead's secret, and, unless the TASK authorises a push, the
 user's push credentials; without push, TCP connects only reach the ports the CLIs' services use (named
@@ -317,6 +318,7 @@ def draw_grants(
     tree = rule.root_text
     git = git_layout(tree)
     protected = {state: "the state root (every TASK and REPORT)"}
+    protected[os.path.join(tree, ".git")] = "the tree's git entry (a worktree's names the git folder git reads)"
     if git is not None:
         protected[git.common] = "git's folder (its configuration and hooks)"
         protected |= {wt: "another task's worktree" for wt in git.worktrees if wt != tree}

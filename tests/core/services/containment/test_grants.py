@@ -11,6 +11,7 @@ import pytest
 
 from handoff_core.files import landlock
 from handoff_core.files.executor_home import executor_home
+from tests.core.evidence.gitrepo import git
 from tests.core.services.containment.sandboxing import Project, make_project
 
 pytestmark = [
@@ -43,3 +44,13 @@ def test_a_codex_configuration_left_in_the_executors_home_opens_no_port_at_its_n
         assert Path(home.home, ".codex", "config.toml").read_text() == provider
         done = launch.run(sys.executable, "-c", CONNECT, str(port))
     assert done.stdout.strip() == "refused 13", done
+
+
+def test_a_worktrees_git_entry_is_never_writable_whatever_its_globs_reach(made: Project) -> None:
+    launch = made.in_worktree(writable=("**/*.py",))  # its literal folder is the worktree's root
+    marker = (made.worktree / ".git").read_bytes()
+    done = launch.sh('echo x > src/a1/in.py; echo "gitdir: $HOME" > .git; rm -f .git', cwd=made.worktree)
+    assert done.returncode != 0, done
+    assert (made.worktree / ".git").read_bytes() == marker
+    assert (made.worktree / "src/a1/in.py").read_text() == "x\n"  # the rest of the root is written
+    assert git(made.worktree, "rev-parse", "--absolute-git-dir").stdout.strip().startswith(str(made.root / ".git"))
