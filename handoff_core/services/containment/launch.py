@@ -172,6 +172,25 @@ def _ruleset(version: int, grants: Grants) -> tuple[landlock.Ruleset, list[str]]
     return ruleset, granted
 
 
+def _writable_code(grants: Grants) -> str | None:
+    """The first of what runs outside the sandbox (this package, the interpreter, its standard library
+    and virtual environment: the launch until it restricts itself, the broker throughout) that a grant
+    reaches; an executor writing it would run unconfined at its task's next launch."""
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    code = {package, os.path.realpath(sys.executable), os.path.dirname(os.path.realpath(os.__file__))}
+    if sys.prefix != sys.base_prefix:
+        code.add(os.path.realpath(sys.prefix))
+    for grant in grants.write:
+        for path in sorted(code):
+            if _within(path, grant.path) or _within(grant.path, path):
+                return path
+    return None
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
 def _broker(home: ExecutorHome, options: dict[str, str], environ: dict[str, str]) -> str:
     """The broker started outside the sandbox, listening before it starts; its socket's path."""
     run = socket_dir(environ)
@@ -271,6 +290,12 @@ def launch(argv: list[str], environ: dict[str, str]) -> int:
         ports.append(port)  # the executor's server is the team server: its port is reached
     grants = draw_grants(pinned.task, ref, (project, state), secret, home, environ, pinned.in_effect, tuple(ports))
     env = {k: v for k, v in env.items() if k not in grants.drop_env}
+    if (code := _writable_code(grants)) is not None:
+        raise Refused(
+            f"the task may write {code}, which this launch runs before it is contained (the sandbox's own code "
+            "or its interpreter): install handoff-mcp where no task writes (pipx, uv tool) and print the launch "
+            "line from there; nothing was launched"
+        )
     if sys.platform == "darwin":
         from handoff_core.services.containment.seatbelt import profile
 

@@ -1,0 +1,52 @@
+"""An executor preparing its task's next launch from inside the last one: the launch runs outside the
+sandbox until it restricts itself, so nothing the executor can write may steer it there."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import handoff_core
+from handoff_core.files import landlock
+from tests.core.services.containment.sandboxing import RUN_BOUND_S, Launch, Project, make_project
+
+pytestmark = [
+    pytest.mark.slow,  # each test starts the sandbox and the commands in it
+    pytest.mark.skipif(landlock.abi() < 4, reason="the kernel offers no Landlock ABI 4 (Linux 6.7 or later)"),
+]
+
+REFUSED = 125
+
+
+@pytest.fixture
+def made(tmp_path: Path, project: Path, state_root: Path) -> Project:
+    return make_project(tmp_path, project, state_root)
+
+
+def _run_from(entry: Path, launch: Launch, script: str) -> subprocess.CompletedProcess[str]:
+    """``script`` launched as the printed line launches it, but by the sandbox whose entry is ``entry``."""
+    argv = launch.argv("sh", "-c", script)
+    argv[3] = str(entry)
+    return subprocess.run(
+        argv, cwd=launch.project, env=launch.env(), capture_output=True, text=True, timeout=RUN_BOUND_S, check=False
+    )
+
+
+def test_a_task_that_may_write_the_sandboxs_own_code_launches_nothing(made: Project) -> None:
+    vendored = made.root / "src" / "a1" / "vendored" / "handoff_core"
+    shutil.copytree(Path(handoff_core.__file__).parent, vendored, ignore=shutil.ignore_patterns("__pycache__"))
+    entry = vendored / "services" / "containment" / "sandbox_process.py"
+    code = vendored / "services" / "containment" / "launch.py"
+    before = code.read_bytes()
+    launch = made.current()
+    unbound = "sed -i -e 's/ruleset.restrict()/None/' -e 's/seccomp.forbid_terminal_injection()/None/'"
+    first = _run_from(entry, launch, f"{unbound} {code}")
+    assert first.returncode == REFUSED, first
+    assert "the sandbox's own code" in first.stderr, first
+    assert code.read_bytes() == before
+    second = _run_from(entry, launch, f"echo x > {made.root}/src/b/escaped.txt")
+    assert second.returncode == REFUSED, second
+    assert not (made.root / "src" / "b" / "escaped.txt").exists()
