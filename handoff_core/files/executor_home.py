@@ -65,18 +65,30 @@ def socket_dir(environ: dict[str, str]) -> str:
     else ``/tmp/handoff-mcp-<uid>`` (made 0700; one another user made first is refused)."""
     runtime = environ.get("XDG_RUNTIME_DIR", "")
     base = os.path.join(runtime, "handoff-mcp") if runtime.startswith("/") else f"/tmp/handoff-mcp-{os.getuid()}"  # noqa: S108 - checked private below
-    _private_dir(base)
+    _made(base)
     return base
 
 
-def _private_dir(path: str) -> None:
-    """``path`` as a folder of this user's, 0700, not a link (made with its parents when missing)."""
+def _private_dir(path: str) -> int:
+    """``path`` as a folder of this user's, 0700, not a link (made with its parents when missing): a
+    handle on it, which the caller closes. Judged and changed by that handle, so a link swapped in
+    after the check is never followed."""
     os.makedirs(path, mode=0o700, exist_ok=True)
-    info = os.lstat(path)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise OSError(f"{path} is not a folder of this user's ({exc.strerror})") from exc
+    info = os.fstat(fd)
+    if info.st_uid != os.getuid():
+        os.close(fd)
         raise OSError(f"{path} is not a folder of this user's")
     if info.st_mode & 0o077:
-        os.chmod(path, 0o700)
+        os.fchmod(fd, 0o700)
+    return fd
+
+
+def _made(path: str) -> None:
+    os.close(_private_dir(path))
 
 
 def _read_small(path: str) -> bytes | None:
@@ -95,16 +107,26 @@ def _read_small(path: str) -> bytes | None:
 
 
 def _put(path: str, data: bytes) -> None:
-    """``path`` rewritten in place with ``data`` (0600): a private copy meant to change at every launch,
-    in a folder that must be a real one of this user's (an executor's earlier run cannot plant a link
-    there to make the launch write elsewhere)."""
-    _private_dir(os.path.dirname(path))
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    """``path`` replaced by a new file holding ``data`` (0600): a private copy meant to change at every
+    launch. Written beside it and renamed over it, in a folder held by handle: whatever an executor's
+    earlier run left there (a link, a FIFO, a hard link to a file it may write) is replaced, never
+    written through or waited on."""
+    folder, name = os.path.split(path)
+    fd = _private_dir(folder)
+    temp = f".{name}.{os.getpid()}.new"
     try:
-        os.fchmod(fd, 0o600)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        try:  # noqa: SIM105 - contextlib is not loaded at the launch's floor; one left behind is made afresh
+            os.unlink(temp, dir_fd=fd)
+        except FileNotFoundError:
+            pass
+        out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=fd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(out, view) :]
+        finally:
+            os.close(out)
+        os.rename(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
     finally:
         os.close(fd)
 
@@ -142,9 +164,8 @@ REPLACED = ("CLAUDE_CONFIG_DIR", "XDG_RUNTIME_DIR")
 def prepare_home(home: ExecutorHome, environ: dict[str, str]) -> dict[str, str]:
     """Make the executor's home and copy in what its CLI needs; the variables it runs with (those in
     ``REPLACED`` are to be unset)."""
-    _private_dir(home.base)
-    for folder in (home.home, home.tmp, *(os.path.join(home.home, d) for d in (".cache", ".config"))):
-        _private_dir(folder)
+    for folder in (home.base, home.home, home.tmp, *(os.path.join(home.home, d) for d in (".cache", ".config"))):
+        _made(folder)
     user_home = environ.get("HOME") or os.path.expanduser("~")
     claude_source = environ.get("CLAUDE_CONFIG_DIR") or os.path.join(user_home, ".claude")
     for name in _CLAUDE_FILES:
@@ -153,7 +174,7 @@ def prepare_home(home: ExecutorHome, environ: dict[str, str]) -> dict[str, str]:
     if (data := _read_small(os.path.join(user_home, ".claude.json"))) is not None:
         _put(os.path.join(home.home, ".claude.json"), data)  # its onboarding and login state
     codex_home = os.path.join(home.home, ".codex")
-    _private_dir(codex_home)
+    _made(codex_home)
     for name in _CODEX_FILES:
         if (data := _read_small(os.path.join(codex_source(environ), name))) is not None:
             _put(os.path.join(codex_home, name), data)

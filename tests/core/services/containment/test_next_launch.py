@@ -50,3 +50,27 @@ def test_a_task_that_may_write_the_sandboxs_own_code_launches_nothing(made: Proj
     second = _run_from(entry, launch, f"echo x > {made.root}/src/b/escaped.txt")
     assert second.returncode == REFUSED, second
     assert not (made.root / "src" / "b" / "escaped.txt").exists()
+
+
+@pytest.mark.parametrize("plant", ["mkfifo", "ln -s /dev/zero", "ln src/a1/core.py"])
+def test_what_an_executor_plants_where_its_launch_copies_the_clis_login_is_replaced(made: Project, plant: str) -> None:
+    (made.home / ".claude.json").write_text('{"login": "the user\'s"}')
+    launch = made.current()
+    planted = launch.sh(f'rm -f "$HOME/.claude.json"; {plant} "$HOME/.claude.json"')
+    assert planted.returncode == 0, planted
+    core = (made.root / "src" / "a1" / "core.py").read_bytes()
+    try:
+        done = subprocess.run(
+            launch.argv("sh", "-c", 'cat "$HOME/.claude.json"'),
+            cwd=made.root,
+            env=launch.env(),
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the launch hung on what the executor planted: {exc}")
+    assert done.returncode == 0, done
+    assert done.stdout == '{"login": "the user\'s"}', done
+    assert (made.root / "src" / "a1" / "core.py").read_bytes() == core  # a linked file is not written through
