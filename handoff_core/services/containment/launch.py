@@ -35,6 +35,7 @@ USAGE = (
     "[--secret-file FILE] [--allow-port N]… -- COMMAND [ARGS…]"
 )
 _DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NO_FD = 2**31 - 1  # past every descriptor: os.closerange closes the range with one close_range(2)
 
 
 class Refused(Exception):
@@ -299,6 +300,7 @@ def launch(argv: list[str], environ: dict[str, str]) -> int:
     if sys.platform == "darwin":
         from handoff_core.services.containment.seatbelt import profile
 
+        os.closerange(3, _NO_FD)
         return _exec(["/usr/bin/sandbox-exec", "-p", profile(grants), *command], env, ref)
     ruleset, granted = _ruleset(version, grants)
     for note in grants.notes:
@@ -313,6 +315,7 @@ def launch(argv: list[str], environ: dict[str, str]) -> int:
         raise Refused(
             f"cannot keep the executor from typing into its terminal ({exc.strerror}); nothing was launched"
         ) from exc
+    os.closerange(3, _NO_FD)  # a descriptor the launch's parent leaked stays open past any rule: none passes
     return _exec(resumed(command, env), env, ref)
 
 

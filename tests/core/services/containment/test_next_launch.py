@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,13 @@ pytestmark = [
 ]
 
 REFUSED = 125
+# Inside: write to the descriptor named in argv[1], then list what this process holds open.
+LEAKED = (
+    "import os, sys\n"
+    "try: os.write(int(sys.argv[1]), b'escaped'); print('written')\n"
+    "except OSError: print('refused')\n"
+    "print(*sorted(int(fd) for fd in os.listdir('/proc/self/fd') if os.path.exists(f'/proc/self/fd/{fd}')))\n"
+)
 
 
 @pytest.fixture
@@ -74,3 +82,22 @@ def test_what_an_executor_plants_where_its_launch_copies_the_clis_login_is_repla
     assert done.returncode == 0, done
     assert done.stdout == '{"login": "the user\'s"}', done
     assert (made.root / "src" / "a1" / "core.py").read_bytes() == core  # a linked file is not written through
+
+
+def test_the_command_inherits_no_descriptor_beyond_its_standard_three(made: Project, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    launch = made.current()
+    with outside.open("w") as held:  # a descriptor the launch's parent leaked, open for writing outside
+        number = held.fileno()
+        done = subprocess.run(
+            launch.argv(sys.executable, "-c", LEAKED, str(number)),
+            cwd=made.root,
+            env=launch.env(),
+            capture_output=True,
+            text=True,
+            timeout=RUN_BOUND_S,
+            check=False,
+            pass_fds=(number,),
+        )
+    assert outside.read_text() == "", done
+    assert done.stdout.split() == ["refused", "0", "1", "2"], done
