@@ -3,9 +3,8 @@
 Its place is derived from the state root and the ref alone (``<cache>/sandbox/<digest>/``), so the
 Lead's server finds an executor's session log there without asking anyone: ``home/`` is the
 executor's ``$HOME`` (the agent CLI's state, its caches, ``tmp/`` for ``$TMPDIR``), writable inside
-the sandbox. The broker's socket lies in a short private folder the sandbox cannot write
-(``socket_dir``: a socket's path is bounded to 107 bytes). The user's own home is never opened for
-writing: what a CLI needs of it (its credentials, git's identity) is copied in at each launch.
+the sandbox. The user's own home is never opened for writing: what a CLI needs of it (its
+credentials, git's identity) is copied in at each launch.
 Stdlib only: the sandbox's launcher loads this.
 """
 
@@ -21,7 +20,6 @@ __all__ = [
     "codex_source",
     "executor_home",
     "prepare_home",
-    "socket_dir",
 ]
 
 _COPY_LIMIT = 16 * 1024 * 1024  # a file larger than this is not a CLI's credentials or settings: not copied
@@ -58,15 +56,6 @@ def executor_home(state_root: str, ref: str, cache: str | None = None) -> Execut
 
     key = sha256_hex("\0".join((os.path.realpath(state_root), ref)).encode("utf-8", "surrogateescape"))[:32]
     return ExecutorHome(os.path.join(cache or cache_root(), "sandbox", key))
-
-
-def socket_dir(environ: dict[str, str]) -> str:
-    """A short folder of this user's alone for the brokers' sockets: ``$XDG_RUNTIME_DIR/handoff-mcp``,
-    else ``/tmp/handoff-mcp-<uid>`` (made 0700; one another user made first is refused)."""
-    runtime = environ.get("XDG_RUNTIME_DIR", "")
-    base = os.path.join(runtime, "handoff-mcp") if runtime.startswith("/") else f"/tmp/handoff-mcp-{os.getuid()}"  # noqa: S108 - checked private below
-    _made(base)
-    return base
 
 
 def _private_dir(path: str) -> int:

@@ -1,9 +1,20 @@
-"""The one system-call filter a sandboxed launch carries: no ``TIOCSTI`` or ``TIOCLINUX`` on any
-terminal. Landlock does not govern a terminal the launch inherited, and either request would let a
-contained process type a command into the shell that started it, which runs it outside the sandbox
-once the executor ends (bubblewrap filters the same two). ``ioctl`` takes its request as 32 bits, so
-the filter compares the low 32 bits, whatever a caller puts above them; a process that switches to
-its machine's 32-bit system calls meets the same filter. Stdlib only (``ctypes``, ``struct``).
+"""The system-call filter a sandboxed launch carries, for what Landlock does not govern:
+
+- no ``TIOCSTI`` or ``TIOCLINUX`` on any terminal: Landlock does not govern a terminal the launch
+  inherited, and either request would let a contained process type a command into the shell that
+  started it, which runs it outside the sandbox once the executor ends (bubblewrap filters the same
+  two). ``ioctl`` takes its request as 32 bits, so the filter compares the low 32 bits, whatever a
+  caller puts above them;
+- no Unix socket made (``socket(AF_UNIX, …)``, and the 32-bit ``socketcall`` that hides its
+  arguments): Landlock does not govern connecting to one by its path, and every service the user
+  runs listens on one (the session bus and the user's service manager start programs outside any
+  sandbox; terminal multiplexers type into their panes; another task's broker). A pair of connected
+  sockets (``socketpair``) reaches nothing outside and stays allowed;
+- no ``io_uring`` (``ENOSYS``, as a kernel without it answers): its rings make sockets without a
+  system call the filter can see.
+
+A process that switches to its machine's other ABIs (x32, 32-bit) meets the same filter. Stdlib only
+(``ctypes``, ``struct``).
 """
 
 from __future__ import annotations
@@ -13,47 +24,81 @@ import os
 import platform
 import struct
 
-__all__ = ["FilterUnavailable", "forbid_terminal_injection"]
+__all__ = ["FilterUnavailable", "forbid_outside_reach"]
 
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
-_TIOCSTI, _TIOCLINUX = 0x5412, 0x541C
-_ALLOW, _EPERM = 0x7FFF0000, 0x00050000 | 1
+_TIOCSTI, _TIOCLINUX, _AF_UNIX = 0x5412, 0x541C, 1
+_ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
+_EPERM, _EACCES, _ENOSYS = 1, 13, 38
 _LD_ABS, _JEQ, _RET = 0x20, 0x15, 0x06
-_ARCH, _NR, _REQUEST = 4, 0, 24  # seccomp_data: nr, arch, then the ip and six arguments; the request is args[1]
+_ARCH, _NR = 4, 0  # seccomp_data: nr, arch, then the ip and six 64-bit arguments (low half first)
 _X32 = 0x40000000
-# Per machine: (audit arch, the ioctl system call's number) for each ABI a process of it can call.
-_IOCTL = {
-    "x86_64": ((0xC000003E, 16), (0xC000003E, 16 | _X32), (0x40000003, 54)),
-    "aarch64": ((0xC00000B7, 29), (0x40000028, 54)),
+
+
+def _arg(index: int) -> int:
+    return 16 + 8 * index
+
+
+# One ABI's rules: (system call number, argument offset or None, the values refused, errno).
+_Rules = tuple[tuple[int, int | None, tuple[int, ...], int], ...]
+
+
+def _rules(ioctl: int, socket: int, io_uring_setup: int, socketcall: int | None = None) -> _Rules:
+    rules: _Rules = (
+        (ioctl, _arg(1), (_TIOCSTI, _TIOCLINUX), _EPERM),
+        (socket, _arg(0), (_AF_UNIX,), _EACCES),
+        (io_uring_setup, None, (), _ENOSYS),
+    )
+    return rules + (((socketcall, None, (), _EACCES),) if socketcall is not None else ())
+
+
+# Per machine: (audit arch, its rules) for each ABI a process of it can call.
+_ABIS: dict[str, tuple[tuple[int, _Rules], ...]] = {
+    "x86_64": (
+        (0xC000003E, _rules(16, 41, 425)),
+        (0xC000003E, _rules(16 | _X32, 41 | _X32, 425 | _X32)),
+        (0x40000003, _rules(54, 359, 425, socketcall=102)),
+    ),
+    "aarch64": ((0xC00000B7, _rules(29, 198, 425)), (0x40000028, _rules(54, 281, 425))),
 }
+_Code = list[tuple[int, int, int, int]]
+
+
+def _refusal(number: int, offset: int | None, values: tuple[int, ...], errno: int) -> _Code:
+    """Where the loaded number is ``number``: refuse (those of its ``values`` at ``offset``); else skip."""
+    body: _Code = [(_RET, 0, 0, _ERRNO | errno)]
+    if offset is not None:
+        count = len(values)
+        compares = [(_JEQ, count - at, 0, value) for at, value in enumerate(values)]  # each to the refusal
+        body = [(_LD_ABS, 0, 0, offset), *compares, (_RET, 0, 0, _ALLOW), *body]
+    return [(_JEQ, 0, len(body), number), *body]
+
+
+def _program(abis: tuple[tuple[int, _Rules], ...]) -> bytes:
+    """Per ABI: load the arch and skip the block unless it matches; load the number, and for each rule
+    refuse or skip to the next; allow what no rule names. A jump's offset counts from the next
+    instruction."""
+    code: _Code = []
+    for arch, rules in abis:
+        block: _Code = [(_LD_ABS, 0, 0, _NR)]
+        for rule in rules:
+            block += _refusal(*rule)
+        block.append((_RET, 0, 0, _ALLOW))
+        code += [(_LD_ABS, 0, 0, _ARCH), (_JEQ, 0, len(block), arch), *block]
+    code.append((_RET, 0, 0, _ALLOW))
+    return b"".join(struct.pack("HBBI", *instruction) for instruction in code)
 
 
 class FilterUnavailable(OSError):
     """The kernel refused the filter, or this machine's system calls are not known here."""
 
 
-def _program(pairs: tuple[tuple[int, int], ...]) -> bytes:
-    """Deny the two requests for each (arch, ioctl number); allow everything else. Each block: load
-    the arch, skip the block unless it matches; load the number, skip unless it matches; load the
-    request, jump to the deny on either; a jump's offset counts from the next instruction."""
-    block = 7
-    deny = len(pairs) * block + 1  # after every block, then the allow
-    code: list[tuple[int, int, int, int]] = []
-    for arch, number in pairs:
-        at = len(code)
-        code += [(_LD_ABS, 0, 0, _ARCH), (_JEQ, 0, 5, arch), (_LD_ABS, 0, 0, _NR), (_JEQ, 0, 3, number)]
-        code += [(_LD_ABS, 0, 0, _REQUEST)]
-        code += [(_JEQ, deny - (at + 6), 0, _TIOCSTI), (_JEQ, deny - (at + 7), 0, _TIOCLINUX)]
-    code += [(_RET, 0, 0, _ALLOW), (_RET, 0, 0, _EPERM)]
-    return b"".join(struct.pack("HBBI", *instruction) for instruction in code)
-
-
-def forbid_terminal_injection() -> None:
+def forbid_outside_reach() -> None:
     """Install the filter on the calling thread (inherited by all it starts; no_new_privs must be set)."""
-    pairs = _IOCTL.get(platform.machine())
-    if pairs is None:
-        raise FilterUnavailable(0, f"the terminal filter knows no system calls of {platform.machine()}")
-    code = _program(pairs)
+    abis = _ABIS.get(platform.machine())
+    if abis is None:
+        raise FilterUnavailable(0, f"the sandbox's filter knows no system calls of {platform.machine()}")
+    code = _program(abis)
     buffer = ctypes.create_string_buffer(code, len(code))
     program = struct.pack("HxxxxxxP", len(code) // 8, ctypes.addressof(buffer))
     libc = ctypes.CDLL(None, use_errno=True)

@@ -30,11 +30,14 @@ FIELDS = {
     "problems": "None.",
     "source_checkpoint": None,
 }
-# A client inside the sandbox: one request (argv[1], JSON) to the broker its launch named; the answer.
+# A client inside the sandbox: one request (argv[1], JSON) to the broker its launch named (with the
+# key in argv[2] instead of the one it was handed, when given); the answer.
 ASK = (
     "import json, os, sys\n"
     "from handoff_core.files.local_socket import ask\n"
-    "print(json.dumps(ask(os.environ['HANDOFF_BROKER'], json.loads(sys.argv[1]), 30)))\n"
+    "address = os.environ['HANDOFF_BROKER']\n"
+    "address = address.partition('#')[0] + '#' + sys.argv[2] if len(sys.argv) > 2 else address\n"
+    "print(json.dumps(ask(address, json.loads(sys.argv[1]), 30)))\n"
 )
 
 
@@ -60,3 +63,15 @@ def test_a_tasks_broker_publishes_no_other_tasks_report_with_its_token(made: Pro
     assert json.loads(done.stdout)["error"]["code"] == "token_refused", done.stdout
     assert not (other.path.parent / "REPORT.md").exists()
     assert (other.path.parent / "TASK.md").is_file()
+
+
+def test_a_request_without_the_brokers_key_is_refused_unread(made: Project) -> None:
+    launch = made.current()
+    ref = parse_ref(launch.ref)
+    token = report_token(made.secret.read_bytes(), made.state, ref)
+    report = FIELDS | {"session": ref.session, "task": ref.task}
+    request = {"op": "write_report", "ref": launch.ref, "token": token, "report": report, "accept_warnings": True}
+    done = launch.run(sys.executable, "-c", ASK, json.dumps(request), "0" * 48)
+    assert done.returncode == 0, done
+    assert json.loads(done.stdout)["error"]["code"] == "token_refused", done.stdout
+    assert not list(made.state.rglob("REPORT.md"))
