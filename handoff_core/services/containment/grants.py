@@ -11,9 +11,9 @@ hooks and info (its whole folder, unless the TASK authorises a commit, which ope
 worktree's own git folder and the branch's ref folder), the state root, other worktrees, the user's
 home (the executor has one of its own).
 
-Reads are allowed everywhere but the Lead's secret, and, unless the TASK authorises a push, the
-user's push credentials; without push, TCP connects only reach the ports the CLIs' services use (named
-by the launch's environment and the user's own CLI configuration, never by the executor's copy).
+Reads are allowed everywhere but the Lead's secret, the agent CLIs' records of other sessions (the
+user's own, other executors' homes), and, unless the TASK authorises a push, the user's push
+credentials; without push, TCP connects only reach the ports ``endpoints`` names.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import re
 from handoff_core.contract.globs import glob_regex
 from handoff_core.contract.record import NamedTuple
 from handoff_core.files.executor_home import codex_source
+from handoff_core.services.containment.endpoints import codex_endpoints, connect_ports
 from handoff_core.services.rules.scope_rule import ScopeRule
 
 TYPE_CHECKING = False
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from handoff_core.files.executor_home import ExecutorHome
     from handoff_core.services.rules.scope_rule import TaskLike
 
-__all__ = ["GIT_ACTIONS", "Grant", "Grants", "draw_grants", "url_port"]
+__all__ = ["GIT_ACTIONS", "Grant", "Grants", "draw_grants"]
 
 # The authorised actions that write git's index, objects and the branch (a commit at the least).
 GIT_ACTIONS = frozenset({"commit", "merge", "rebase", "reset-hard", "switch-branch", "stash"})
@@ -44,13 +45,6 @@ CREDENTIAL_VARIABLES = (
     *("SSH_AUTH_SOCK", "SSH_ASKPASS", "GIT_ASKPASS", "GH_TOKEN", "GITHUB_TOKEN"),
     *("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GITLAB_TOKEN"),
 )
-# Where the agent CLIs' services are reached: the ports of these variables' URLs are connectable.
-ENDPOINT_VARIABLES = (
-    *("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"),
-    *("ALL_PROXY", "all_proxy"),
-)
-PORTS_VARIABLE = "HANDOFF_SANDBOX_PORTS"  # more connectable ports, comma-separated (the launch's environment)
-HTTPS_PORT = 443
 
 
 class Grant(NamedTuple):
@@ -263,43 +257,13 @@ def _push_grants(drawing: _Drawing, git: GitLayout | None) -> None:
         ]
 
 
-def url_port(url: str) -> int | None:
-    if not url:
-        return None
-    from urllib.parse import urlsplit  # here: most launches name no endpoint
-
-    try:
-        parts = urlsplit(url if "://" in url else f"http://{url}")
-        return parts.port or {"https": HTTPS_PORT, "http": 80}.get(parts.scheme)
-    except ValueError:
-        return None
-
-
-def codex_endpoints(config: str) -> list[str]:
-    """The model providers' URLs a Codex ``config.toml`` names (``model_providers.*.base_url``)."""
-    import tomllib
-
-    try:
-        providers = tomllib.loads(config).get("model_providers") or {}
-    except tomllib.TOMLDecodeError:
-        return []
-    if not isinstance(providers, dict):
-        return []
-    return [url for p in providers.values() if isinstance(p, dict) and isinstance(url := p.get("base_url"), str)]
-
-
-def connect_ports(
-    environ: dict[str, str], resources: tuple[str, ...], extra: tuple[int, ...], endpoints: tuple[str, ...] = ()
-) -> tuple[int, ...]:
-    """The TCP ports a launch without push may connect to: HTTPS (the CLIs' own services), the ports of
-    the endpoints its environment and its CLIs' configuration name, the ports the TASK claims, and any
-    the launch's environment adds (``HANDOFF_SANDBOX_PORTS``)."""
-    ports = {HTTPS_PORT, *extra}
-    ports |= {port for url in endpoints if (port := url_port(url)) is not None}
-    ports |= {port for name in ENDPOINT_VARIABLES if (port := url_port(environ.get(name, ""))) is not None}
-    ports |= {int(r.split(":", 1)[1]) for r in resources if re.fullmatch(r"port:[0-9]{1,5}", r)}
-    ports |= {int(p) for p in environ.get(PORTS_VARIABLE, "").split(",") if p.strip().isdigit()}
-    return tuple(sorted(port for port in ports if 0 < port < 65536))  # noqa: PLR2004 - TCP's ports
+def _session_records(environ: dict[str, str], home: ExecutorHome) -> list[str]:
+    """What the agent CLIs keep of other sessions, unreadable: the user's own (a Lead's transcript holds
+    every launch line, token included, it was handed) and the other executors' homes."""
+    user = environ.get("HOME") or os.path.expanduser("~")
+    kept = [environ.get("CLAUDE_CONFIG_DIR") or os.path.join(user, ".claude"), os.path.join(user, ".claude.json")]
+    kept += [codex_source(environ), os.path.dirname(home.base)]
+    return [os.path.realpath(path) for path in kept if os.path.lexists(path)]
 
 
 def draw_grants(
@@ -334,7 +298,7 @@ def draw_grants(
     drawing.write += [Grant(home.home, (), "the executor's own home and temporary folder", make=True)]
     drawing.write += [Grant("/dev", (device,), "a device a shell needs") for device in _DEVICES]
     user_homes = {environ.get("HOME") or os.path.expanduser("~"), os.path.expanduser("~")}
-    denied = [os.path.realpath(secret_file)]
+    denied = [os.path.realpath(secret_file), *_session_records(environ, home)]
     if not push:  # those there now (one made later is unreadable only where it lands in a folder listed below)
         credentials = [os.path.join(os.path.realpath(h), c) for h in sorted(user_homes) for c in PUSH_CREDENTIALS]
         denied += [path for path in credentials if os.path.lexists(path)]

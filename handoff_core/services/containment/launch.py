@@ -25,7 +25,8 @@ from handoff_core.files import landlock, seccomp
 from handoff_core.files.executor_home import REPLACED, executor_home, prepare_home
 from handoff_core.files.local_socket import broker_address, parse_address
 from handoff_core.layout import BROKER_VARIABLE, SANDBOX_VARIABLE, WRITABLE_VARIABLE, default_secret_file
-from handoff_core.services.containment.grants import Grant, Grants, draw_grants, url_port
+from handoff_core.services.containment.endpoints import url_port
+from handoff_core.services.containment.grants import Grant, Grants, draw_grants
 from handoff_core.services.evidence.task_pin import PinnedTask, TaskUnreadable, read_pinned
 
 __all__ = ["REFUSED_EXIT", "run"]

@@ -54,3 +54,25 @@ def test_a_worktrees_git_entry_is_never_writable_whatever_its_globs_reach(made: 
     assert (made.worktree / ".git").read_bytes() == marker
     assert (made.worktree / "src/a1/in.py").read_text() == "x\n"  # the rest of the root is written
     assert git(made.worktree, "rev-parse", "--absolute-git-dir").stdout.strip().startswith(str(made.root / ".git"))
+
+
+def test_the_agent_clis_records_of_other_sessions_are_unreadable(made: Project) -> None:
+    token = "HANDOFF_TOKEN=" + "t" * 43  # as a Lead's transcript records every executor_config it was handed
+    records = [
+        made.home / ".claude" / "projects" / "-work-project" / "lead-session.jsonl",
+        made.home / ".claude.json",
+        made.home / ".codex" / "sessions" / "2026" / "rollout.jsonl",
+    ]
+    for record in records:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(token)
+    first = made.current()
+    assert first.sh('echo "$HANDOFF_TOKEN" > "$HOME/mine"', HANDOFF_TOKEN=token).returncode == 0
+    other = executor_home(str(made.state.resolve()), first.ref)
+    made.release(first)
+    launch = made.in_worktree()
+    done = launch.sh(
+        f'cat {" ".join(map(str, [*records, Path(other.home, "mine")]))}; echo x > "$HOME/own"; cat "$HOME/own"'
+    )
+    assert token not in done.stdout, done
+    assert done.stdout == "x\n", done  # its own home stays readable
