@@ -3,8 +3,10 @@
 - no ``TIOCSTI`` or ``TIOCLINUX`` on any terminal: Landlock does not govern a terminal the launch
   inherited, and either request would let a contained process type a command into the shell that
   started it, which runs it outside the sandbox once the executor ends (bubblewrap filters the same
-  two). ``ioctl`` takes its request as 32 bits, so the filter compares the low 32 bits, whatever a
-  caller puts above them;
+  two); nor ``TIOCSPGRP``, with which a process left behind takes that terminal back from the shell
+  once the launch ends and reads what the user types next (a shell in the sandbox then runs without
+  job control). ``ioctl`` takes its request as 32 bits, so the filter compares the low 32 bits,
+  whatever a caller puts above them;
 - no Unix socket made (``socket(AF_UNIX, …)``, and the 32-bit ``socketcall`` that hides its
   arguments): Landlock does not govern connecting to one by its path, and every service the user
   runs listens on one (the session bus and the user's service manager start programs outside any
@@ -27,7 +29,7 @@ import struct
 __all__ = ["FilterUnavailable", "forbid_outside_reach"]
 
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
-_TIOCSTI, _TIOCLINUX, _AF_UNIX = 0x5412, 0x541C, 1
+_TIOCSTI, _TIOCLINUX, _TIOCSPGRP, _AF_UNIX = 0x5412, 0x541C, 0x5410, 1
 _ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
 _EPERM, _EACCES, _ENOSYS = 1, 13, 38
 _LD_ABS, _JEQ, _RET = 0x20, 0x15, 0x06
@@ -45,7 +47,7 @@ _Rules = tuple[tuple[int, int | None, tuple[int, ...], int], ...]
 
 def _rules(ioctl: int, socket: int, io_uring_setup: int, socketcall: int | None = None) -> _Rules:
     rules: _Rules = (
-        (ioctl, _arg(1), (_TIOCSTI, _TIOCLINUX), _EPERM),
+        (ioctl, _arg(1), (_TIOCSTI, _TIOCLINUX, _TIOCSPGRP), _EPERM),
         (socket, _arg(0), (_AF_UNIX,), _EACCES),
         (io_uring_setup, None, (), _ENOSYS),
     )

@@ -3,14 +3,19 @@ the filter refuses, on every ABI the machine runs."""
 
 from __future__ import annotations
 
+import json
+import os
+import select
 import socket
+import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 import pytest
 
 from handoff_core.files import landlock
-from tests.core.services.containment.sandboxing import Project, make_project
+from tests.core.services.containment.sandboxing import RUN_BOUND_S, Project, make_project, terminal_controls
 
 pytestmark = [
     pytest.mark.slow,  # each test starts the sandbox and the commands in it
@@ -30,6 +35,39 @@ RING = (
     "libc = ctypes.CDLL(None, use_errno=True)\n"
     "params = ctypes.create_string_buffer(120)\n"
     "print(libc.syscall(425, 4, params), ctypes.get_errno())\n"
+)
+
+# A process the executor leaves behind (the launch ends; it lingers, sandboxed, in the shell's session):
+# once the shell has its terminal back (argv[1] opens), it asks to be the terminal's foreground, says
+# how that went (argv[2]), and if it is, reads what the user types next.
+LINGERING = (
+    "import fcntl, os, signal, struct, sys, termios\n"
+    "if os.fork(): sys.exit(0)\n"
+    "os.setpgid(0, 0)\n"
+    "for sig in (signal.SIGTTOU, signal.SIGTTIN, signal.SIGHUP): signal.signal(sig, signal.SIG_IGN)\n"
+    "open(sys.argv[1]).read()\n"
+    "try: fcntl.ioctl(0, termios.TIOCSPGRP, struct.pack('i', os.getpgrp())); outcome = 'foreground'\n"
+    "except OSError as e: outcome = f'refused {e.errno}'\n"
+    "with open(sys.argv[2], 'w') as done: done.write(outcome)\n"
+    "if outcome == 'foreground': os.read(0, 100)\n"
+)
+# The user's shell: runs the launch (argv[1]: its argv, environment, folder) as its foreground job, takes
+# the terminal back when it ends, lets the lingering process try, then reads the user's next line.
+SHELL = (
+    "import json, os, select, signal, sys\n"
+    "argv, env, cwd, go, done = json.loads(sys.argv[1])\n"
+    "signal.signal(signal.SIGTTOU, signal.SIG_IGN)\n"
+    "job = os.fork()\n"
+    "if job == 0:\n"
+    "    os.setpgid(0, 0); os.chdir(cwd)\n"
+    "    quiet = os.open(os.devnull, os.O_WRONLY); os.dup2(quiet, 1); os.dup2(quiet, 2)\n"
+    "    os.execve(argv[0], argv, env)\n"
+    "os.setpgid(job, job); os.tcsetpgrp(0, job); os.waitpid(job, 0); os.tcsetpgrp(0, os.getpgrp())\n"
+    "with open(go, 'w') as f: f.write('go')\n"
+    "with open(done) as f: print(f.read(), flush=True)\n"
+    "ready, _, _ = select.select([0], [], [], 20)\n"
+    "try: print(os.read(0, 100).decode().strip() if ready else '(nothing)', flush=True)\n"
+    "except OSError as e: print('error', e.errno, flush=True)\n"
 )
 
 
@@ -61,3 +99,37 @@ def _accepted(listener: socket.socket) -> bool:
 def test_no_io_uring_ring_is_set_up_inside_the_sandbox(made: Project) -> None:
     done = made.current().run(sys.executable, "-c", RING)
     assert done.stdout.split() == ["-1", "38"], done
+
+
+def test_a_process_left_behind_cannot_take_the_terminal_from_the_shell_that_started_the_launch(made: Project) -> None:
+    go, done = made.root / "src" / "a1" / "go", made.root / "src" / "a1" / "done"
+    os.mkfifo(go)
+    os.mkfifo(done)
+    launch = made.current()
+    argv = launch.argv(sys.executable, "-c", LINGERING, str(go), str(done))
+    controller, terminal = os.openpty()
+    try:
+        shell = subprocess.Popen(
+            [sys.executable, "-c", SHELL, json.dumps([argv, launch.env(), str(made.root), str(go), str(done)])],
+            stdin=terminal,
+            stdout=subprocess.PIPE,
+            text=True,
+            preexec_fn=terminal_controls,  # noqa: PLW1509 - this test starts no thread
+        )
+        assert shell.stdout is not None
+        outcome = _line(shell.stdout)
+        os.write(controller, b"typed by the user\n")
+        said = _line(shell.stdout)
+        shell.wait(timeout=RUN_BOUND_S)
+        shell.stdout.close()
+    finally:
+        os.close(controller)
+        os.close(terminal)
+    assert (outcome, said) == ("refused 1", "typed by the user")
+
+
+def _line(stream: IO[str]) -> str:
+    """The next line ``stream`` gives, waiting a bounded time for it."""
+    ready, _, _ = select.select([stream], [], [], RUN_BOUND_S)
+    assert ready, "no line came"
+    return stream.readline().strip()
