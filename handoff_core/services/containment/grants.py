@@ -219,13 +219,33 @@ def _git_grants(
         Grant(git.common, ("refs", "heads", *folders), f"the branch {'/'.join(branch)} (commit)", make=True),
         Grant(git.common, ("logs", "refs", "heads", *folders), "the branch's reflog (commit)", make=True),
     ]
-    if not folders:
+    if beside := _branches_beside(git.common, branch):
+        shown = ", ".join(beside[:5]) + (", …" if beside[5:] else "")
         drawing.notes.append(
-            f"commit: the branch {branch[0]} has no folder of its own, so every branch in refs/heads is writable "
-            "(name task branches like task/<topic> to keep them apart)"
+            f"commit: the ref folder of the branch {'/'.join(branch)} also holds {shown}, which the executor can "
+            "move too (the kernel grants a folder, not a file): give each task's branch a folder of its own "
+            "(task/<topic>/work)"
         )
-    if "stash" in actions:
-        drawing.write += [Grant(git.common, ("refs",), "refs/stash (stash)"), Grant(git.common, ("logs",), "stash")]
+    if "stash" in actions:  # refs/stash lies in refs/ itself, beside every branch and tag: refs/ is never opened
+        drawing.notes.append("stash: not possible in the sandbox (refs/stash lies beside every branch and tag)")
+
+
+def _branches_beside(common: str, branch: list[str]) -> list[str]:
+    """The other branches in the branch's ref folder, loose or packed (bounded): the executor that may
+    move its branch may move them. Without a folder of its own, that is every branch."""
+    folder = "/".join(["refs", "heads", *branch[:-1]])
+    found: set[str] = set()
+    try:
+        with os.scandir(os.path.join(common, folder)) as listing:
+            found |= {f"{folder}/{e.name}" for _, e in zip(range(1000), listing, strict=False)}
+    except OSError:
+        pass
+    for line in _read_marker(os.path.join(common, "packed-refs"), 1 << 20).splitlines():
+        ref = line.partition(" ")[2]
+        if ref.startswith(f"{folder}/"):
+            found.add(ref)
+    own = "/".join(["refs", "heads", *branch])
+    return sorted(ref.removeprefix("refs/heads/") for ref in found if ref != own and not ref.endswith(".lock"))
 
 
 def _remote_paths(common: str) -> list[tuple[str, str]]:

@@ -76,3 +76,22 @@ def test_the_agent_clis_records_of_other_sessions_are_unreadable(made: Project) 
     )
     assert token not in done.stdout, done
     assert done.stdout == "x\n", done  # its own home stays readable
+
+
+def test_a_task_authorised_to_stash_moves_no_other_ref(made: Project) -> None:
+    launch = made.in_worktree(actions=("commit", "stash"))
+    main = git(made.root, "rev-parse", "main").stdout
+    moves = "git commit -q --allow-empty -m x; git update-ref refs/heads/main HEAD; git tag planted"
+    done = launch.sh(moves, cwd=made.worktree)
+    assert done.returncode != 0, done
+    assert git(made.root, "rev-parse", "main").stdout == main
+    assert git(made.root, "tag").stdout == ""
+    assert "stash: not possible in the sandbox" in done.stderr, done
+
+
+def test_a_task_is_told_which_branches_share_its_branchs_ref_folder(made: Project) -> None:
+    git(made.root, "branch", "task/b1")
+    git(made.root, "pack-refs", "--all")
+    git(made.root, "branch", "task/c1")
+    done = made.in_worktree().sh("true", cwd=made.worktree)
+    assert "the ref folder of the branch task/a1 also holds task/b1, task/c1" in done.stderr, done
