@@ -13,7 +13,10 @@
   sandbox; terminal multiplexers type into their panes; another task's broker). A pair of connected
   sockets (``socketpair``) reaches nothing outside and stays allowed;
 - no ``io_uring`` (``ENOSYS``, as a kernel without it answers): its rings make sockets without a
-  system call the filter can see.
+  system call the filter can see;
+- where Landlock is older than ABI 3 (Linux before 6.2), which does not govern truncation, no
+  ``truncate(2)`` by path: with it a contained process emptied any file the user may write (its
+  TASK, git's configuration, the Lead's secret). Truncating what it opened for writing stays allowed.
 
 A process that switches to its machine's other ABIs (x32, 32-bit) meets the same filter. Stdlib only
 (``ctypes``, ``struct``).
@@ -45,23 +48,31 @@ def _arg(index: int) -> int:
 _Rules = tuple[tuple[int, int | None, tuple[int, ...], int], ...]
 
 
-def _rules(ioctl: int, socket: int, io_uring_setup: int, socketcall: int | None = None) -> _Rules:
-    rules: _Rules = (
-        (ioctl, _arg(1), (_TIOCSTI, _TIOCLINUX, _TIOCSPGRP), _EPERM),
-        (socket, _arg(0), (_AF_UNIX,), _EACCES),
-        (io_uring_setup, None, (), _ENOSYS),
-    )
-    return rules + (((socketcall, None, (), _EACCES),) if socketcall is not None else ())
+class _Calls:
+    """One ABI's numbers of the system calls the filter refuses (``socketcall``: the 32-bit x86 ABI only)."""
+
+    def __init__(self, ioctl: int, socket: int, io_uring_setup: int, truncate: tuple[int, ...], socketcall: int = -1):
+        self.ioctl, self.socket, self.io_uring_setup = ioctl, socket, io_uring_setup
+        self.truncate, self.socketcall = truncate, socketcall
+
+    def rules(self, truncate: bool) -> _Rules:
+        rules: _Rules = (
+            (self.ioctl, _arg(1), (_TIOCSTI, _TIOCLINUX, _TIOCSPGRP), _EPERM),
+            (self.socket, _arg(0), (_AF_UNIX,), _EACCES),
+            (self.io_uring_setup, None, (), _ENOSYS),
+        )
+        rules += ((self.socketcall, None, (), _EACCES),) if self.socketcall >= 0 else ()
+        return rules + (tuple((number, None, (), _EACCES) for number in self.truncate) if truncate else ())
 
 
-# Per machine: (audit arch, its rules) for each ABI a process of it can call.
-_ABIS: dict[str, tuple[tuple[int, _Rules], ...]] = {
+# Per machine: (audit arch, its calls) for each ABI a process of it can call.
+_ABIS: dict[str, tuple[tuple[int, _Calls], ...]] = {
     "x86_64": (
-        (0xC000003E, _rules(16, 41, 425)),
-        (0xC000003E, _rules(16 | _X32, 41 | _X32, 425 | _X32)),
-        (0x40000003, _rules(54, 359, 425, socketcall=102)),
+        (0xC000003E, _Calls(16, 41, 425, (76,))),
+        (0xC000003E, _Calls(16 | _X32, 41 | _X32, 425 | _X32, (76 | _X32,))),
+        (0x40000003, _Calls(54, 359, 425, (92, 193), socketcall=102)),
     ),
-    "aarch64": ((0xC00000B7, _rules(29, 198, 425)), (0x40000028, _rules(54, 281, 425))),
+    "aarch64": ((0xC00000B7, _Calls(29, 198, 425, (45,))), (0x40000028, _Calls(54, 281, 425, (92, 193)))),
 }
 _Code = list[tuple[int, int, int, int]]
 
@@ -95,12 +106,13 @@ class FilterUnavailable(OSError):
     """The kernel refused the filter, or this machine's system calls are not known here."""
 
 
-def forbid_outside_reach() -> None:
-    """Install the filter on the calling thread (inherited by all it starts; no_new_privs must be set)."""
+def forbid_outside_reach(truncate: bool = False) -> None:
+    """Install the filter on the calling thread (inherited by all it starts; no_new_privs must be set);
+    ``truncate``: refuse ``truncate(2)`` too (Landlock before ABI 3)."""
     abis = _ABIS.get(platform.machine())
     if abis is None:
         raise FilterUnavailable(0, f"the sandbox's filter knows no system calls of {platform.machine()}")
-    code = _program(abis)
+    code = _program(tuple((arch, calls.rules(truncate)) for arch, calls in abis))
     buffer = ctypes.create_string_buffer(code, len(code))
     program = struct.pack("HxxxxxxP", len(code) // 8, ctypes.addressof(buffer))
     libc = ctypes.CDLL(None, use_errno=True)

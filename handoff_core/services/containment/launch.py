@@ -301,7 +301,7 @@ def launch(argv: list[str], environ: dict[str, str]) -> int:
     env |= {SANDBOX_VARIABLE: ref, WRITABLE_VARIABLE: "\n".join(granted)}
     ruleset.restrict()
     try:
-        seccomp.forbid_outside_reach()
+        seccomp.forbid_outside_reach(truncate=version < 3)  # noqa: PLR2004 - ABI 3 governs truncation
     except seccomp.FilterUnavailable as exc:  # restricted already: nothing runs uncontained from here on
         raise Refused(
             f"cannot keep the executor from its terminal and the user's services ({exc.strerror}); nothing was launched"

@@ -133,3 +133,34 @@ def _line(stream: IO[str]) -> str:
     ready, _, _ = select.select([stream], [], [], RUN_BOUND_S)
     assert ready, "no line came"
     return stream.readline().strip()
+
+
+# Inside: restrict to a Landlock ruleset of ABI 2 (as Linux before 6.2 offers: no truncation right) that
+# lets nothing be written, install the filter (argv[2]: for such a Landlock), then truncate argv[1].
+OLD_LANDLOCK = (
+    "import os, sys\n"
+    "from handoff_core.files import landlock, seccomp\n"
+    "ruleset = landlock.Ruleset(2, fs=landlock.write_access(2) | landlock.READ_FILE, connect=False, scoped=False)\n"
+    "ruleset.allow_path('/', landlock.READ_FILE)\n"
+    "ruleset.restrict()\n"
+    "seccomp.forbid_outside_reach(truncate=sys.argv[2] == 'old')\n"
+    "try: os.truncate(sys.argv[1], 0); print('truncated')\n"
+    "except OSError as e: print('refused', e.errno)\n"
+)
+
+
+@pytest.mark.parametrize(("filtered", "said"), [("as-before", "truncated"), ("old", "refused 13")])
+def test_where_landlock_does_not_govern_truncation_the_filter_refuses_it(
+    tmp_path: Path, filtered: str, said: str
+) -> None:
+    task = tmp_path / "TASK.md"
+    task.write_text("the published TASK\n")
+    done = subprocess.run(
+        [sys.executable, "-c", OLD_LANDLOCK, str(task), filtered],
+        capture_output=True,
+        text=True,
+        timeout=RUN_BOUND_S,
+        check=False,
+    )
+    assert done.stdout.strip() == said, done
+    assert task.read_text() == ("" if said == "truncated" else "the published TASK\n")
