@@ -40,7 +40,7 @@ def _start() -> int:
         Path(options["--state-root"]),
         Path(options["--secret-file"]),
     )
-    _, key = parse_address(os.environ.get(BROKER_VARIABLE, ""))
+    _, key = parse_address(os.environ.pop(BROKER_VARIABLE, ""))  # gone: the records it keeps ask no broker
     try:
         serve(listener, broker, key, parent)
     finally:

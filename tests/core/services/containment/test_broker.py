@@ -13,6 +13,7 @@ from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.scope import Scope
 from handoff_core.files import landlock
 from handoff_core.services.capabilities.tokens import report_token
+from handoff_core.services.evidence import endings
 from tests.conftest import implementation
 from tests.core.services.containment.sandboxing import Project, make_project
 
@@ -75,3 +76,19 @@ def test_a_request_without_the_brokers_key_is_refused_unread(made: Project) -> N
     assert done.returncode == 0, done
     assert json.loads(done.stdout)["error"]["code"] == "token_refused", done.stdout
     assert not list(made.state.rglob("REPORT.md"))
+
+
+def test_the_stop_hooks_records_are_kept_by_the_broker_where_the_lead_reads_them(made: Project) -> None:
+    launch = made.current()
+    counts = []
+    for _ in range(2):
+        request = {"op": "count_block", "ref": launch.ref, "session_id": "session-1"}
+        done = launch.run(sys.executable, "-c", ASK, json.dumps(request))
+        assert done.returncode == 0, done
+        counts.append(json.loads(done.stdout)["count"])
+    ending = {"op": "record_ending", "ref": launch.ref, "session_id": "session-1"}
+    assert launch.run(sys.executable, "-c", ASK, json.dumps(ending)).returncode == 0
+    assert counts == [0, 1]
+    found = endings.ended_without_report(str(made.state), launch.ref)  # this process's cache: the user's
+    assert found is not None
+    assert found.session_id == "session-1"
