@@ -14,6 +14,8 @@
   sockets (``socketpair``) reaches nothing outside and stays allowed;
 - no ``io_uring`` (``ENOSYS``, as a kernel without it answers): its rings make sockets without a
   system call the filter can see;
+- no kernel keyring (``keyctl``, ``add_key``, ``request_key``): Landlock does not govern it, and the
+  user's keyring holds what logins put there (Kerberos tickets among them);
 - where Landlock is older than ABI 3 (Linux before 6.2), which does not govern truncation, no
   ``truncate(2)`` by path: with it a contained process emptied any file the user may write (its
   TASK, git's configuration, the Lead's secret). Truncating what it opened for writing stays allowed.
@@ -51,9 +53,14 @@ _Rules = tuple[tuple[int, int | None, tuple[int, ...], int], ...]
 class _Calls:
     """One ABI's numbers of the system calls the filter refuses (``socketcall``: the 32-bit x86 ABI only)."""
 
-    def __init__(self, ioctl: int, socket: int, io_uring_setup: int, truncate: tuple[int, ...], socketcall: int = -1):
+    def __init__(self, ioctl: int, socket: int, io_uring_setup: int, keys: int, truncate: tuple[int, ...]) -> None:
         self.ioctl, self.socket, self.io_uring_setup = ioctl, socket, io_uring_setup
-        self.truncate, self.socketcall = truncate, socketcall
+        self.keys = (keys, keys + 1, keys + 2)  # add_key, request_key, keyctl: consecutive on every ABI
+        self.truncate, self.socketcall = truncate, -1
+
+    def with_socketcall(self, number: int) -> _Calls:
+        self.socketcall = number
+        return self
 
     def rules(self, truncate: bool) -> _Rules:
         rules: _Rules = (
@@ -61,6 +68,7 @@ class _Calls:
             (self.socket, _arg(0), (_AF_UNIX,), _EACCES),
             (self.io_uring_setup, None, (), _ENOSYS),
         )
+        rules += tuple((number, None, (), _EACCES) for number in self.keys)
         rules += ((self.socketcall, None, (), _EACCES),) if self.socketcall >= 0 else ()
         return rules + (tuple((number, None, (), _EACCES) for number in self.truncate) if truncate else ())
 
@@ -68,11 +76,11 @@ class _Calls:
 # Per machine: (audit arch, its calls) for each ABI a process of it can call.
 _ABIS: dict[str, tuple[tuple[int, _Calls], ...]] = {
     "x86_64": (
-        (0xC000003E, _Calls(16, 41, 425, (76,))),
-        (0xC000003E, _Calls(16 | _X32, 41 | _X32, 425 | _X32, (76 | _X32,))),
-        (0x40000003, _Calls(54, 359, 425, (92, 193), socketcall=102)),
+        (0xC000003E, _Calls(16, 41, 425, 248, (76,))),
+        (0xC000003E, _Calls(16 | _X32, 41 | _X32, 425 | _X32, 248 | _X32, (76 | _X32,))),
+        (0x40000003, _Calls(54, 359, 425, 286, (92, 193)).with_socketcall(102)),
     ),
-    "aarch64": ((0xC00000B7, _Calls(29, 198, 425, (45,))), (0x40000028, _Calls(54, 281, 425, (92, 193)))),
+    "aarch64": ((0xC00000B7, _Calls(29, 198, 425, 217, (45,))), (0x40000028, _Calls(54, 281, 425, 309, (92, 193)))),
 }
 _Code = list[tuple[int, int, int, int]]
 

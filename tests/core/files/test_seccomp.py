@@ -3,6 +3,7 @@ the filter refuses, on every ABI the machine runs."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import select
@@ -164,3 +165,29 @@ def test_where_landlock_does_not_govern_truncation_the_filter_refuses_it(
     )
     assert done.stdout.strip() == said, done
     assert task.read_text() == ("" if said == "truncated" else "the published TASK\n")
+
+
+# Inside: find the key described by argv[1] in the user's keyring and read it.
+KEYRING = (
+    "import ctypes, sys\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "key = libc.syscall(250, 10, -4, b'user', sys.argv[1].encode(), 0)\n"  # keyctl(KEYCTL_SEARCH, @u, …)
+    "if key < 0: print('refused', ctypes.get_errno()); sys.exit()\n"
+    "buffer = ctypes.create_string_buffer(100)\n"
+    "size = libc.syscall(250, 11, key, buffer, 100)\n"  # KEYCTL_READ
+    "print(buffer.raw[:size].decode())\n"
+)
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the test calls keyctl by its x86-64 number")
+def test_the_users_kernel_keyring_is_out_of_reach(made: Project) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    name = f"handoff-test-{os.getpid()}"
+    key = libc.syscall(248, b"user", name.encode(), b"a kerberos ticket", 17, -4)  # add_key to @u
+    assert key > 0, ctypes.get_errno()
+    try:
+        done = made.current().run(sys.executable, "-c", KEYRING, name)
+    finally:
+        libc.syscall(250, 21, key)  # KEYCTL_INVALIDATE
+    assert "kerberos" not in done.stdout, done
+    assert done.stdout.strip() == "refused 13", done
