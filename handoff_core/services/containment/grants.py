@@ -286,6 +286,24 @@ def _session_records(environ: dict[str, str], home: ExecutorHome) -> list[str]:
     return [os.path.realpath(path) for path in kept if os.path.lexists(path)]
 
 
+def _drawing(tree: str, project: str, state: str, secret_file: str) -> tuple[_Drawing, GitLayout | None, bool]:
+    """What no grant may reach, the tree's git layout, and whether that layout is foreign: a worktree
+    whose git folder names another repository than the project's (its commondir rewritten by a launch
+    that could commit). Nothing a foreign layout names is trusted; the project's own is protected."""
+    git = git_layout(tree)
+    main = os.path.join(project, ".git")
+    expected = os.path.realpath(main) if os.path.isdir(main) else None
+    foreign = git is not None and expected is not None and git.common != expected
+    git = git_layout(project) if foreign else git
+    protected = {state: "the state root (every TASK and REPORT)"}
+    protected[os.path.join(tree, ".git")] = "the tree's git entry (a worktree's names the git folder git reads)"
+    if git is not None:
+        protected[git.common] = "git's folder (its configuration and hooks)"
+        protected |= {wt: "another task's worktree" for wt in git.worktrees if wt != tree}
+    protected[os.path.realpath(secret_file)] = "the Lead's secret"
+    return _Drawing(tree, protected), git, foreign
+
+
 def draw_grants(
     task: TaskLike,
     ref: str,
@@ -299,22 +317,20 @@ def draw_grants(
     """The grants of ``task``'s executor; ``roots`` are the project and state roots (resolved)."""
     project, state = roots
     rule = ScopeRule(task, ref, project, state)
-    tree = rule.root_text
-    git = git_layout(tree)
-    protected = {state: "the state root (every TASK and REPORT)"}
-    protected[os.path.join(tree, ".git")] = "the tree's git entry (a worktree's names the git folder git reads)"
-    if git is not None:
-        protected[git.common] = "git's folder (its configuration and hooks)"
-        protected |= {wt: "another task's worktree" for wt in git.worktrees if wt != tree}
-    protected[os.path.realpath(secret_file)] = "the Lead's secret"
-    drawing = _Drawing(tree, protected)
+    drawing, git, foreign = _drawing(rule.root_text, project, state, secret_file)
     for glob in rule.allowed:
         drawing.glob(glob)
-    main = os.path.join(project, ".git")
-    _git_grants(drawing, git, task, authorised, os.path.realpath(main) if os.path.isdir(main) else None)
     push = "push" in authorised
-    if push:
-        _push_grants(drawing, git)
+    if foreign:
+        drawing.notes.append(
+            "git: the worktree's git folder names another repository than the project's (its commondir was "
+            "rewritten): nothing of git is opened, nor any remote"
+        )
+    else:
+        main = os.path.join(project, ".git")
+        _git_grants(drawing, git, task, authorised, os.path.realpath(main) if os.path.isdir(main) else None)
+        if push:
+            _push_grants(drawing, git)
     drawing.write += [Grant(home.home, (), "the executor's own home and temporary folder", make=True)]
     drawing.write += [Grant("/dev", (device,), "a device a shell needs") for device in _DEVICES]
     user_homes = {environ.get("HOME") or os.path.expanduser("~"), os.path.expanduser("~")}
@@ -322,13 +338,12 @@ def draw_grants(
     if not push:  # those there now (one made later is unreadable only where it lands in a folder listed below)
         credentials = [os.path.join(os.path.realpath(h), c) for h in sorted(user_homes) for c in PUSH_CREDENTIALS]
         denied += [path for path in credentials if os.path.lexists(path)]
-    resources = tuple(task.scope.resources)
     codex = os.path.join(codex_source(environ), "config.toml")  # the user's: the home's copy is the executor's
     endpoints = tuple(codex_endpoints(_read_marker(codex, 256 * 1024))) if os.path.isfile(codex) else ()
     return Grants(
         write=tuple(drawing.write),
         read_denied=tuple(dict.fromkeys(denied)),
-        connect=None if push else connect_ports(environ, resources, extra_ports, endpoints),
+        connect=None if push else connect_ports(environ, tuple(task.scope.resources), extra_ports, endpoints),
         notes=tuple(drawing.notes),
         drop_env=() if push else CREDENTIAL_VARIABLES,
     )

@@ -101,3 +101,22 @@ def test_the_command_inherits_no_descriptor_beyond_its_standard_three(made: Proj
         )
     assert outside.read_text() == "", done
     assert done.stdout.split() == ["refused", "0", "1", "2"], done
+
+
+def test_a_worktrees_repository_repointed_by_its_last_launch_opens_nothing_at_the_next(
+    made: Project, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"  # any folder the user may write, named as a "remote"
+    elsewhere.mkdir()
+    launch = made.in_worktree(actions=("commit", "push"))
+    repoint = (
+        'gitdir=$(git rev-parse --absolute-git-dir) && fake="$HOME/fake" && mkdir -p "$fake/refs" "$fake/objects" '
+        f'&& printf \'[remote "x"]\\n\\turl = {elsewhere}\\n\' > "$fake/config" '
+        '&& echo "$fake" > "$gitdir/commondir.new" && mv "$gitdir/commondir.new" "$gitdir/commondir"'
+    )
+    first = launch.sh(repoint, cwd=made.worktree)
+    assert first.returncode == 0, first  # with commit, the worktree's git folder is the executor's to write
+    second = launch.sh(f"echo x > {elsewhere}/planted", cwd=made.worktree)
+    assert second.returncode != 0, second
+    assert not (elsewhere / "planted").exists()
+    assert "names another repository than the project's" in second.stderr, second
