@@ -96,26 +96,24 @@ def _read_small(path: str) -> bytes | None:
 
 
 def _put(path: str, data: bytes) -> None:
-    """``path`` replaced by a new file holding ``data`` (0600): a private copy meant to change at every
-    launch. Written beside it and renamed over it, in a folder held by handle: whatever an executor's
-    earlier run left there (a link, a FIFO, a hard link to a file it may write) is replaced, never
-    written through or waited on."""
+    """``path`` made anew holding ``data`` (0600): a private copy meant to change at every launch. The
+    old entry is removed first and the new file made exclusively, in a folder held by handle: whatever
+    an executor's earlier run left there (a link, a FIFO, a hard link to a file it may write) is
+    replaced, never written through or waited on; one made in between refuses the launch."""
     folder, name = os.path.split(path)
     fd = _private_dir(folder)
-    temp = f".{name}.{os.getpid()}.new"
     try:
-        try:  # noqa: SIM105 - contextlib is not loaded at the launch's floor; one left behind is made afresh
-            os.unlink(temp, dir_fd=fd)
+        try:  # noqa: SIM105 - contextlib is not loaded at the launch's floor
+            os.unlink(name, dir_fd=fd)
         except FileNotFoundError:
             pass
-        out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=fd)
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=fd)
         try:
             view = memoryview(data)
             while view:
                 view = view[os.write(out, view) :]
         finally:
             os.close(out)
-        os.rename(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
     finally:
         os.close(fd)
 
