@@ -59,7 +59,8 @@ async def test_the_printed_lead_configuration_guards_once_its_hooks_are_trusted(
     assert lead_patches(repo, home, tmp_path)  # untrusted: Codex does not run the guard
     done = trust(repo, home)
     assert done.returncode == 0, done
-    assert done.stdout.startswith("trusted: ") and "guard --lead" in done.stdout
+    assert done.stdout.startswith("trusted: ")
+    assert "guard --lead" in done.stdout
     assert not lead_patches(repo, home, tmp_path)  # trusted: the guard denies
 
 
