@@ -1,4 +1,4 @@
-"""A Codex Lead's own guard runs only once Codex trusts it: `handoff-mcp trust-codex-hooks` trusts the
+"""The Lead's own guard, wired as printed. A Codex Lead's runs only once Codex trusts it: `handoff-mcp trust-codex-hooks` trusts the
 hooks that run this server's guard (from the printed configuration, or from the plugin), asking Codex
 itself for their hashes; after it, a headless `codex exec` with no bypass flag is denied a patch to a
 path an executor holds. Before it, the patch lands: the route is what makes the guard run."""
@@ -79,3 +79,23 @@ async def test_the_plugins_lead_hook_guards_once_trusted(
     done = trust(repo, home)
     assert done.returncode == 0, done
     assert not lead_patches(repo, home, tmp_path)
+
+
+async def test_the_printed_claude_code_lead_settings_guard_its_edits(repo: Path, secret_file: Path, home: Path) -> None:
+    from tests.agents.agents import claude_exec
+    from tests.agents.model_anthropic import AnthropicModel
+    from tests.agents.model_server import ToolCall
+
+    await dispatch(repo, secret_file)  # an executor holds src/a1/**
+    (repo / ".mcp.json").write_text(lead_config(repo, secret_file, "claude-code"))
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.local.json").write_text(lead_config(repo, secret_file, "claude-code-settings"))
+    held = ToolCall("Write", {"file_path": str(repo / "src/a1/lead.py"), "content": "VALUE = 1\n"})
+    free = ToolCall("Write", {"file_path": str(repo / "docs/lead.md"), "content": "notes\n"})
+    with AnthropicModel([[held], [free], [Text("Done.")]]) as model:
+        run = claude_exec("claude", "Edit A1.", repo, agent_env(home, model.url), "--permission-mode", "acceptEdits")
+    assert run.returncode == 0, run
+    results = AnthropicModel.tool_results(model.main_requests[-1])
+    assert "the Lead may not write" in results[held.call_id]
+    assert not (repo / "src/a1/lead.py").exists()
+    assert (repo / "docs/lead.md").read_text() == "notes\n"
