@@ -1,7 +1,8 @@
-"""The Lead's own guard, wired as printed. A Codex Lead's runs only once Codex trusts it: `handoff-mcp trust-codex-hooks` trusts the
-hooks that run this server's guard (from the printed configuration, or from the plugin), asking Codex
-itself for their hashes; after it, a headless `codex exec` with no bypass flag is denied a patch to a
-path an executor holds. Before it, the patch lands: the route is what makes the guard run."""
+"""The Lead's own guard, wired as printed. A Claude Code Lead's settings file carries it; a Codex
+Lead's runs only once Codex trusts it: `handoff-mcp trust-codex-hooks` trusts the hooks that run this
+server's guard (from the printed configuration, or from the plugin), asking Codex itself for their
+hashes; after it, a headless `codex exec` with no bypass flag is denied a patch to a path an executor
+holds. Before it, the patch lands: the route is what makes the guard run."""
 
 from __future__ import annotations
 
