@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import platform
 import struct
 
 __all__ = ["FilterUnavailable", "forbid_terminal_injection"]
@@ -50,9 +49,10 @@ def _program(pairs: tuple[tuple[int, int], ...]) -> bytes:
 
 def forbid_terminal_injection() -> None:
     """Install the filter on the calling thread (inherited by all it starts; no_new_privs must be set)."""
-    pairs = _IOCTL.get(platform.machine())
+    machine = os.uname().machine  # not platform: it costs a launch several milliseconds to import
+    pairs = _IOCTL.get(machine)
     if pairs is None:
-        raise FilterUnavailable(0, f"the terminal filter knows no system calls of {platform.machine()}")
+        raise FilterUnavailable(0, f"the terminal filter knows no system calls of {machine}")
     code = _program(pairs)
     buffer = ctypes.create_string_buffer(code, len(code))
     program = struct.pack("HxxxxxxP", len(code) // 8, ctypes.addressof(buffer))

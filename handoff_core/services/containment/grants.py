@@ -17,10 +17,7 @@ user's push credentials; without push, TCP connects only reach the ports the CLI
 from __future__ import annotations
 
 import os
-import re
 
-from handoff_core.contract.globs import glob_regex
-from handoff_core.contract.record import NamedTuple
 from handoff_core.layout import INDEX_ACTIONS
 from handoff_core.services.rules.scope_rule import ScopeRule
 
@@ -32,7 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["GIT_ACTIONS", "Grant", "Grants", "draw_grants", "url_port"]
 
 GIT_ACTIONS = frozenset(INDEX_ACTIONS)
-_META = re.compile(r"[*?\[]")
+_META = "*?["  # a glob's special characters: a segment holding none is literal
 _MAX_ENTRIES = 10_000  # entries of one folder listed to grant them one by one
 _DEVICES = ("null", "zero", "full", "random", "urandom", "tty", "ptmx", "pts", "shm")
 # The user's push credentials (relative to the user's home): unreadable unless the TASK authorises push.
@@ -50,26 +47,38 @@ PORTS_VARIABLE = "HANDOFF_SANDBOX_PORTS"  # more connectable ports, comma-separa
 HTTPS_PORT = 443
 
 
-class Grant(NamedTuple):
+# Plain classes, not records: ``collections`` costs every launch milliseconds to import.
+class Grant:
     """Write access beneath ``anchor/parts…``: the anchor resolved once, the parts walked by handle
     (never through a link); ``make``: the folders are created first when missing."""
 
-    anchor: str
-    parts: tuple[str, ...]
-    why: str
-    make: bool = False
+    __slots__ = ("anchor", "make", "parts", "why")
+
+    def __init__(self, anchor: str, parts: tuple[str, ...], why: str, make: bool = False) -> None:
+        self.anchor, self.parts, self.why, self.make = anchor, parts, why, make
 
     @property
     def path(self) -> str:
         return os.path.join(self.anchor, *self.parts)
 
 
-class Grants(NamedTuple):
-    write: tuple[Grant, ...]
-    read_denied: tuple[str, ...]
-    connect: tuple[int, ...] | None  # None: every port
-    notes: tuple[str, ...]
-    drop_env: tuple[str, ...]
+class Grants:
+    """What a launch may write, may not read, may connect to (None: every port), and what it says."""
+
+    __slots__ = ("connect", "drop_env", "notes", "read_denied", "write")
+
+    def __init__(
+        self,
+        *,
+        write: tuple[Grant, ...],
+        read_denied: tuple[str, ...],
+        connect: tuple[int, ...] | None,
+        notes: tuple[str, ...],
+        drop_env: tuple[str, ...],
+    ) -> None:
+        self.write, self.read_denied, self.connect, self.notes, self.drop_env = (
+            write, read_denied, connect, notes, drop_env
+        )  # fmt: skip
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -90,12 +99,14 @@ def _read_marker(path: str, limit: int = 4096) -> str:
         os.close(fd)
 
 
-class GitLayout(NamedTuple):
-    """A tree's git folders, read from its ``.git`` entry without starting git."""
+class GitLayout:
+    """A tree's git folders, read from its ``.git`` entry without starting git; every linked worktree
+    git records."""
 
-    gitdir: str
-    common: str
-    worktrees: tuple[str, ...]  # every linked worktree git records
+    __slots__ = ("common", "gitdir", "worktrees")
+
+    def __init__(self, gitdir: str, common: str, worktrees: tuple[str, ...]) -> None:
+        self.gitdir, self.common, self.worktrees = gitdir, common, worktrees
 
     @property
     def linked(self) -> bool:
@@ -140,7 +151,7 @@ class _Drawing:
     def glob(self, glob: str) -> None:
         segments = glob.split("/")
         literal = 0
-        while literal < len(segments) and not _META.search(segments[literal]):
+        while literal < len(segments) and not any(char in segments[literal] for char in _META):
             literal += 1
         folder = segments[: min(literal, len(segments) - 1)]
         path = os.path.join(self.tree, *folder)
@@ -157,6 +168,10 @@ class _Drawing:
             self.write.append(Grant(self.tree, tuple(folder), f"writable {glob}", make=True))
 
     def _one_by_one(self, folder: tuple[str, ...], rest: list[str], glob: str) -> None:
+        import re  # here: only a glob whose folder holds something protected is matched entry by entry
+
+        from handoff_core.contract.globs import glob_regex
+
         where = os.path.join(self.tree, *folder)
         try:
             with os.scandir(where) as listing:
@@ -233,6 +248,8 @@ def _git_grants(
 
 def _remote_paths(common: str) -> list[tuple[str, str]]:
     """The remotes the repository's own config names by a local path: (name, resolved path)."""
+    import re  # here: only a launch that may push reads the remotes
+
     found, section = [], ""
     text = _read_marker(os.path.join(common, "config"), 256 * 1024)
     for raw in text.splitlines():
@@ -273,16 +290,14 @@ def url_port(url: str) -> int | None:
 
 
 def codex_endpoints(config: str) -> list[str]:
-    """The model providers' URLs a Codex ``config.toml`` names (``model_providers.*.base_url``)."""
-    import tomllib
-
-    try:
-        providers = tomllib.loads(config).get("model_providers") or {}
-    except tomllib.TOMLDecodeError:
-        return []
-    if not isinstance(providers, dict):
-        return []
-    return [url for p in providers.values() if isinstance(p, dict) and isinstance(url := p.get("base_url"), str)]
+    """The URLs a Codex ``config.toml`` names as ``base_url`` (its model providers'), read line by line:
+    only their ports matter here, and a launch does not load a TOML parser for them."""
+    found = []
+    for raw in config.splitlines():
+        key, _, value = raw.partition("=")
+        if key.strip() in ("base_url", '"base_url"') and value.strip().startswith('"'):
+            found.append(value.strip().strip('"'))
+    return found
 
 
 def connect_ports(
@@ -294,7 +309,7 @@ def connect_ports(
     ports = {HTTPS_PORT, *extra}
     ports |= {port for url in endpoints if (port := url_port(url)) is not None}
     ports |= {port for name in ENDPOINT_VARIABLES if (port := url_port(environ.get(name, ""))) is not None}
-    ports |= {int(r.split(":", 1)[1]) for r in resources if re.fullmatch(r"port:[0-9]{1,5}", r)}
+    ports |= {int(r[5:]) for r in resources if r.startswith("port:") and r[5:].isdigit() and len(r) <= 10}  # noqa: PLR2004
     ports |= {int(p) for p in environ.get(PORTS_VARIABLE, "").split(",") if p.strip().isdigit()}
     return tuple(sorted(port for port in ports if 0 < port < 65536))  # noqa: PLR2004 - TCP's ports
 
