@@ -38,6 +38,7 @@ COMMANDS = (
     "guard",
     "sandbox",
     "coordination",
+    "verify",
 )
 
 
@@ -57,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
         ("package", "seal a task as an outbound ZIP for an external web channel"),
         ("receive", "persist, check and (only if safe) extract an external return"),
         ("coordination", "save the project's coordination choice (herdr, orca, cli, or lead: none for now)"),
+        ("verify", "replay a task's acceptance checks at its reported checkpoint, sandboxed (lead); exit 0: passed"),
     ):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("--role", choices=ROLES, help="default: $HANDOFF_ROLE")
@@ -97,6 +99,9 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
         if name == "doctor":
             sub.add_argument("--fix", action="store_true", help="remove them (under the state-root lock)")
+        if name == "verify":
+            sub.add_argument("--ref", required=True, help="change/session/task")
+            sub.add_argument("--json", action="store_true", help="one JSON object on stdout, for scripts and CI")
     commands.add_parser("validate", help="validate one handoff (same as handoff-validate)", add_help=False)
     guard_help = "judge an agent CLI's tool call or a commit against the task's scope (its hooks run it)"
     commands.add_parser("guard", help=guard_help, add_help=False)
@@ -175,6 +180,29 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+def _command(settings: Settings, args: argparse.Namespace) -> int:
+    """The parsed command run with its settings."""
+    if args.command == "serve":
+        return _serve(settings, args)
+    if args.command == "status":
+        return status(settings, args.change, args.session, args.since, args.json, archive_check=args.archive_check)
+    if args.command == "doctor":
+        return doctor(settings, args.fix)
+    if args.command in ("package", "receive"):
+        return exchange(settings, args)
+    if args.command == "coordination":
+        return coordination(settings, args.mode, args.skills_dir, args.dry_run)
+    if args.command == "board":
+        return board(settings, args.port)
+    if args.command == "verify":  # here: the replay's modules load only for it
+        from server.cli.verify import verify
+
+        return verify(settings, args.ref, args.json)
+    if args.command == "config":
+        return config(settings, args.client, args.command_path, args.url, args.token, args.ref)
+    return token(settings, args.ref, args.lead)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if not args_list or args_list[0] not in (*COMMANDS, "-h", "--help", "--version"):
@@ -195,21 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         logs.configure(args.log_level)
         settings = _settings(args, role_required=args.command == "serve" and not getattr(args, "http", False))
-        if args.command == "serve":
-            return _serve(settings, args)
-        if args.command == "status":
-            return status(settings, args.change, args.session, args.since, args.json, archive_check=args.archive_check)
-        if args.command == "doctor":
-            return doctor(settings, args.fix)
-        if args.command in ("package", "receive"):
-            return exchange(settings, args)
-        if args.command == "coordination":
-            return coordination(settings, args.mode, args.skills_dir, args.dry_run)
-        if args.command == "board":
-            return board(settings, args.port)
-        if args.command == "config":
-            return config(settings, args.client, args.command_path, args.url, args.token, args.ref)
-        return token(settings, args.ref, args.lead)
+        return _command(settings, args)
     except HandoffError as exc:
         print(f"handoff-mcp: {exc}", file=sys.stderr)
         return 2
