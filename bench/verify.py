@@ -55,8 +55,16 @@ def _task(store: Store, project: Path, branch: str, checks: tuple[Check, ...]) -
     (tree / "src/calc/__init__.py").write_text("def add(a, b):\n    return a + b\n")
     git(tree, "commit", "-q", "-am", "fix")
     checkpoint = git(tree, "rev-parse", "HEAD").strip()
-    report = Report(ref.session, ref.task, "completed", FOCUS, "src/calc", "unittest: exit 0")
-    store.write_report(report._replace(source_checkpoint=checkpoint), ref.change)
+    report = Report(
+        session=ref.session,
+        task=ref.task,
+        status="completed",
+        focused=FOCUS,
+        artifacts="src/calc",
+        verification="unittest: exit 0",
+        source_checkpoint=checkpoint,
+    )
+    store.write_report(report, ref.change)
     return ref, tree
 
 

@@ -217,5 +217,5 @@ def tools(services: Services) -> list[Tool]:
         tool(capture_report, WRITE_ONCE),
         tool(release_writer, WRITE_ONCE),
         tool(audit_task, READ_ONLY),
-        tool(verify_task, READ_ONLY),
+        tool(verify_task, CREATE),  # not read-only: it runs the task's checks (contained) and keeps their verdict
     ]
