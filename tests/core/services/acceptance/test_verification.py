@@ -165,3 +165,16 @@ def test_a_checkpoint_that_is_not_a_commit_here_is_unknown(calc: Calc) -> None:
     assert found.verdict == "unknown"
     assert found.checks == ()
     assert found.recorded
+
+
+def test_a_check_folder_that_leads_out_of_the_copy_through_a_link_is_not_run(calc: Calc, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ref = calc.dispatch(Check("touch ran", cwd="src/out"))
+    (calc.tree(ref) / "src" / "out").symlink_to(elsewhere)  # committed as a link: the copy holds it too
+    calc.work(ref, RIGHT_FILES)
+    found = verify_task(calc.store.queries, ref, str(calc.secret))
+    (check,) = found.checks
+    assert (found.verdict, check.exit_code) == ("failed", None)
+    assert check.why == "not run: src/out is not a folder of the replayed tree"
+    assert list(elsewhere.iterdir()) == []
