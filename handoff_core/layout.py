@@ -20,8 +20,11 @@ __all__ = [
     "BROKER_VARIABLE",
     "CHANGES",
     "CHANGE_README",
+    "CHECK_MAX_OUTPUT",
+    "CHECK_TAIL_BYTES",
     "CLOSING_FILES",
     "COORDINATION_FILE",
+    "DEFAULT_CHECK_TIMEOUT",
     "DEFAULT_STATE_ROOT",
     "DEFAULT_WRITER_CAP",
     "EXCLUSIONS_SHOWN",
@@ -36,6 +39,9 @@ __all__ = [
     "LOCATIONS",
     "LOCATOR_FILE",
     "LOG_TOOLS",
+    "MAX_CHECKS",
+    "MAX_CHECK_LINE",
+    "MAX_CHECK_TIMEOUT",
     "MAX_FILE_BYTES",
     "MAX_STOP_CONDITIONS",
     "OUTCOMES",
@@ -263,6 +269,14 @@ else:
 
 
 MAX_STOP_CONDITIONS: Final = 20  # stop conditions a TASK lists, each one printable line
+# A TASK's acceptance checks (contract.checks): each one shell line, run in a folder of the task's
+# workspace within its timeout; verify_task replays them at the reported checkpoint.
+MAX_CHECKS: Final = 20
+MAX_CHECK_LINE: Final = 2000  # characters of one check's shell line
+DEFAULT_CHECK_TIMEOUT: Final = 600  # seconds a check may run when the Lead names no timeout
+MAX_CHECK_TIMEOUT: Final = 3600
+CHECK_TAIL_BYTES: Final = 2000  # of a replayed check's output, the end kept and shown
+CHECK_MAX_OUTPUT: Final = 16 * 1024 * 1024  # bytes of output past which a replayed check is stopped
 # Reports that end an attempt without its work: after this many on one topic or ticket, the Lead is
 # warned before dispatching it again.
 UNFINISHED_STATUSES: Final[tuple[ReportStatus, ...]] = ("blocked", "failed")

@@ -39,6 +39,7 @@ COMMANDS = (
     "sandbox",
     "trust-codex-hooks",
     "coordination",
+    "verify",
 )
 
 
@@ -59,6 +60,7 @@ def _parser() -> argparse.ArgumentParser:
         ("receive", "persist, check and (only if safe) extract an external return"),
         ("coordination", "save the project's coordination choice (herdr, orca, cli, or lead: none for now)"),
         ("trust-codex-hooks", "trust, in Codex, the hooks that run this server's guard (and only those)"),
+        ("verify", "replay a task's acceptance checks at its reported checkpoint, sandboxed (lead); exit 0: passed"),
     ):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("--role", choices=ROLES, help="default: $HANDOFF_ROLE")
@@ -101,6 +103,9 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--codex", help="the codex command (default: codex on PATH)")
         if name == "doctor":
             sub.add_argument("--fix", action="store_true", help="remove them (under the state-root lock)")
+        if name == "verify":
+            sub.add_argument("--ref", required=True, help="change/session/task")
+            sub.add_argument("--json", action="store_true", help="one JSON object on stdout, for scripts and CI")
     commands.add_parser("validate", help="validate one handoff (same as handoff-validate)", add_help=False)
     guard_help = "judge an agent CLI's tool call or a commit against the task's scope (its hooks run it)"
     commands.add_parser("guard", help=guard_help, add_help=False)
@@ -211,6 +216,12 @@ def _trust_codex_hooks(settings: Settings, args: argparse.Namespace) -> int:
     return trust_codex_hooks(settings.project_root, args.codex)
 
 
+def _verify(settings: Settings, args: argparse.Namespace) -> int:
+    from server.cli.verify import verify  # here: the replay's modules load only for it
+
+    return verify(settings, args.ref, args.json)
+
+
 def _run(command: str, settings: Settings, args: argparse.Namespace) -> int:
     """The one command named, run with its settings and arguments."""
     commands: dict[str, Callable[[], int]] = {
@@ -223,6 +234,7 @@ def _run(command: str, settings: Settings, args: argparse.Namespace) -> int:
         "receive": lambda: exchange(settings, args),
         "coordination": lambda: coordination(settings, args.mode, args.skills_dir, args.dry_run),
         "trust-codex-hooks": lambda: _trust_codex_hooks(settings, args),
+        "verify": lambda: _verify(settings, args),
         "board": lambda: board(settings, args.port),
         "config": lambda: config(settings, args.client, args.command_path, args.url, args.token, args.ref),
     }

@@ -20,6 +20,7 @@ LEAD_ONLY = {
     "receive_return",
     "claim_writer",
     "audit_task",
+    "verify_task",
     "save_coordination",
 }
 SHARED = {

@@ -70,12 +70,19 @@ class Audit:
     dirty: tuple[str, ...] = ()  # uncommitted or untracked in the worktree
     changed_count: int = 0
     not_judged: tuple[str, ...] = ()  # "path: why" for each changed path this audit leaves to another
+    # Every path changed (both sides of a rename), relative to the top of the work tree, uncut: what
+    # verification asks of the task's change (``acceptance``); the uncommitted paths of a worktree aside.
+    paths: tuple[str, ...] = ()
 
 
 def _shown(change: git.Change) -> str:
     return (
         f"{change.status} {change.old_path} -> {change.path}" if change.old_path else f"{change.status} {change.path}"
     )
+
+
+def _sides(changes: list[git.Change]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(side for change in changes for side in (change.path, change.old_path) if side))
 
 
 def _judged(rule: ScopeRule, top: str, change: git.Change, prefix: str) -> list[Violation]:
@@ -215,6 +222,7 @@ def _audit(
         dirty=tuple(_shown(d) for d in dirty[:MAX_LISTED]),
         changed_count=len(changes),
         not_judged=tuple(aside[:MAX_LISTED]),
+        paths=_sides(changes + (dirty if shared else [])),
     )
 
 
@@ -250,6 +258,7 @@ def _current(queries: Queries, ref: Ref, rule: ScopeRule, scope: Scope) -> Audit
         dirty=tuple(_shown(d) for d in dirty[:MAX_LISTED]),
         changed_count=len(since.changes) + len(since.undone),
         not_judged=tuple([*aside, *unseen, *_in_scope(rule, base_dir, since)][:MAX_LISTED]),
+        paths=_sides([*since.changes, *dirty, *since.undone]),
     )
 
 
