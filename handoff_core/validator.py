@@ -78,15 +78,16 @@ def state_root(values: dict[str, str]) -> str:
 
 
 def _anchor(values: dict[str, str], root: str) -> TaskAnchor | None:
-    """The Lead's anchor from ``--lead-key`` (the Lead's token secret), else None: the files alone."""
+    """The Lead's anchor from ``--lead-key`` (the Lead's token secret, with the record beside it of the
+    state roots it governs: ``governance``), else None: the files alone."""
     if "lead_key" not in values:
         return None
     from pathlib import Path
 
     from handoff_core.services.capabilities.tokens import load_secret, task_anchor
 
-    secret = load_secret(Path(values["lead_key"]), Path(values["repo"]), create=False)
-    return task_anchor(secret, Path(root))
+    secret_file = Path(values["lead_key"])
+    return task_anchor(load_secret(secret_file, Path(values["repo"]), create=False), Path(root), secret_file)
 
 
 def validate(values: dict[str, str]) -> Verdict:

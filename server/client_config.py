@@ -58,7 +58,7 @@ __all__ = [
     "server_command",
 ]
 
-Client = Literal["claude-code", "claude-code-cli", "codex", "codex-args", "herdr", "orca"]
+Client = Literal["claude-code", "claude-code-settings", "claude-code-cli", "codex", "codex-args", "herdr", "orca"]
 CLIENTS: tuple[Client, ...] = get_args(Client)
 NAME = "handoff"
 _UV_CACHE_MARKS = ("/uv/archive-v", "/uv/builds-v", "/.cache/uv/")
@@ -119,6 +119,7 @@ class Launch:
     url: str | None = None
     token: str | None = None
     hooks: TaskHooks | None = None  # an executor's task: its hooks, and the session id to pin
+    lead_guard: str | None = None  # the Lead's own guard (``guard --lead``) as a hook's command line
 
     @property
     def guard(self) -> bool:
@@ -135,6 +136,9 @@ CODEX_TRUST_FLAG = "--dangerously-bypass-hook-trust"
 # that is sandboxed outside.
 CODEX_OUTER_SANDBOX_FLAG = "--dangerously-bypass-approvals-and-sandbox"
 CLAUDE_PERMISSION_MODE = "acceptEdits"
+CODEX_LEAD_TRUST_NOTE = (
+    "# The Lead's own guard. Codex runs it only once trusted: handoff-mcp trust-codex-hooks (or review it in /hooks)"
+)
 CODEX_TRUST_NOTE = (
     f"# Codex runs this hook only once trusted: review it in /hooks, or headless: codex exec {CODEX_TRUST_FLAG}"
 )
@@ -183,8 +187,10 @@ def launch_for(
     found, note = (command, None) if command else server_command()
     roots = ["--project-root", str(settings.project_root), "--state-root", str(settings.state_root)]
     args = ["serve", "--role", role, *roots]
+    guard = None
     if role == "lead":
         args += ["--secret-file", str(settings.secret_file)]
+        guard = _lead_guard_line(found, settings)
     hooks = None
     if task is not None and role == "executor":
         hooks = TaskHooks(
@@ -195,7 +201,7 @@ def launch_for(
             sandbox=(*sandbox_entry(), *roots, "--secret-file", str(settings.secret_file)),
             token=task.token,
         )
-    return Launch(command=found, args=tuple(args), role=role, note=note, hooks=hooks)
+    return Launch(command=found, args=tuple(args), role=role, note=note, hooks=hooks, lead_guard=guard)
 
 
 def http_launch(role: Role, url: str, token: str, task: ExecutorTask | None = None) -> Launch:
@@ -267,23 +273,17 @@ def _as_role(launch: Launch, line: list[str]) -> str:
     return shlex.join(["env", f"{ROLE_VARIABLE}=executor", *task, *hooks.contained(line)])
 
 
-def lead_guard(settings: Settings, command: str | None = None) -> tuple[str, str]:
-    """The Lead's own guard (``guard --lead``) for its session: Claude Code settings JSON and a Codex
-    ``config.toml`` entry. The Lead is a writer too: it may not edit what an executor holds."""
-    found = command or server_command()[0]
-    line = shlex.join(
-        [
-            found,
-            "guard",
-            "--lead",
-            "--project-root",
-            str(settings.project_root),
-            "--state-root",
-            str(settings.state_root),
-        ]
-    )
+def _lead_guard_line(command: str, settings: Settings) -> str:
+    """The Lead's own guard (``guard --lead``), read with the Lead server's secret (a TASK that is not the
+    one published holds everything)."""
+    roots = ["--project-root", str(settings.project_root), "--state-root", str(settings.state_root)]
+    return shlex.join([command, "guard", "--lead", *roots, "--secret-file", str(settings.secret_file)])
+
+
+def _lead_hooks(line: str) -> tuple[dict[str, object], str]:
+    """The Lead's own guard as Claude Code settings (a ``hooks`` value) and as Codex ``config.toml`` lines."""
     hook = {"type": "command", "command": line}
-    claude = json.dumps({"hooks": {"PreToolUse": [{"matcher": CLAUDE_EDIT_TOOLS, "hooks": [hook]}]}})
+    claude: dict[str, object] = {"PreToolUse": [{"matcher": CLAUDE_EDIT_TOOLS, "hooks": [hook]}]}
     codex = "\n".join(
         [
             "[[hooks.PreToolUse]]",
@@ -295,6 +295,17 @@ def lead_guard(settings: Settings, command: str | None = None) -> tuple[str, str
         ]
     )
     return claude, codex
+
+
+def _claude_settings_file(launch: Launch) -> str:
+    """``.claude/settings.local.json`` for a client of this server: the project's server approved (a
+    ``.mcp.json`` server waits for approval otherwise), and the hooks its role runs."""
+    settings: dict[str, object] = {"enabledMcpjsonServers": [NAME]}
+    if launch.lead_guard is not None:
+        settings["hooks"] = _lead_hooks(launch.lead_guard)[0]
+    elif launch.hooks is not None:
+        settings |= json.loads(claude_settings(launch.hooks))
+    return json.dumps(settings, indent=2) + "\n"
 
 
 def claude_settings(hooks: TaskHooks) -> str:
@@ -368,6 +379,9 @@ def codex_args(launch: Launch) -> list[str]:
         for name, event, matcher in _CODEX_HOOKS:
             args += ["-c", f"hooks.{name}={_codex_hook_value(launch.hooks, event, matcher)}"]
         args += codex_exec_flags(launch)
+    if launch.lead_guard is not None:  # the Lead's own guard, as its config.toml form carries it
+        hook = f'{{type = "command", command = {_toml(launch.lead_guard)}}}'
+        args += ["-c", f"hooks.PreToolUse=[{{matcher = {_toml(CODEX_PATCH_TOOL)}, hooks = [{hook}]}}]"]
     return args
 
 
@@ -375,11 +389,14 @@ def render(launch: Launch, client: Client) -> str:
     """The configuration text for ``client``, ready to paste or pipe."""
     if client == "claude-code":
         return _mcp_json(launch) + "\n"
+    if client == "claude-code-settings":
+        return _claude_settings_file(launch)
     token = f"export {TOKEN_VARIABLE}={shlex.quote(launch.token)}\n" if launch.token else ""
     setup = "".join(f"{line}\n" for line in _remote_setup(launch)) or token
     if client == "codex":
         where = "".join(f"# {line}\n" for line in setup.splitlines())
-        return _codex_toml(launch) + (f"# and in the executor's environment:\n{where}" if setup else "")
+        lead = f"\n{CODEX_LEAD_TRUST_NOTE}\n{_lead_hooks(launch.lead_guard)[1]}\n" if launch.lead_guard else ""
+        return _codex_toml(launch) + lead + (f"# and in the executor's environment:\n{where}" if setup else "")
     if client == "codex-args":
         return setup + codex_line(launch) + "\n"
     # claude-code-cli, and the workers Herdr and Orca start: a Claude Code launch line.

@@ -24,6 +24,7 @@ __all__ = [
     "Role",
     "Settings",
     "TeamOptions",
+    "secret_path",
     "settings_from",
 ]
 
@@ -46,6 +47,7 @@ LEAD_TOOLS = (
     "capture_report",
     "release_writer",
     "audit_task",
+    "verify_task",
     "find_session_log",
     "package_dispatch",
     "receive_return",
@@ -141,7 +143,7 @@ def settings_from(
     found = _project(project_root or env.get("HANDOFF_PROJECT_ROOT"), state)
     project = found.project
     state = state if state.is_absolute() else project / state
-    secret = Path(secret_file or env.get("HANDOFF_SECRET_FILE") or default_secret_path())
+    secret = secret_path(secret_file)
     cap = _writer_cap(env.get("HANDOFF_WRITER_CAP"))
     return Settings(
         role=role,
@@ -153,6 +155,11 @@ def settings_from(
         cache_dir=Path(cache_root()).absolute(),
         broker=env.get(BROKER_VARIABLE) if role == "executor" else None,
     )
+
+
+def secret_path(given: str | None) -> Path:
+    """The Lead's token secret: ``given`` (``--secret-file``), else ``$HANDOFF_SECRET_FILE``, else the default."""
+    return Path(given or os.environ.get("HANDOFF_SECRET_FILE") or default_secret_path()).absolute()
 
 
 def _project(given: str | None, state: Path) -> Found:

@@ -11,6 +11,7 @@ from handoff_core.contract.values import is_real
 from handoff_core.errors import InvalidContent, OwnershipConflict
 from handoff_core.layout import (
     AUTHORISED_ACTIONS,
+    INDEX_ACTIONS,
     MAX_STOP_CONDITIONS,
     REVIEWING_KINDS,
     SANDBOX_MODES,
@@ -169,6 +170,13 @@ def sandbox_mode(value: str) -> SandboxMode:
 
 def _check_actions(scope: Scope) -> None:
     authorised_actions(scope.actions)
+    index = [action for action in scope.actions if action in INDEX_ACTIONS]
+    if index and scope.workspace == "current" and scope.sandbox == "required":
+        raise InvalidContent(
+            f"a current task authorised to {', '.join(index)} cannot run in the kernel sandbox: git keeps the main "
+            "tree's index beside its configuration and hooks, which no executor may write. Dispatch it with "
+            "workspace=required and a worktree of its own, or with sandbox=off"
+        )
     if len(scope.stop_conditions) > MAX_STOP_CONDITIONS:
         raise InvalidContent(f"at most {MAX_STOP_CONDITIONS} stop conditions; merge some into one line")
     for line in scope.stop_conditions:

@@ -155,9 +155,9 @@ def closes_claim(entry: Entry, name: str, session: str, task: str) -> bool:
 
 
 def _anchor_problem(anchor: TaskAnchor, ref: str, task: bytes) -> str | None:
-    from handoff_core.contract.anchor import anchor_state, state_problem
+    from handoff_core.contract.anchor import state_problem
 
-    return state_problem(anchor_state(anchor.key, ref, task))
+    return state_problem(anchor.state(ref, task))
 
 
 def _lead_proof(anchor: TaskAnchor, ref: str, task: bytes, report: bytes) -> Proof:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import platform
 import struct
 
 __all__ = ["FilterUnavailable", "forbid_outside_reach"]
@@ -117,9 +116,10 @@ class FilterUnavailable(OSError):
 def forbid_outside_reach(truncate: bool = False) -> None:
     """Install the filter on the calling thread (inherited by all it starts; no_new_privs must be set);
     ``truncate``: refuse ``truncate(2)`` too (Landlock before ABI 3)."""
-    abis = _ABIS.get(platform.machine())
+    machine = os.uname().machine  # not platform: it costs a launch several milliseconds to import
+    abis = _ABIS.get(machine)
     if abis is None:
-        raise FilterUnavailable(0, f"the sandbox's filter knows no system calls of {platform.machine()}")
+        raise FilterUnavailable(0, f"the sandbox's filter knows no system calls of {machine}")
     code = _program(tuple((arch, calls.rules(truncate)) for arch, calls in abis))
     buffer = ctypes.create_string_buffer(code, len(code))
     program = struct.pack("HxxxxxxP", len(code) // 8, ctypes.addressof(buffer))

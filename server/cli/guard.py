@@ -10,7 +10,9 @@ a recorded TASK changed. An argument error exits 64 with the usage on stderr: ne
 nor 2 (a deny).
 ``guard --lead`` is the Lead's own session's hook: it denies a write to a path an outstanding
 executor holds (``lead_guard``); in a tree no task works for (the main tree), the pre-commit hook
-refuses a commit staging such a path.
+refuses a commit staging such a path. Both read what a task holds with the Lead's secret
+(``--secret-file``, else as ``serve`` finds it) when there is one: a TASK that is not the one
+published holds everything.
 
 On a machine without the Lead's tree, ``--url URL`` (the team server's executor endpoint) with
 ``--task-sha256 HEX`` reads the task from the team server (``remote_task``) with the report token
@@ -23,7 +25,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -34,6 +37,7 @@ from handoff_core.layout import REF_VARIABLE, TOKEN_VARIABLE
 from handoff_core.services.evidence import guard
 
 if TYPE_CHECKING:
+    from handoff_core.contract.anchor import TaskAnchor
     from handoff_core.services.evidence.remote_task import RemoteTask
 
 __all__ = ["USAGE_EXIT", "main"]
@@ -56,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--lead", action="store_true", help="the Lead's own session: deny paths executors hold")
     parser.add_argument("--project-root", help="default: $HANDOFF_PROJECT_ROOT or the current directory")
     parser.add_argument("--state-root", help="default: $HANDOFF_STATE_ROOT or <project>/speculo/.speculo")
+    parser.add_argument(
+        "--secret-file", help="with --lead or in the main tree: the Lead's token secret (default: as serve finds it)"
+    )
     parser.add_argument("--install-git-hook", action="store_true", help="install the pre-commit hook here")
     parser.add_argument("--uninstall", action="store_true", help="with --install-git-hook: remove it")
     parser.add_argument("--pre-commit", action="store_true", help="run as the pre-commit hook (git calls this)")
@@ -90,7 +97,18 @@ def _roots(args: argparse.Namespace) -> Roots:
     return Roots(settings.state_root, settings.project_root)
 
 
-def _pre_commit(roots: Roots, remote: RemoteTask | None = None) -> int:
+def _lead_anchor(args: argparse.Namespace, roots: Roots) -> TaskAnchor | None:
+    """The Lead's anchor, so that each claim rests on its TASK as published; None while there is no secret
+    (then no TASK was anchored by it)."""
+    from handoff_core.services.capabilities.tokens import lead_anchor
+    from server.config import secret_path
+
+    return lead_anchor(secret_path(args.secret_file), roots.project_root, roots.state_root)
+
+
+def _pre_commit(
+    roots: Roots, remote: RemoteTask | None = None, anchor_of: Callable[[], TaskAnchor | None] = lambda: None
+) -> int:
     from handoff_core.files import git
 
     tree = Path(os.path.realpath(os.getcwd()))  # git runs a pre-commit hook at the top of the work tree
@@ -100,7 +118,7 @@ def _pre_commit(roots: Roots, remote: RemoteTask | None = None) -> int:
     else:
         ref, violations = guard.check_commit(tree, roots, keep)
     if ref is None and remote is None:  # the main tree: nobody stages another's work (lead_guard)
-        return _main_tree_commit(tree, roots, keep)
+        return _main_tree_commit(tree, roots, keep, anchor_of())
     if not violations:
         return 0
     print(f"handoff-mcp guard: this commit stages paths outside task {ref}'s scope:", file=sys.stderr)
@@ -124,15 +142,15 @@ def _install_remote(args: argparse.Namespace) -> int:
     return 0
 
 
-def _main_tree_commit(tree: Path, roots: Roots, keep: dict[str, str]) -> int:
+def _main_tree_commit(tree: Path, roots: Roots, keep: dict[str, str], anchor: TaskAnchor | None) -> int:
     """A commit in a tree no task works for: refused while it stages a path an outstanding executor
     holds, unless that executor commits it, named in ``HANDOFF_REF`` and proven by its report token in
-    ``HANDOFF_TOKEN`` (both on its launch line)."""
+    ``HANDOFF_TOKEN`` (both on its launch line), its TASK as published."""
     from handoff_core.services.evidence import lead_guard
 
     named, token = os.environ.get(REF_VARIABLE, ""), os.environ.get(TOKEN_VARIABLE, "")
-    proven = bool(named) and lead_guard.proven_committer(roots, named, token)
-    held = lead_guard.main_tree_commit(tree, roots, keep, named if proven else "")
+    proven = bool(named) and lead_guard.proven_committer(roots, named, token, anchor)
+    held = lead_guard.main_tree_commit(tree, roots, keep, named if proven else "", anchor)
     if not held:
         return 0
     print("handoff-mcp guard: this commit stages paths an outstanding executor holds:", file=sys.stderr)
@@ -157,7 +175,8 @@ def _lead_hook(args: argparse.Namespace) -> int:
 
     try:
         data = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
-        decision = lead_guard.decide_lead(data, _roots(args))
+        roots = _roots(args)
+        decision = lead_guard.decide_lead(data, roots, _lead_anchor(args, roots))
     except HandoffError as exc:
         decision = lead_guard.Decision(False, f"handoff guard for the Lead: {exc.message}; denied")
     except Exception as exc:  # any failure is a deny, never the CLI's exit 1
@@ -226,7 +245,7 @@ def main(argv: Sequence[str]) -> int:
             return _lead_hook(args)
         roots = _roots(args)
         if args.pre_commit:
-            return _pre_commit(roots)
+            return _pre_commit(roots, anchor_of=partial(_lead_anchor, args, roots))
         return _install(roots, args.ref, args.uninstall)
     except HandoffError as exc:
         if args.lead:  # a hook that cannot judge denies, in the hook's own form

@@ -18,7 +18,6 @@ from server.client_config import (
     claude_settings,
     http_launch,
     launch_for,
-    lead_guard,
     render,
 )
 from server.config import Settings
@@ -46,6 +45,10 @@ def token(settings: Settings, ref: str | None, lead: bool) -> int:
     return 0
 
 
+LEAD_SETTINGS = (
+    "the Lead's own guard (an executor's held paths are not the Lead's to edit) and the server's approval: "
+    "handoff-mcp config --role lead --client claude-code-settings > .claude/settings.local.json"
+)
 PROJECT_APPROVAL = (
     'a project server (.mcp.json, or claude mcp add --scope project) stays "Pending approval" until you approve '
     "it: start claude in the project and accept handoff (or approve it in /mcp), or add "
@@ -106,10 +109,7 @@ def config(
             print(f"handoff-mcp: {note}", file=sys.stderr)
     if client in ("claude-code", "claude-code-cli") and settings.role == "lead" and url is None:
         print(f"handoff-mcp: {PROJECT_APPROVAL}", file=sys.stderr)
-    if settings.role == "lead" and url is None:  # the Lead is a writer too (the plugin wires this itself)
-        claude, codex = lead_guard(settings, command)
-        where = f"for .claude/settings.json: {claude}" if client.startswith("claude") else f"for config.toml:\n{codex}"
-        print(f"handoff-mcp: the Lead's own guard, {where}", file=sys.stderr)
+        print(f"handoff-mcp: {LEAD_SETTINGS}", file=sys.stderr)
     return 0
 
 

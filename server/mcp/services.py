@@ -16,6 +16,7 @@ from handoff_core.files.task_dir import StoredFile
 from handoff_core.layout import REPORT_FILE
 from handoff_core.services.capabilities.tokens import (
     check_task_token,
+    lead_anchor,
     load_secret,
     report_token,
     task_anchor,
@@ -123,12 +124,10 @@ def open_store(settings: Settings, *, anchored: bool | None = None) -> Store:
     return store
 
 
-def _lead_anchor(settings: Settings, *, create: bool = False) -> TaskAnchor | None:
-    """The anchor of the Lead's secret. A reader never makes the secret: with none yet, no TASK was
-    anchored by it (the Lead's server makes it before its first dispatch), and TASKs are judged by the files."""
-    if not create and not settings.secret_file.exists():
-        return None
-    return task_anchor(load_secret(settings.secret_file, settings.project_root), settings.state_root)
+def _lead_anchor(settings: Settings) -> TaskAnchor | None:
+    """The anchor of the Lead's secret (``tokens.lead_anchor``): None while there is none, and TASKs are
+    judged by the files."""
+    return lead_anchor(settings.secret_file, settings.project_root, settings.state_root)
 
 
 class Services:
@@ -148,7 +147,7 @@ class Services:
         # The Lead's server, and behind the team server the executors' endpoint too (the Lead's process):
         # they hold the secret, made on first need as a dispatch makes it.
         if settings.role == "lead" or executor_url is not None:
-            self.store.queries.use_anchor(lambda: task_anchor(self.secret(), settings.state_root))
+            self.store.queries.use_anchor(lambda: task_anchor(self.secret(), settings.state_root, settings.secret_file))
         self.queries: Queries = self.store.queries
         self._secret: bytes | None = None
 

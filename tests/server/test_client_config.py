@@ -120,7 +120,7 @@ def test_the_readme_worker_section_is_what_config_prints(tmp_path: Path, capsys:
     project = tmp_path / "project"
     project.mkdir()
     section = worker_section(README.read_text())
-    for client in ("claude-code-cli", "codex", "codex-args"):
+    for client in ("claude-code-cli", "codex"):
         out = printed(capsys, project, "--role", "executor", "--client", client, "--command", DOC_COMMAND)
         assert out.replace(str(project), "/path/to/project").strip() in section, client
 
@@ -220,18 +220,35 @@ def test_a_codex_lead_configuration_prints_the_leads_own_guard(
     project: Path, capsys: pytest.CaptureFixture[str], client: str
 ) -> None:
     assert main(["config", "--project-root", str(project), "--role", "lead", "--client", client]) == 0
-    err = capsys.readouterr().err
-    toml = tomllib.loads(err.split("for config.toml:\n", 1)[1])
+    out = capsys.readouterr().out
+    if client == "codex":  # in the printed config.toml entry itself, not on stderr
+        assert "trust-codex-hooks" in out
+        toml = tomllib.loads(out)
+    else:
+        words = shlex.split(out)
+        (value,) = [
+            words[i + 1].removeprefix("hooks.PreToolUse=")
+            for i, w in enumerate(words)
+            if w == "-c" and words[i + 1].startswith("hooks.")
+        ]
+        toml = tomllib.loads(f"PreToolUse = {value}")
+        toml = {"hooks": toml}
     (entry,) = toml["hooks"]["PreToolUse"]
     assert entry["matcher"] == "^apply_patch$"
     assert "guard --lead" in entry["hooks"][0]["command"]
 
 
 def test_a_claude_code_lead_configuration_prints_the_guard_settings(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    project: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    assert main(["config", "--project-root", str(project), "--role", "lead", "--client", "claude-code"]) == 0
-    err = capsys.readouterr().err
-    settings = json.loads(err.split("for .claude/settings.json: ", 1)[1].splitlines()[0])
+    secret = str(tmp_path / "config" / "secret")
+    args = ["config", "--project-root", str(project), "--role", "lead", "--secret-file", secret]
+    assert main([*args, "--client", "claude-code"]) == 0
+    assert "--client claude-code-settings > .claude/settings.local.json" in capsys.readouterr().err
+    assert main([*args, "--client", "claude-code-settings"]) == 0
+    settings = json.loads(capsys.readouterr().out)
+    assert settings["enabledMcpjsonServers"] == ["handoff"]  # the project's server approved
     (entry,) = settings["hooks"]["PreToolUse"]
     assert "guard --lead" in entry["hooks"][0]["command"]
+    # The guard reads what a task holds with the secret of the Lead's server: a TASK not as published holds all.
+    assert ["--secret-file", secret] == shlex.split(entry["hooks"][0]["command"])[-2:]

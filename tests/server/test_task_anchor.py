@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 from mcp import Client
@@ -15,7 +16,9 @@ from handoff_core.contract.anchor import TASK_CHANGED
 from handoff_core.contract.proof import sign_report, signing_key
 from handoff_core.contract.report import Report, render_report
 from handoff_core.contract.task import SIGNING_KEY_RE
-from tests.conftest import CHANGE
+from handoff_core.services.capabilities.tokens import load_secret
+from handoff_core.services.writing.store import Store
+from tests.conftest import CHANGE, implementation
 from tests.core.evidence.gitrepo import add_worktree, commit_all, git, make_repo, write
 from tests.server.test_team import Team, dispatch, team
 from tests.server.test_team import report_args as team_report_args
@@ -108,9 +111,9 @@ async def test_a_dispatch_quoting_an_anchor_line_is_refused(lead: Client) -> Non
     assert await refused(lead, "create_task", **args) == "quoted_token_check"
 
 
-def _validate(project: Path, ref: str, *extra: str) -> tuple[int, dict[str, Any]]:
+def _validate(project: Path, ref: str, *extra: str, stage: str = "dispatch") -> tuple[int, dict[str, Any]]:
     change, session, task = ref.split("/")
-    ids = ["--change", change, "--session", session, "--task", task, "--stage", "dispatch"]
+    ids = ["--change", change, "--session", session, "--task", task, "--stage", stage]
     done = subprocess.run(
         [str(VALIDATE), "--repo", str(project), *ids, *extra], capture_output=True, text=True, timeout=60, check=False
     )
@@ -131,10 +134,7 @@ async def test_handoff_validate_with_the_lead_key_refuses_a_changed_task_and_wit
     assert (code, shown["errors"]) == (1, [TASK_CHANGED])
 
 
-@pytest.mark.slow
-async def test_status_json_of_the_lead_shows_a_changed_task(lead: Client, project: Path, secret_file: Path) -> None:
-    created = await call(lead, "create_task", **task_args())
-    widen(Path(created["task_path"]))
+def _status_json(project: Path, secret_file: Path) -> list[dict[str, Any]]:
     done = subprocess.run(
         [str(HANDOFF_MCP), "status", "--json", "--project-root", str(project), "--secret-file", str(secret_file)],
         capture_output=True,
@@ -144,7 +144,15 @@ async def test_status_json_of_the_lead_shows_a_changed_task(lead: Client, projec
         env={"PATH": "/usr/bin:/bin", "HANDOFF_ROLE": "lead", "HOME": str(project.parent)},
     )
     assert done.returncode == 0, done.stderr
-    rows = json.loads(done.stdout)["tasks"]
+    rows: list[dict[str, Any]] = json.loads(done.stdout)["tasks"]
+    return rows
+
+
+@pytest.mark.slow
+async def test_status_json_of_the_lead_shows_a_changed_task(lead: Client, project: Path, secret_file: Path) -> None:
+    created = await call(lead, "create_task", **task_args())
+    widen(Path(created["task_path"]))
+    rows = _status_json(project, secret_file)
     assert [(r["ref"], TASK_CHANGED in r["problems"]) for r in rows] == [(created["ref"], True)]
 
 
@@ -164,3 +172,77 @@ async def test_the_team_servers_executor_endpoint_refuses_a_report_on_a_widened_
     async with team.client("executor", created["report_token"]) as executor:
         written = {**team_report_args(created), "task_sha256": new_sha}
         assert await refused(executor, "write_report", **written) == "task_changed"
+
+
+SERVER_LINES = ("- Task anchor: ", "- Report token check: ", "- Report signing key: ")
+
+
+def strip_and_widen(task_path: Path) -> bytes:
+    """What a hostile executor's shell does: its TASK's anchor, token check and signing key lines removed
+    (it reads as written by hand), its writable globs widened to ``**``; the TASK's new bytes."""
+    kept = [line for line in task_path.read_text().split("\n") if not line.startswith(SERVER_LINES)]
+    task_path.chmod(0o644)
+    task_path.write_text("\n".join(kept).replace("src/a1/**", "**"))
+    return task_path.read_bytes()
+
+
+def signed_report(created: dict[str, Any], task: bytes, checkpoint: str) -> str:
+    """A REPORT written by the executor's shell, signed with its own report token."""
+    _, session, task_id = created["ref"].split("/")
+    report = Report(
+        session=session,
+        task=task_id,
+        status="completed",
+        focused=FOCUS,
+        artifacts="src/b/other.py",
+        verification="pytest: exit 0",
+        source_checkpoint=checkpoint,
+        task_sha256=__import__("hashlib").sha256(task).hexdigest(),
+    )
+    return sign_report(render_report(report), created["report_token"])
+
+
+async def test_a_task_stripped_of_its_anchor_lines_reads_as_changed_not_hand_written(
+    lead: Client, project: Path, secret_file: Path
+) -> None:
+    make_repo(project)
+    tree = add_worktree(project, "task-a")
+    created = await call(lead, "create_task", **task_args(workspace="required", worktree=str(tree), branch="task-a"))
+    task_path = Path(created["task_path"])
+    write(tree, "src/b/other.py", "not this task's\n")
+    checkpoint = commit_all(tree)
+    task = strip_and_widen(task_path)
+    task_path.with_name("REPORT.md").write_text(signed_report(created, task, checkpoint))
+    ref = created["ref"]
+    audited = await call(lead, "audit_task", ref=ref)
+    assert (audited["verdict"], audited["reason"]) == ("unknown", TASK_CHANGED)
+    handoff = await call(lead, "read_handoff", ref=ref)
+    assert (handoff["proof"], handoff["task_changed"]) == ("task_changed", True)
+    verdict = await call(lead, "validate_handoff", ref=ref, stage="return")
+    assert (verdict["ok"], verdict["proof"], TASK_CHANGED in verdict["errors"]) == (False, "task_changed", True)
+    status = await call(lead, "handoff_status", change=CHANGE, view="all")
+    assert [(t["proof"], TASK_CHANGED in t["problems"]) for t in status["tasks"]] == [("task_changed", True)]
+    code, shown = _validate(project, ref, "--lead-key", str(secret_file), stage="return")
+    assert (code, TASK_CHANGED in shown["errors"]) == (1, True)
+
+
+@pytest.mark.slow
+async def test_status_json_of_the_lead_shows_a_stripped_task(lead: Client, project: Path, secret_file: Path) -> None:
+    created = await call(lead, "create_task", **task_args())
+    strip_and_widen(Path(created["task_path"]))
+    rows = _status_json(project, secret_file)
+    assert [(r["ref"], TASK_CHANGED in r["problems"]) for r in rows] == [(created["ref"], True)]
+
+
+async def test_a_hand_written_task_reads_as_before_until_the_lead_dispatches_into_its_state_root(
+    lead: Client, project: Path, state_root: Path, secret_file: Path
+) -> None:
+    hand_written = Store(state_root, project).create_task(implementation())  # no anchor, token check or key line
+    ref = str(hand_written.ref)
+    load_secret(secret_file, project)  # the Lead's key exists, and governs no state root yet
+    assert _validate(project, ref, "--lead-key", str(secret_file)) == _validate(project, ref) == (0, ANY)
+    assert (await call(lead, "validate_handoff", ref=ref, stage="dispatch"))["ok"] is True
+    await call(lead, "create_task", **task_args(topic="review-a1", kind="review", workspace="", writable=[], shared=[]))
+    code, shown = _validate(project, ref, "--lead-key", str(secret_file))
+    assert (code, shown["errors"]) == (1, [TASK_CHANGED])  # the Lead's state root now: not a TASK it published
+    assert _validate(project, ref)[0] == 0  # the files alone: the seed's answer, unchanged

@@ -94,7 +94,8 @@ async def test_create_task_records_authorised_actions_and_stop_conditions_and_th
     lead: Client, state_root: Path
 ) -> None:
     stops = ["the tests fail twice", "a schema change is needed"]
-    created = await call(lead, "create_task", **task_args(authorised_actions=["commit", "push"], stop_conditions=stops))
+    args = task_args(authorised_actions=["commit", "push"], stop_conditions=stops, sandbox="off")
+    created = await call(lead, "create_task", **args)
     text = Path(created["task_path"]).read_text()
     assert "- Authorised actions: `commit`, `push`" in text
     assert "  - a schema change is needed" in text

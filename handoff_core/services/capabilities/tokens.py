@@ -38,6 +38,7 @@ __all__ = [
     "check_token_hash",
     "default_secret_path",
     "executor_session_id",
+    "lead_anchor",
     "lead_token",
     "load_secret",
     "report_token",
@@ -68,13 +69,36 @@ def lead_token(secret: bytes, state_root: Path) -> str:
     return base64.urlsafe_b64encode(hmac.new(secret, message, hashlib.sha256).digest()[:24]).decode()
 
 
-def task_anchor(secret: bytes, state_root: Path) -> TaskAnchor:
-    """What the Lead's secret recomputes for one state root: the TASK anchors' key and each task's signing key."""
+def task_anchor(secret: bytes, state_root: Path, secret_file: Path) -> TaskAnchor:
+    """What the Lead's secret (read from ``secret_file``) recomputes for one state root: the TASK anchors'
+    key and each task's signing key; and whether it governs the state root, by the record beside it."""
     from handoff_core.contract.proof import signing_key
+    from handoff_core.services.capabilities.governance import Governance
 
     message = "\0".join(["task-anchor", str(Path(state_root).absolute())]).encode()
     key = hmac.new(secret, message, hashlib.sha256).digest()
-    return TaskAnchor(key, lambda ref: signing_key(report_token(secret, state_root, parse_ref(ref))))
+    governance = Governance(secret_file, key, state_root)
+    return TaskAnchor(
+        key,
+        lambda ref: signing_key(report_token(secret, state_root, parse_ref(ref))),
+        governance.holds,
+        governance.record,
+        governance.holds(),
+    )
+
+
+def lead_anchor(secret_file: Path, project_root: Path, state_root: Path) -> TaskAnchor | None:
+    """The anchor of the Lead's secret for a reader, or None when there is no secret yet (then no TASK
+    was anchored by it: the Lead's server makes it before its first dispatch). A reader never makes it; one
+    that cannot tell whether it exists is refused (a check that cannot decide denies)."""
+    try:
+        if not Path(secret_file).exists():
+            return None
+    except OSError as exc:
+        raise StorageError(
+            f"cannot look for the token secret {secret_file}: {exc.strerror}; check --secret-file"
+        ) from exc
+    return task_anchor(load_secret(secret_file, project_root, create=False), state_root, secret_file)
 
 
 def executor_session_id(token: str) -> str:

@@ -5,8 +5,6 @@ name, of the TASK's ``port:N`` resources, and any the launch's environment adds.
 
 from __future__ import annotations
 
-import re
-
 __all__ = ["ENDPOINT_VARIABLES", "HTTPS_PORT", "PORTS_VARIABLE", "codex_endpoints", "connect_ports", "url_port"]
 
 # Where the agent CLIs' services are reached: the ports of these variables' URLs are connectable.
@@ -31,16 +29,14 @@ def url_port(url: str) -> int | None:
 
 
 def codex_endpoints(config: str) -> list[str]:
-    """The model providers' URLs a Codex ``config.toml`` names (``model_providers.*.base_url``)."""
-    import tomllib
-
-    try:
-        providers = tomllib.loads(config).get("model_providers") or {}
-    except tomllib.TOMLDecodeError:
-        return []
-    if not isinstance(providers, dict):
-        return []
-    return [url for p in providers.values() if isinstance(p, dict) and isinstance(url := p.get("base_url"), str)]
+    """The URLs a Codex ``config.toml`` names as ``base_url`` (its model providers'), read line by line:
+    only their ports matter here, and a launch does not load a TOML parser for them."""
+    found = []
+    for raw in config.splitlines():
+        key, _, value = raw.partition("=")
+        if key.strip() in ("base_url", '"base_url"') and value.strip().startswith('"'):
+            found.append(value.strip().strip('"'))
+    return found
 
 
 def connect_ports(
@@ -52,6 +48,6 @@ def connect_ports(
     ports = {HTTPS_PORT, *extra}
     ports |= {port for url in endpoints if (port := url_port(url)) is not None}
     ports |= {port for name in ENDPOINT_VARIABLES if (port := url_port(environ.get(name, ""))) is not None}
-    ports |= {int(r.split(":", 1)[1]) for r in resources if re.fullmatch(r"port:[0-9]{1,5}", r)}
+    ports |= {int(r[5:]) for r in resources if r.startswith("port:") and r[5:].isdigit() and len(r) <= 10}  # noqa: PLR2004
     ports |= {int(p) for p in environ.get(PORTS_VARIABLE, "").split(",") if p.strip().isdigit()}
     return tuple(sorted(port for port in ports if 0 < port < 65536))  # noqa: PLR2004 - TCP's ports

@@ -19,11 +19,9 @@ credentials; without push, TCP connects only reach the ports ``endpoints`` names
 from __future__ import annotations
 
 import os
-import re
 
-from handoff_core.contract.globs import glob_regex
-from handoff_core.contract.record import NamedTuple
 from handoff_core.files.executor_home import codex_source
+from handoff_core.layout import INDEX_ACTIONS
 from handoff_core.services.containment.endpoints import codex_endpoints, connect_ports
 from handoff_core.services.rules.scope_rule import ScopeRule
 
@@ -34,9 +32,8 @@ if TYPE_CHECKING:
 
 __all__ = ["GIT_ACTIONS", "Grant", "Grants", "draw_grants"]
 
-# The authorised actions that write git's index, objects and the branch (a commit at the least).
-GIT_ACTIONS = frozenset({"commit", "merge", "rebase", "reset-hard", "switch-branch", "stash"})
-_META = re.compile(r"[*?\[]")
+GIT_ACTIONS = frozenset(INDEX_ACTIONS)
+_META = "*?["  # a glob's special characters: a segment holding none is literal
 _MAX_ENTRIES = 10_000  # entries of one folder listed to grant them one by one
 _DEVICES = ("null", "zero", "full", "random", "urandom", "tty", "ptmx", "pts", "shm")
 # The user's push credentials (relative to the user's home): unreadable unless the TASK authorises push.
@@ -47,26 +44,38 @@ CREDENTIAL_VARIABLES = (
 )
 
 
-class Grant(NamedTuple):
+# Plain classes, not records: ``collections`` costs every launch milliseconds to import.
+class Grant:
     """Write access beneath ``anchor/parts…``: the anchor resolved once, the parts walked by handle
     (never through a link); ``make``: the folders are created first when missing."""
 
-    anchor: str
-    parts: tuple[str, ...]
-    why: str
-    make: bool = False
+    __slots__ = ("anchor", "make", "parts", "why")
+
+    def __init__(self, anchor: str, parts: tuple[str, ...], why: str, make: bool = False) -> None:
+        self.anchor, self.parts, self.why, self.make = anchor, parts, why, make
 
     @property
     def path(self) -> str:
         return os.path.join(self.anchor, *self.parts)
 
 
-class Grants(NamedTuple):
-    write: tuple[Grant, ...]
-    read_denied: tuple[str, ...]
-    connect: tuple[int, ...] | None  # None: every port
-    notes: tuple[str, ...]
-    drop_env: tuple[str, ...]
+class Grants:
+    """What a launch may write, may not read, may connect to (None: every port), and what it says."""
+
+    __slots__ = ("connect", "drop_env", "notes", "read_denied", "write")
+
+    def __init__(
+        self,
+        *,
+        write: tuple[Grant, ...],
+        read_denied: tuple[str, ...],
+        connect: tuple[int, ...] | None,
+        notes: tuple[str, ...],
+        drop_env: tuple[str, ...],
+    ) -> None:
+        self.write, self.read_denied, self.connect, self.notes, self.drop_env = (
+            write, read_denied, connect, notes, drop_env
+        )  # fmt: skip
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -87,12 +96,14 @@ def _read_marker(path: str, limit: int = 4096) -> str:
         os.close(fd)
 
 
-class GitLayout(NamedTuple):
-    """A tree's git folders, read from its ``.git`` entry without starting git."""
+class GitLayout:
+    """A tree's git folders, read from its ``.git`` entry without starting git; every linked worktree
+    git records."""
 
-    gitdir: str
-    common: str
-    worktrees: tuple[str, ...]  # every linked worktree git records
+    __slots__ = ("common", "gitdir", "worktrees")
+
+    def __init__(self, gitdir: str, common: str, worktrees: tuple[str, ...]) -> None:
+        self.gitdir, self.common, self.worktrees = gitdir, common, worktrees
 
     @property
     def linked(self) -> bool:
@@ -137,7 +148,7 @@ class _Drawing:
     def glob(self, glob: str) -> None:
         segments = glob.split("/")
         literal = 0
-        while literal < len(segments) and not _META.search(segments[literal]):
+        while literal < len(segments) and not any(char in segments[literal] for char in _META):
             literal += 1
         folder = segments[: min(literal, len(segments) - 1)]
         path = os.path.join(self.tree, *folder)
@@ -154,6 +165,10 @@ class _Drawing:
             self.write.append(Grant(self.tree, tuple(folder), f"writable {glob}", make=True))
 
     def _one_by_one(self, folder: tuple[str, ...], rest: list[str], glob: str) -> None:
+        import re  # here: only a glob whose folder holds something protected is matched entry by entry
+
+        from handoff_core.contract.globs import glob_regex
+
         where = os.path.join(self.tree, *folder)
         try:
             with os.scandir(where) as listing:
@@ -250,6 +265,8 @@ def _branches_beside(common: str, branch: list[str]) -> list[str]:
 
 def _remote_paths(common: str) -> list[tuple[str, str]]:
     """The remotes the repository's own config names by a local path: (name, resolved path)."""
+    import re  # here: only a launch that may push reads the remotes
+
     found, section = [], ""
     text = _read_marker(os.path.join(common, "config"), 256 * 1024)
     for raw in text.splitlines():

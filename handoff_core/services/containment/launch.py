@@ -29,7 +29,7 @@ from handoff_core.services.containment.endpoints import url_port
 from handoff_core.services.containment.grants import Grant, Grants, draw_grants
 from handoff_core.services.evidence.task_pin import PinnedTask, TaskUnreadable, read_pinned
 
-__all__ = ["REFUSED_EXIT", "run"]
+__all__ = ["REFUSED_EXIT", "contained_ruleset", "run"]
 
 REFUSED_EXIT = 125  # as env(1) and timeout(1) say that they, not the command, failed
 _FLAGS = ("--ref", "--task-sha256", "--project-root", "--state-root", "--secret-file", "--url", "--token-env")
@@ -326,3 +326,9 @@ def run(argv: list[str], environ: dict[str, str]) -> int:
     except OSError as exc:
         sys.stderr.write(f"handoff sandbox: cannot prepare the launch ({exc}); nothing was launched\n")
         return REFUSED_EXIT
+
+
+def contained_ruleset(version: int, grants: Grants) -> tuple[landlock.Ruleset, list[str]]:
+    """The Landlock ruleset of ``grants`` exactly as a launch draws it, and the paths it lets write:
+    for another contained command (a task's acceptance check replayed, ``containment.replay``)."""
+    return _ruleset(version, grants, None)

@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Literal
 
-from handoff_core.contract.anchor import TASK_CHANGED, anchor_state
+from handoff_core.contract.anchor import TASK_CHANGED
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import COMMIT_RE, header_fields
 from handoff_core.contract.scope import Scope
@@ -70,12 +70,19 @@ class Audit:
     dirty: tuple[str, ...] = ()  # uncommitted or untracked in the worktree
     changed_count: int = 0
     not_judged: tuple[str, ...] = ()  # "path: why" for each changed path this audit leaves to another
+    # Every path changed (both sides of a rename), relative to the top of the work tree, uncut: what
+    # verification asks of the task's change (``acceptance``); the uncommitted paths of a worktree aside.
+    paths: tuple[str, ...] = ()
 
 
 def _shown(change: git.Change) -> str:
     return (
         f"{change.status} {change.old_path} -> {change.path}" if change.old_path else f"{change.status} {change.path}"
     )
+
+
+def _sides(changes: list[git.Change]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(side for change in changes for side in (change.path, change.old_path) if side))
 
 
 def _judged(rule: ScopeRule, top: str, change: git.Change, prefix: str) -> list[Violation]:
@@ -125,7 +132,7 @@ def audit_task(queries: Queries, ref: Ref) -> Audit:
     task = parse_task(data.decode("utf-8", "replace").removeprefix("\ufeff"))
     scope = task.scope
     anchor = queries.anchor  # the TASK is the audit's yardstick: a changed one measures nothing
-    if anchor is not None and anchor_state(anchor.key, str(ref), data) == "changed":
+    if anchor is not None and anchor.state(str(ref), data) == "changed":
         return Audit(verdict="unknown", reason=TASK_CHANGED, base=scope.base)
     roots = queries.roots
     rule = ScopeRule(
@@ -215,6 +222,7 @@ def _audit(
         dirty=tuple(_shown(d) for d in dirty[:MAX_LISTED]),
         changed_count=len(changes),
         not_judged=tuple(aside[:MAX_LISTED]),
+        paths=_sides(changes + (dirty if shared else [])),
     )
 
 
@@ -250,6 +258,7 @@ def _current(queries: Queries, ref: Ref, rule: ScopeRule, scope: Scope) -> Audit
         dirty=tuple(_shown(d) for d in dirty[:MAX_LISTED]),
         changed_count=len(since.changes) + len(since.undone),
         not_judged=tuple([*aside, *unseen, *_in_scope(rule, base_dir, since)][:MAX_LISTED]),
+        paths=_sides([*since.changes, *dirty, *since.undone]),
     )
 
 

@@ -12,6 +12,10 @@ artifacts, and, for a task whose TASK cannot be read, everything. A commit in th
 stages such a path is refused the same way. Anything unreadable denies: an event that is not JSON, a
 path or a cwd that names no file (a NUL, a lone surrogate), a claim that cannot be read, an error of
 any kind (``server.cli.guard``).
+
+What a task holds is read from its TASK as the Lead published it: given the Lead's anchor (the
+Lead's session holds its secret), a TASK that does not verify holds everything (``claims``), so an
+executor that narrows its globs or rewrites its TASK frees nothing for the Lead.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
+from handoff_core.contract.anchor import TaskAnchor
 from handoff_core.contract.globs import glob_regex
 from handoff_core.errors import HandoffError
 from handoff_core.files.task_dir import Roots
@@ -85,8 +90,15 @@ def holder_of(path: str, claims: list[Claim], roots: Roots) -> tuple[Claim, str]
     return None
 
 
-def decide_lead(data: bytes, roots: Roots) -> Decision:
-    """Whether the write the Lead's hook event describes may go ahead."""
+def _claims(roots: Roots, anchor: TaskAnchor | None) -> list[Claim]:
+    queries = Queries(roots)
+    queries.use_anchor(lambda: anchor)
+    return queries.claims()
+
+
+def decide_lead(data: bytes, roots: Roots, anchor: TaskAnchor | None = None) -> Decision:
+    """Whether the write the Lead's hook event describes may go ahead; with the Lead's ``anchor``, each
+    claim rests on its TASK as published."""
     try:
         event = read_event(data, "pre-tool")  # the executors' hook reads events the same way
     except EventUnreadable as exc:
@@ -95,7 +107,7 @@ def decide_lead(data: bytes, roots: Roots) -> Decision:
     if not paths:
         return Decision(True)
     try:
-        claims = Queries(roots).claims()
+        claims = _claims(roots, anchor)
     except (HandoffError, OSError) as exc:
         return Decision(False, f"handoff guard for the Lead: cannot read the writer claims ({exc}); denied")
     for path in paths:
@@ -110,30 +122,35 @@ def decide_lead(data: bytes, roots: Roots) -> Decision:
     return Decision(True)
 
 
-def proven_committer(roots: Roots, ref: str, token: str) -> bool:
+def proven_committer(roots: Roots, ref: str, token: str, anchor: TaskAnchor | None = None) -> bool:
     """Whether ``token`` is the report token of task ``ref``, as its TASK's check line records it: what a
     commit naming the task in ``HANDOFF_REF`` (a name anyone can set) must show to be that task's. A
-    TASK that cannot be read, or records no check line, proves nothing."""
+    TASK that cannot be read, records no check line, or (given the Lead's anchor) is not as published,
+    proves nothing."""
     from handoff_core.contract.ids import parse_ref
     from handoff_core.services.capabilities.tokens import check_token_hash
 
     try:
         parsed = parse_ref(ref)
-        check = Queries(roots).read_task(parsed)[0].token_check
-        if check is None:
+        task, stored = Queries(roots).read_task(parsed)
+        if task.token_check is None:
             return False
-        check_token_hash(check, parsed, token)
+        if anchor is not None and anchor.state(ref, stored.text.encode()) != "anchored":
+            return False
+        check_token_hash(task.token_check, parsed, token)
     except HandoffError:
         return False
     return True
 
 
-def main_tree_commit(tree: Path, roots: Roots, keep: dict[str, str], committer: str = "") -> list[str]:
+def main_tree_commit(
+    tree: Path, roots: Roots, keep: dict[str, str], committer: str = "", anchor: TaskAnchor | None = None
+) -> list[str]:
     """Each staged path of a commit in ``tree`` that an outstanding executor holds, as ``path: holder``;
     a path held by ``committer`` (a task ``proven_committer`` proved: it commits its own work) is not."""
     from handoff_core.files import git  # here: the PreToolUse hook never starts git
 
-    claims = [c for c in Queries(roots).claims() if not committer or str(c.ref) != committer]
+    claims = [c for c in _claims(roots, anchor) if not committer or str(c.ref) != committer]
     found = []
     for change in git.staged_paths(tree, keep):
         for side in (change.path, change.old_path):

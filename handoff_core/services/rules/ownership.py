@@ -40,9 +40,9 @@ class Claim:
     writable: tuple[str, ...]
     shared: tuple[tuple[str, str], ...]  # (path, owner)
     age_seconds: float
-    unreadable: bool = False  # its TASK could not be read: it holds the whole workspace
+    unreadable: bool = False  # its TASK could not be read (or is not the one published): it holds everything
     resources: tuple[str, ...] = ()  # named, exclusive: port:5432, db:test, git-index, integration:main
-    held_because: str = ""  # a whole change that cannot be read: why (its tasks then hold the whole workspace)
+    held_because: str = ""  # a whole change that cannot be read, a TASK changed since dispatch: why it holds all
     artifacts: tuple[str, ...] = ()  # a read-only task's outputs
     worktree: str = ""  # where its writer works, when not the project tree
     self_writer: str = ""  # "lead" or "team": the Lead's own claim (claim_writer), not an executor's
@@ -183,8 +183,11 @@ def _check_shared(scope: Scope, claim: Claim, budget: Budget) -> None:
 
 
 def _check_resources(scope: Scope, claims: list[Claim]) -> None:
+    """A named resource is exclusive; a claim that holds the whole workspace (its TASK unreadable, or
+    not the one published) holds every resource too: what it was published with is unknown."""
     for claim in claims:
-        if taken := sorted(set(scope.resources) & set(claim.resources)):
+        held = set(scope.resources) if claim.unreadable or claim.held_because else set(claim.resources)
+        if taken := sorted(set(scope.resources) & held):
             raise _refuse(
                 f"resource {taken[0]!r} is held by another task (a named resource is exclusive whatever the kind); "
                 "name another (e.g. another port) or wait",

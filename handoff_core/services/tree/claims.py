@@ -18,7 +18,11 @@ this scan.
 A task whose TASK.md cannot be read (broken frontmatter, a scope block that is missing, doubled
 or malformed, a file over the size limit, a symlink) claims the whole workspace: ``current`` and
 ``**``. That is the safe answer: it blocks every other writer until the Lead fixes the file or
-releases the task with evidence, and it never stops the scan of the others. A change that cannot be
+releases the task with evidence, and it never stops the scan of the others. So does a task whose
+TASK is not the one the Lead published, for an index given the Lead's anchor (``contract.anchor``):
+a claim rests on the TASK as published, and an executor that narrows its globs, drops a resource or
+rewrites its TASK into the original contract frees nothing. Without the anchor (a reader holding no
+secret) the TASK is judged as it is now. A change that cannot be
 read as a whole (it has two homes, its directory is a symlink, its README is over the size limit or
 not a regular file) is held the same way, as one claim for all its tasks, until it is fixed: what
 cannot be seen can still be writing.
@@ -34,6 +38,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
+from handoff_core.contract.anchor import CHANGED_HOLD, TaskAnchor
 from handoff_core.contract.ids import Ref, task_number
 from handoff_core.contract.snapshot import Entry, Stamp
 from handoff_core.contract.task_file import original_contract
@@ -46,7 +51,15 @@ from handoff_core.layout import CLOSING_FILES, SESSIONS, TASK_FILE
 from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.tree.status import task_kind_and_scope
 
-__all__ = ["WHOLE_CHANGE", "WHOLE_WORKSPACE", "ClaimIndex", "change_hold", "unreadable_because", "unreadable_change"]
+__all__ = [
+    "WHOLE_CHANGE",
+    "WHOLE_WORKSPACE",
+    "ClaimIndex",
+    "change_hold",
+    "changed_hold",
+    "unreadable_because",
+    "unreadable_change",
+]
 
 WHOLE_WORKSPACE = ("**",)
 WHOLE_CHANGE = "*"  # the round and task of a hold that stands for every task of a change
@@ -66,15 +79,24 @@ def _restamp(round_fd: int, task: str, file: str) -> Stamp | None:
         return None
 
 
-def judge(task_fd: int, ref: Ref, names: list[str], read: Callable[[int, str], Entry] = read_entry) -> _Seen | None:
+def judge(
+    task_fd: int,
+    ref: Ref,
+    names: list[str],
+    read: Callable[[int, str], Entry] = read_entry,
+    anchor: TaskAnchor | None = None,
+) -> _Seen | None:
     """What a task directory says now; None while it has no TASK.md yet (not remembered). Every
-    file it rests on is read through ``read``."""
+    file it rests on is read through ``read``. With the Lead's ``anchor``, an open claim rests on its
+    TASK as published: one that does not verify holds the whole workspace, whatever it says now."""
     for name in CLOSING_FILES:
         if name in names and closes_claim(entry := read(task_fd, name), name, ref.session, ref.task):
             return _Seen(name, entry.stamp, None)
     if TASK_FILE not in names:
         return None
     entry = read(task_fd, TASK_FILE)
+    if anchor is not None and anchor.state(str(ref), entry.data or b"") == "changed":
+        return _Seen(TASK_FILE, entry.stamp, changed_hold(ref, entry.data), entry.mtime)
     kind, scope = task_kind_and_scope(entry.data)
     if kind is None and original_contract(entry.data):
         return _Seen(TASK_FILE, entry.stamp, None)  # the original contract's: not in a new dispatch's scan
@@ -109,6 +131,23 @@ def judge(task_fd: int, ref: Ref, names: list[str], read: Callable[[int, str], E
             self_writer=scope.self_writer,
         )
     return _Seen(TASK_FILE, entry.stamp, claim, entry.mtime)
+
+
+def changed_hold(ref: Ref, task: bytes | None) -> Claim:
+    """The claim of a task whose TASK is not the one published: the whole workspace and every named
+    resource (``ownership``), in the project tree and in the worktree it names now (a name can only
+    add to what it holds)."""
+    scope = task_kind_and_scope(task)[1]
+    return Claim(
+        ref=ref,
+        workspace="current",
+        writable=WHOLE_WORKSPACE,
+        shared=(),
+        age_seconds=0.0,
+        unreadable=True,
+        held_because=CHANGED_HOLD,
+        worktree=scope.worktree if scope is not None else "",
+    )
 
 
 def unreadable_because(change: str, why: str) -> str:
@@ -148,8 +187,22 @@ class ClaimIndex:
 
     def __init__(self) -> None:
         self._seen: dict[tuple[str, str, str], _Seen] = {}
+        self._anchor: TaskAnchor | None = None  # what the judgements held rest on, with the files
+        self._basis: tuple[bytes, bool] | None = None  # its key and whether the state root is governed
 
-    def claims(self, root: Path, changes: list[str]) -> list[Claim]:
+    def anchored(self, anchor: TaskAnchor | None) -> bool:
+        """Judge by ``anchor`` from now on; True when that differs from what the judgements held rested
+        on (another key, or a state root the Lead's secret governs now), which are then all dropped."""
+        self._anchor = anchor
+        basis = None if anchor is None else (anchor.key, anchor.governed)
+        if basis == self._basis:
+            return False
+        self._basis = basis
+        self._seen.clear()
+        return True
+
+    def claims(self, root: Path, changes: list[str], anchor: TaskAnchor | None = None) -> list[Claim]:
+        self.anchored(anchor)
         now = time.time()
         found: list[Claim] = []
         for change in changes:
@@ -230,7 +283,7 @@ class ClaimIndex:
             unchanged = seen is not None and seen.file == TASK_FILE and not set(CLOSING_FILES) & set(names)
             if unchanged and seen is not None and _restamp(round_fd, task, TASK_FILE) == seen.stamp:
                 return seen  # an open claim whose TASK is as read and that has nothing closing it
-            judged = judge(task_fd, Ref(change, session, shown_name(task)), names)
+            judged = judge(task_fd, Ref(change, session, shown_name(task)), names, anchor=self._anchor)
         finally:
             os.close(task_fd)
         if judged is None:

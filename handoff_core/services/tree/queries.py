@@ -117,10 +117,16 @@ class Queries:
 
     @property
     def anchor(self) -> TaskAnchor | None:
-        """The Lead's anchor this reader judges by, or None for a reader of the files alone."""
-        if self._anchor is None and self._anchor_of is not None:
-            self._anchor = self._anchor_of()
-        return self._anchor
+        """The Lead's anchor this reader judges by, or None for a reader of the files alone. While the
+        Lead's secret does not govern the state root, each call asks again (one lstat): once it does,
+        every TASK that does not verify is changed, and what was judged before is judged again
+        (``ClaimIndex`` and ``Verdicts`` each see the anchor change)."""
+        anchor = self._anchor
+        if anchor is None and self._anchor_of is not None:
+            anchor = self._anchor = self._anchor_of()
+        if anchor is not None and not anchor.governed and anchor.governs():
+            anchor = self._anchor = anchor._replace(governed=True)
+        return anchor
 
     @property
     def held_verdicts(self) -> int:
@@ -260,13 +266,14 @@ class Queries:
     def page_judge(self, among: list[TaskStatus]) -> Iterator[Callable[[TaskStatus], TaskStatus]]:
         """``judged`` for the tasks of one page of ``among``: their changes located and rounds listed
         once (``files.page_reader``), each task's own files read afresh."""
+        anchor = self.anchor
         with PageReader(self.roots.state_root) as reader:
 
             def judge(status: TaskStatus) -> TaskStatus:
                 if status.judged:
                     return status
                 with self.answering():
-                    return named_since(task_status(status.ref, reader.snapshot(*status.ref), self.anchor), among)
+                    return named_since(task_status(status.ref, reader.snapshot(*status.ref), anchor), among)
 
             yield judge
 
@@ -418,9 +425,11 @@ class Queries:
         return found
 
     def claims(self) -> list[Claim]:
-        """Writer claims of every outstanding implementation task under the state root."""
+        """Writer claims of every outstanding implementation task under the state root; with the Lead's
+        anchor, each rests on its TASK as published (one that does not verify holds the whole workspace)."""
+        anchor = self.anchor
         with _no_cycle_collection():
-            return self._claims.claims(self.roots.state_root, self.changes())
+            return self._claims.claims(self.roots.state_root, self.changes(), anchor)
 
     @translated
     def leftovers(self) -> list[Leftover]:

@@ -7,7 +7,7 @@ import os
 import unicodedata
 from dataclasses import dataclass
 
-from handoff_core.contract.anchor import TASK_CHANGED, anchor_state, lead_proof, state_problem
+from handoff_core.contract.anchor import TASK_CHANGED, lead_proof, state_problem
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.locator import parse_locator
 from handoff_core.contract.markdown import sections
@@ -96,7 +96,7 @@ def read_handoff(queries: Queries, ref: Ref) -> HandoffView:
     if queries.read_optional(ref, RELEASE_FILE) is not None:
         flags.insert(0, LATE_REPORT)
     anchor = queries.anchor
-    changed = anchor is not None and state_problem(anchor_state(anchor.key, str(ref), task_bytes)) is not None
+    changed = anchor is not None and state_problem(anchor.state(str(ref), task_bytes)) is not None
     if changed:
         flags.insert(0, TASK_CHANGED)
     task_sha = sha256(task_bytes)

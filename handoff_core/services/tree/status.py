@@ -6,7 +6,7 @@ import sys
 from functools import lru_cache
 from typing import NamedTuple, cast
 
-from handoff_core.contract.anchor import TaskAnchor
+from handoff_core.contract.anchor import CHANGED_HOLD, TASK_CHANGED, TaskAnchor
 from handoff_core.contract.frontmatter import plain_frontmatter, split_frontmatter
 from handoff_core.contract.ids import Ref, is_change_id, is_round_id, task_number
 from handoff_core.contract.proof import PROOF_INVALID, Proof
@@ -71,7 +71,7 @@ class TaskStatus(NamedTuple):
     dispatched_at: float = 0.0  # TASK.md's mtime
     released_at: float | None = None  # RELEASE.md's mtime
     closed_at: float | None = None  # the mtime of the REPORT (or RELEASE) that closed it
-    held_because: str = ""  # a change that cannot be read: why its tasks hold the whole workspace
+    held_because: str = ""  # a change that cannot be read, or a TASK changed since dispatch: why it holds everything
     # False for a glance (``glance``): counted by its files' presence and headers, not yet validated.
     judged: bool = True
     # A TASK of the seed's original contract (``task_file.original_contract``): shown as such, no claim.
@@ -88,8 +88,9 @@ class TaskStatus(NamedTuple):
     @property
     def claims_writer(self) -> bool:
         """An outstanding implementation task holds its workspace and writable globs (no TTL);
-        one whose TASK cannot be read holds the whole workspace."""
-        return self.outstanding and not self.original and (self.kind == "implementation" or self.kind is None)
+        one whose TASK cannot be read, or changed since dispatch (of any kind), holds the whole workspace."""
+        writer = self.kind == "implementation" or self.kind is None or bool(self.held_because)
+        return self.outstanding and not self.original and writer
 
     @property
     def claim(self) -> str:
@@ -125,7 +126,7 @@ class TaskStatus(NamedTuple):
         scope = self.scope
         if scope is None or scope.sandbox == "required":
             return ""
-        return "sandbox: off" if scope.sandbox == "off" else "sandbox: if-available (unsandboxed without Landlock)"
+        return f"sandbox: {scope.sandbox}"  # off, or if-available: unsandboxed where the kernel offers none
 
 
 def state_label(state: TaskState, report_status: str | None, original: bool) -> str:
@@ -172,7 +173,8 @@ def task_status(ref: Ref, snapshot: TaskSnapshot, anchor: TaskAnchor | None = No
     # A change that is no longer active still has readable tasks; only its dispatch is over.
     problems = tuple(p for p in verdict.errors if p not in (_INACTIVE, PROOF_INVALID))
     kind, scope = task_kind_and_scope(task_entry.data)
-    original = kind is None and original_contract(task_entry.data)
+    changed = anchor is not None and TASK_CHANGED in verdict.errors  # not the TASK published: its scope is unknown
+    original = kind is None and not changed and original_contract(task_entry.data)
     if original:  # collected under its own contract: the new contract's validation is no problem of it
         problems = ()
     if kind == "implementation" and scope is None:
@@ -199,6 +201,7 @@ def task_status(ref: Ref, snapshot: TaskSnapshot, anchor: TaskAnchor | None = No
         outstanding=task_entry.kind != "missing"
         and not any(closes_claim(snapshot.file(n), n, ref.session, ref.task) for n in CLOSING_FILES),
         original=original,
+        held_because=CHANGED_HOLD if changed else "",
     )
 
 

@@ -97,6 +97,9 @@ class Verdicts:
         self._glances: dict[_Place, Held] = {}  # tasks glanced and not judged since (never a verdict)
         self._shared = Shared()
         self.glimpses = Glimpses(self._held, self._glances)
+        # Whether the verdicts held were judged in a state root the Lead's secret governs: once it does,
+        # a TASK without an anchor is changed, so every verdict before that is dropped (``_governed_now``).
+        self._governed = False
 
     def names(self, change: str, session: str, task: str) -> tuple[str, ...] | None:
         """The entry names of a task directory as judged, when a verdict on it is held."""
@@ -121,6 +124,7 @@ class Verdicts:
         """The status of the task at ``place`` (change, round, task): the held verdict when the snapshot
         reused it, else judged (and held if settled). ``glancing``: a settled task that a glance
         decides is glanced instead (``status.glance``), and nothing is held for it."""
+        current = self._governed_now(anchor)
         if snapshot.reused:
             for table in (self._held, self._glances) if glancing else (self._held,):
                 held = table.get(place)
@@ -135,11 +139,21 @@ class Verdicts:
         if glancing and settled and (glanced := glance(Ref(*place), snapshot)) is not None:
             return glanced
         status = task_status(Ref(*place), snapshot, anchor)
-        if settled and probe is not None and snapshot.change is not None:
+        if settled and probe is not None and snapshot.change is not None and current:
             status = self._shared.status(status)
             names = self._shared.names(probe[1])
             self._held[status.ref] = Held(snapshot.change, snapshot.same_number, probe[0], names, status)
         return status
+
+    def _governed_now(self, anchor: TaskAnchor | None) -> bool:
+        """Drop every verdict and glance when ``anchor`` is the first to say the state root is governed;
+        whether a verdict judged under ``anchor`` may be held (not one of a walk begun before that)."""
+        governed = anchor is not None and anchor.governed
+        if governed and not self._governed:
+            self._held.clear()
+            self._glances.clear()
+            self._governed = True
+        return governed == self._governed
 
     def glanced(self, change: str, session: str, task: str, seen: Sighting) -> TaskStatus | None:
         """``status.glance_sighted``, held on the sighting's probe until the task is judged."""

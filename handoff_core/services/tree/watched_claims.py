@@ -30,6 +30,9 @@ Why that is as sound as the stat, and sounder:
   compared, by device and inode, with the ones watched; any difference judges the change afresh.
 - A task whose watch reported anything is judged afresh, by the same ``judge`` as a full scan:
   the equality of the two is a property test (tests/core/services/tree/test_watched_claims.py).
+- A judgement rests on the Lead's anchor too (a TASK that does not verify holds the whole
+  workspace): a scan under another anchor, or once the Lead's secret governs the state root, drops
+  every watch and judges everything afresh.
 
 Falling back, never open:
 
@@ -58,6 +61,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from handoff_core.contract.anchor import TaskAnchor
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.snapshot import Entry
 from handoff_core.errors import ChangeNotFound, HandoffError
@@ -121,12 +125,14 @@ class WatchedClaimIndex(ClaimIndex):
         self._changes: dict[str, _Change] = {}
         self._wds_of: dict[Key, tuple[int, ...]] = {}
 
-    def claims(self, root: Path, changes: list[str]) -> list[Claim]:
+    def claims(self, root: Path, changes: list[str], anchor: TaskAnchor | None = None) -> list[Claim]:
         with self._lock:
+            if self.anchored(anchor) and self._marks.watches is not None:
+                self._renew()  # every judgement rested on the anchor before: all are made again
             if self._watching(root) and not self._marks.take():
                 self._renew()
             if self._marks.watches is None:
-                return super().claims(root, changes)
+                return super().claims(root, changes, anchor)
             for gone in set(self._changes) - set(changes):
                 self._forget_change(gone)
             now, found = time.time(), []
@@ -300,7 +306,7 @@ class WatchedClaimIndex(ClaimIndex):
         directory = None
         try:
             names = os.listdir(task_fd)
-            judged = judge(task_fd, Ref(change, session, shown_name(task)), names, watched_read)
+            judged = judge(task_fd, Ref(change, session, shown_name(task)), names, watched_read, self._anchor)
             if judged is None or judged.claim is not None:
                 # A file made in the directory can end this claim (or start one): the directory is
                 # watched, then listed again; a file that came or went in between is judged next scan.

@@ -150,6 +150,8 @@ def create_in(store: Store, sessions_fd: int, request: TaskRequest, body: TaskBo
         data = bounded(text.encode(), TASK_FILE)
         # Everything that can fail runs before the publish: nothing after it may.
         warnings = _attempt_warnings(store, request, body) if request.retry_of is not None else ()
+        if (anchor := store.queries.anchor) is not None:
+            anchor.govern()  # the state root is the Lead's before its first anchored TASK is (``governance``)
         task_fd = open_dir(round_fd, task_id, create=True)  # refuses case/Unicode collisions
         try:
             publish(task_fd, TASK_FILE, data)

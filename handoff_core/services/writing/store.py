@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from handoff_core.contract.anchor import TASK_CHANGED, TASK_UNANCHORED, anchor_state
+from handoff_core.contract.anchor import TASK_CHANGED, TASK_UNANCHORED
 from handoff_core.contract.ids import Ref, check_ref
 from handoff_core.contract.locator import parse_locator, render_locator
 from handoff_core.contract.proof import SIGNING_KEY_LABEL, sign_report
@@ -164,11 +164,12 @@ class Store:
 
     def _check_anchor(self, ref: Ref, task: bytes, *, captured: bool) -> None:
         """A REPORT answers the TASK the Lead published, when this store can tell (it holds the Lead's
-        anchor): a changed TASK is refused, and so is a TASK with no anchor unless the Lead captures."""
+        anchor): a changed TASK is refused (in a state root the Lead's secret governs, one with no anchor
+        too), and so is a TASK with no anchor elsewhere unless the Lead captures."""
         anchor = self.queries.anchor
         if anchor is None:  # an executor's server elsewhere: the Lead's reads flag a changed TASK
             return
-        state = anchor_state(anchor.key, str(ref), task)
+        state = anchor.state(str(ref), task)
         if state == "changed":
             raise TaskChanged(f"{ref}: {TASK_CHANGED}")
         if state == "unanchored" and not captured:

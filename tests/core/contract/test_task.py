@@ -178,12 +178,21 @@ def test_a_task_carries_every_field_of_its_body_and_gives_the_body_back() -> Non
 
 def test_authorised_actions_and_stop_conditions_are_listed_in_workspace_and_scope_and_read_back() -> None:
     scope = make_task().scope._replace(actions=("commit", "push"), stop_conditions=("tests fail twice", "a migration"))
-    text = render_task(make_task(scope=scope))
+    text = render_task(make_task(scope=scope._replace(sandbox="off")))
     section = text.split("## Workspace and Scope")[1].split("## Acceptance")[0]
     assert "- Authorised actions: `commit`, `push`" in section
     assert "- Stop conditions:\n  - tests fail twice\n  - a migration" in section
     assert parse_task(text).scope.actions == ("commit", "push")
     assert parse_task(text).scope.stop_conditions == ("tests fail twice", "a migration")
+
+
+def test_a_current_task_authorised_to_write_gits_index_needs_a_worktree_or_no_sandbox() -> None:
+    scope = make_task().scope._replace(workspace="current", actions=("push", "commit"))
+    with pytest.raises(InvalidContent) as refused:
+        render_task(make_task(scope=scope))
+    assert refused.value.code == "invalid_content"
+    assert "- Sandbox: off" in render_task(make_task(scope=scope._replace(sandbox="off")))
+    render_task(make_task(scope=scope._replace(actions=("push",))))  # a push writes no index
 
 
 @pytest.mark.parametrize("actions", [("deploy",), ("commit", "commit"), ("Commit",)])

@@ -166,3 +166,19 @@ def test_a_shell_command_that_writes_without_git_is_left_to_the_post_tool_check(
 ) -> None:
     event = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "echo > src/b/x"}}
     assert judged(store, ref, json.dumps({**event, "cwd": str(worktree)}).encode()) == (True, "")
+
+
+def test_inside_a_sandbox_a_write_it_cannot_make_is_denied_with_why_before_the_kernel_refuses(
+    store: Store, ref: Ref, worktree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    granted = f"{worktree}/src/a1/\n{worktree}/pyproject.toml"  # as a sandboxed launch lists them
+    monkeypatch.setenv("HANDOFF_SANDBOX_WRITE", granted)
+    assert judged(store, ref, claude("Write", str(worktree / "src/a1/deep/new.py"), worktree)) == (True, "")
+    allowed, why = judged(store, ref, claude("Write", "/tmp/elsewhere.txt", worktree))
+    assert not allowed
+    assert "outside what the task's sandbox lets it write" in why
+    monkeypatch.delenv("HANDOFF_SANDBOX_WRITE")
+    assert judged(store, ref, claude("Write", "/tmp/elsewhere.txt", worktree)) == (
+        True,
+        "",
+    )  # unsandboxed: not the project's

@@ -76,7 +76,7 @@ def test_a_malformed_pin_or_ref_is_refused(store: Store, pin: str) -> None:
 
 
 def test_the_authorised_actions_are_read_from_the_scope_block(store: Store) -> None:
-    scope = Scope(workspace="current", writable=("src/a1/**",), actions=("commit", "push"))
+    scope = Scope(workspace="current", writable=("src/a1/**",), actions=("commit", "push"), sandbox="off")
     stored = store.create_task(implementation(scope=scope))
     pinned = read_pinned(str(store.roots.state_root), str(stored.ref), stored.sha256)
     assert isinstance(pinned.task, task_pin.LeanTask)

@@ -22,16 +22,19 @@ from handoff_core.contract.scope import Scope
 from handoff_core.errors import HandoffError
 from handoff_core.files.task_dir import Roots
 from handoff_core.files.watches import Watches, local_events
+from handoff_core.services.capabilities.tokens import task_anchor
 from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.tree.claims import ClaimIndex
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.watched_claims import WatchedClaimIndex
 from handoff_core.services.writing.store import Store
 from tests.conftest import CHANGE, make_change
+from tests.core.services.rules.test_every_writer import ORIGINAL_TASK
 from tests.core.services.tree.test_verdicts import reachable_bytes
 
 FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
 FILES = ("TASK.md", "REPORT.md", "RELEASE.md")
+SERVER_LINES = ("- Task anchor: ", "- Report token check: ", "- Report signing key: ")
 
 
 def ageless(claims: list[Claim]) -> list[str]:
@@ -39,12 +42,12 @@ def ageless(claims: list[Claim]) -> list[str]:
 
 
 def full_scan(store: Store) -> list[str]:
-    """The ground truth: a brand-new index's scan of every active change."""
-    return ageless(ClaimIndex().claims(store.roots.state_root, store.queries.changes()))
+    """The ground truth: a brand-new index's scan of every active change, by the store's anchor (if any)."""
+    return ageless(ClaimIndex().claims(store.roots.state_root, store.queries.changes(), store.queries.anchor))
 
 
 def watched(store: Store, index: WatchedClaimIndex) -> list[str]:
-    return ageless(index.claims(store.roots.state_root, store.queries.changes()))
+    return ageless(index.claims(store.roots.state_root, store.queries.changes(), store.queries.anchor))
 
 
 class Tree(RuleBasedStateMachine):
@@ -56,7 +59,10 @@ class Tree(RuleBasedStateMachine):
         super().__init__()
         self.home = Path(tempfile.mkdtemp(prefix="watched-claims-"))
         make_change(self.home / "state")
-        self.store = Store(self.home / "state", self.home)
+        self.store = Store(self.home / "state", self.home)  # the Lead's: it anchors what it publishes
+        secret_file = self.home / "config" / "secret"  # the record of governance goes beside it
+        self.store.queries.use_anchor(lambda: task_anchor(b"s" * 32, self.home / "state", secret_file))
+        self.by_hand = Store(self.home / "state", self.home)  # no anchor: TASKs as written by hand
         self.index = WatchedClaimIndex(**self.index_options)  # type: ignore[arg-type]
         self.outside = self.home / "outside"
         self.outside.mkdir()
@@ -94,6 +100,27 @@ class Tree(RuleBasedStateMachine):
             self.store.create_task(
                 implementation(f"impl-{self.made}", scope=scope, writer_limit=99, new_round=new_round)
             )
+
+    @rule()
+    def dispatch_a_task_by_hand(self) -> None:
+        """A TASK with no anchor: its globs hold until the Lead's first dispatch governs the state root."""
+        self.made += 1
+        scope = Scope(workspace="required", writable=(f"src/h{self.made}/**",))
+        with suppress(HandoffError):
+            self.by_hand.create_task(implementation(f"hand-{self.made}", scope=scope, writer_limit=99))
+
+    @precondition(lambda self: self.tasks())
+    @rule(pick=st.integers(0, 99), how=st.sampled_from(["strip", "narrow", "original"]))
+    def rewrite_a_task_as_its_executor_would(self, pick: int, how: str) -> None:
+        path = self.task(pick) / "TASK.md"
+        if not path.is_file() or path.is_symlink():
+            return
+        text = path.read_text("utf-8", "replace")
+        if how == "strip":  # every line a server writes: it reads as written by hand
+            text = "".join(line for line in text.splitlines(True) if not line.startswith(SERVER_LINES))
+        text = text.replace("/**", "/narrow.py") if how == "narrow" else text
+        path.chmod(0o644)
+        path.write_text(ORIGINAL_TASK if how == "original" else text)
 
     @rule()
     def dispatch_a_review(self) -> None:
