@@ -1,7 +1,7 @@
 """`python -m bench [--quick] [--json PATH] [--only SECTIONS] [--status-sizes N,...]`: every figure in one run.
 
 Sections: startup, latency, validator, status, scaling, contention, history, exchange, board,
-evidence, remote, hooks, sandbox, http, tokens (schema size comes with startup). Each section's rows are
+evidence, remote, hooks, sandbox, verify, http, tokens (schema size comes with startup). Each section's rows are
 printed, and the JSON saved whole, as soon as it finishes. Runs from a plain install: nothing here
 needs the dev extras (the board is skipped without playwright). Temporary directories only; fixed
 inputs; no network.
@@ -40,6 +40,7 @@ from bench import (
     team_status,
     tokens,
     validator,
+    verify,
 )
 from bench.stats import load_average
 from bench.trees import make_change
@@ -64,6 +65,7 @@ FULL = {
     "evidence_runs": 30,
     "hook_runs": 40,
     "sandbox_runs": 40,
+    "verify_runs": 15,
     "token_sizes": [3000, 30000],
     "token_calls": 200,
     "trickling": 1000,
@@ -87,6 +89,7 @@ QUICK = {
     "evidence_runs": 3,
     "hook_runs": 5,
     "sandbox_runs": 5,
+    "verify_runs": 3,
     "token_sizes": [300],
     "token_calls": 10,
     "trickling": 100,
@@ -106,6 +109,7 @@ SECTIONS = (
     "remote",
     "hooks",
     "sandbox",
+    "verify",
     "http",
     "tokens",
 )
@@ -204,6 +208,7 @@ def _runners(sizes: dict[str, Any], work: Path) -> dict[str, Callable[[], object
         "remote": lambda: remote.run(work, [sys.executable, "-m", "server"], sizes["evidence_runs"]),
         "hooks": lambda: hooks.run(work, sizes["hook_runs"]),
         "sandbox": lambda: sandbox.run(work, sizes["sandbox_runs"]),
+        "verify": lambda: verify.run(work, sizes["verify_runs"]),
         "http": lambda: run_http(work, sizes),
         "tokens": lambda: tokens.run(
             work, [sys.executable, "-m", "server"], sizes["token_sizes"], sizes["token_calls"], sizes["trickling"]

@@ -370,6 +370,20 @@ def _sandbox(s: dict[str, Any]) -> list[str]:
     ]
 
 
+def _verify(s: dict[str, Any]) -> list[str]:
+    if "skipped" in s:
+        return [_row("verify", s["skipped"])]
+    added = s["added_ms"]
+    return [
+        _row(f"the {s['checks']} checks run directly in the worktree (p50 ms)", f"{s['direct']['p50_ms']}", "floor"),
+        _row(
+            f"verify_task replaying them, Landlock ABI {s['abi']} (p50 ms)",
+            f"{s['replay']['p50_ms']} (+{added['p50']} ms, rounds {added['min']} to {added['max']}; "
+            f"{spread(s['ratio_to_direct'])} the floor)",
+        ),
+    ]
+
+
 def _tokens(s: dict[str, Any]) -> list[str]:
     rows = []
     for size, t in s.items():
@@ -413,6 +427,7 @@ def render(results: dict[str, Any]) -> str:
         ("remote", _remote),
         ("hooks", _hooks),
         ("sandbox", _sandbox),
+        ("verify", _verify),
         ("tokens", _tokens),
     ):
         if key in results:

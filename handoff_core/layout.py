@@ -7,8 +7,6 @@ checker sees every comparison against it.
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -22,8 +20,11 @@ __all__ = [
     "BROKER_VARIABLE",
     "CHANGES",
     "CHANGE_README",
+    "CHECK_MAX_OUTPUT",
+    "CHECK_TAIL_BYTES",
     "CLOSING_FILES",
     "COORDINATION_FILE",
+    "DEFAULT_CHECK_TIMEOUT",
     "DEFAULT_STATE_ROOT",
     "DEFAULT_WRITER_CAP",
     "EXCLUSIONS_SHOWN",
@@ -38,6 +39,9 @@ __all__ = [
     "LOCATIONS",
     "LOCATOR_FILE",
     "LOG_TOOLS",
+    "MAX_CHECKS",
+    "MAX_CHECK_LINE",
+    "MAX_CHECK_TIMEOUT",
     "MAX_FILE_BYTES",
     "MAX_STOP_CONDITIONS",
     "OUTCOMES",
@@ -89,7 +93,6 @@ __all__ = [
     "literals_on_use",
     "task_parts",
     "temp_name",
-    "temp_name_pattern",
     "temp_target",
 ]
 
@@ -107,7 +110,6 @@ CLOSING_FILES: Final = (REPORT_FILE, RELEASE_FILE)  # either one ends a writer c
 # signal. Publishing makes it (``temp_name``) and every walk recognises it (``is_temp``,
 # ``temp_target``) from this one definition; DOTALL because a name may hold any character but ``/``.
 TEMP_TOKEN_BYTES: Final = 8  # random bytes of the token, written as twice as many hex digits
-temp_name_pattern: Final = re.compile(rf"^\.(?P<target>.+)\.[0-9a-f]{{{2 * TEMP_TOKEN_BYTES}}}\.tmp\Z", re.DOTALL)
 
 
 def temp_name(name: str, token: str) -> str:
@@ -116,9 +118,17 @@ def temp_name(name: str, token: str) -> str:
 
 
 def temp_target(name: str) -> str | None:
-    """The name the temp file ``name`` was publishing; None when ``name`` is no temp name."""
-    found = temp_name_pattern.match(name)
-    return found["target"] if found else None
+    """The name the temp file ``name`` was publishing (``.TARGET.TOKEN.tmp``, the token
+    ``TEMP_TOKEN_BYTES`` in lowercase hex); None when ``name`` is no temp name. Read without ``re``:
+    a sandboxed launch and the hook load this module on every start."""
+    size = 2 * TEMP_TOKEN_BYTES
+    end = len(name) - len(".tmp")
+    if not (name.startswith(".") and name.endswith(".tmp")) or end - size - 1 < 2:  # noqa: PLR2004 - a dot, one char
+        return None
+    token = name[end - size : end]
+    if name[end - size - 1] != "." or token.strip("0123456789abcdef"):
+        return None
+    return name[1 : end - size - 1]
 
 
 def is_temp(name: str) -> bool:
@@ -259,6 +269,14 @@ else:
 
 
 MAX_STOP_CONDITIONS: Final = 20  # stop conditions a TASK lists, each one printable line
+# A TASK's acceptance checks (contract.checks): each one shell line, run in a folder of the task's
+# workspace within its timeout; verify_task replays them at the reported checkpoint.
+MAX_CHECKS: Final = 20
+MAX_CHECK_LINE: Final = 2000  # characters of one check's shell line
+DEFAULT_CHECK_TIMEOUT: Final = 600  # seconds a check may run when the Lead names no timeout
+MAX_CHECK_TIMEOUT: Final = 3600
+CHECK_TAIL_BYTES: Final = 2000  # of a replayed check's output, the end kept and shown
+CHECK_MAX_OUTPUT: Final = 16 * 1024 * 1024  # bytes of output past which a replayed check is stopped
 # Reports that end an attempt without its work: after this many on one topic or ticket, the Lead is
 # warned before dispatching it again.
 UNFINISHED_STATUSES: Final[tuple[ReportStatus, ...]] = ("blocked", "failed")

@@ -47,6 +47,7 @@ LEAD_TOOLS = (
     "capture_report",
     "release_writer",
     "audit_task",
+    "verify_task",
     "find_session_log",
     "package_dispatch",
     "receive_return",

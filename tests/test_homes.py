@@ -39,5 +39,10 @@ def test_a_file_is_renamed_over_another_in_one_place() -> None:
 
 
 def test_git_is_started_in_one_place_and_every_other_process_in_one_other() -> None:
-    # interpreter: a child interpreter of this server's own code (a split cold walk), nothing else
-    assert _sites("subprocess", _STARTS) == {"handoff_core/files/git.py", "handoff_core/files/interpreter.py"}
+    # interpreter: a child interpreter of this server's own code, nothing else; codex_trust: the one
+    # command that asks another program (Codex's app server, which the person runs it for)
+    assert _sites("subprocess", _STARTS) == {
+        "handoff_core/files/git.py",
+        "handoff_core/files/interpreter.py",
+        "server/cli/codex_trust.py",
+    }

@@ -42,6 +42,7 @@ LAYERS = (
     ("handoff_core.services.exchange",),
     ("handoff_core.services.handoffs",),
     ("handoff_core.services.containment",),
+    ("handoff_core.services.acceptance",),
     ("handoff_core.validator",),
     ("server", "server.config", "server.discovery", "server.client_config", "server.logs"),
     ("server.mcp",),

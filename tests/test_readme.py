@@ -128,7 +128,7 @@ async def test_the_readme_walkthrough_from_a_fresh_copy_ends_in_a_reported_valid
     ref = values["REF"]
     assert results["write_report"]["created"]
     assert f"{ref} REPORT.md" in results["wait_for_reports"]["arrived"]
-    assert results["read_handoff"]["focused"].startswith("Added hello.txt")
+    assert results["read_handoff"]["focused"].startswith("Added notes/hello.txt")
     assert [t["state"] for t in results["handoff_status"]["tasks"] if t["ref"] == ref] == ["returned:completed"]
     assert "returned:completed" in printed  # the last block's handoff-mcp status, after handoff-validate passed
-    assert (project / "hello.txt").read_text() == "hello\n"
+    assert (project / "notes" / "hello.txt").read_text() == "hello\n"

@@ -23,9 +23,11 @@ _YAML_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "n
 
 
 def _strings_only(value: object) -> bool:
-    """A list of strings, or of string-to-string mappings: JSON and YAML read these alike."""
+    """A list of strings, or of mappings to strings and whole numbers (never a float or a boolean, which
+    the two spell apart): JSON and YAML read these alike."""
     return isinstance(value, list) and all(
-        isinstance(item, str) or (isinstance(item, dict) and all(isinstance(v, str) for v in item.values()))
+        isinstance(item, str)
+        or (isinstance(item, dict) and all(isinstance(v, str) or type(v) is int for v in item.values()))
         for item in value
     )
 

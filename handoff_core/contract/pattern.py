@@ -8,12 +8,12 @@ the compiled pattern's methods as its own attributes: later calls cost what the 
 
 from __future__ import annotations
 
-import re
-
 __all__ = ["compile_on_use"]
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: handoff-validate never loads it
 if TYPE_CHECKING:
+    import re
+
     compile_on_use = re.compile  # what the type checker sees: the pattern it stands for
 else:
     _METHODS = ("match", "fullmatch", "search", "findall", "finditer", "sub", "subn", "split")
@@ -24,6 +24,8 @@ else:
 
         def __getattr__(self, name):  # reached only for what the instance does not hold yet
             if self._compiled is None:
+                import re  # here: a process that reaches no pattern never loads re
+
                 self._compiled = re.compile(self._source, self._flags)
                 for method in _METHODS:
                     setattr(self, method, getattr(self._compiled, method))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from handoff_core.contract.checks import Check, check_checks, quotes_label
 from handoff_core.contract.ids import check_round
 from handoff_core.contract.ids import check_task as check_task_id
 from handoff_core.contract.markdown import check_fragment
@@ -51,6 +52,7 @@ class TaskBody(NamedTuple):
     acceptance: str
     return_notes: str = ""
     ticket: str | None = None
+    checks: tuple[Check, ...] = ()  # the acceptance checks verify_task replays (contract.checks)
 
 
 class Task(NamedTuple):
@@ -72,6 +74,7 @@ class Task(NamedTuple):
     token_check: str | None = None
     # The public half of the key pair the token seeds: a REPORT signed by it is proven (contract.proof).
     signing_key: str | None = None
+    checks: tuple[Check, ...] = ()
 
     @property
     def body(self) -> TaskBody:
@@ -83,6 +86,7 @@ class Task(NamedTuple):
             acceptance=self.acceptance,
             return_notes=self.return_notes,
             ticket=self.ticket,
+            checks=self.checks,
         )
 
 
@@ -130,6 +134,11 @@ def check_body(body: TaskBody) -> TaskBody:
             f"the {field} holds an 'Authorised actions:' line; the TASK lists its actions once, from "
             "authorised_actions: pass them there and reword that line"
         )
+    if quotes_label(body.acceptance):
+        raise InvalidContent(
+            "the acceptance holds a 'Checks:' line; the TASK lists its checks once, from acceptance_checks: "
+            "pass them there and reword that line"
+        )
     notes = check_fragment(scope.notes, "scope notes") if scope.notes.strip() else ""
     return TaskBody(
         kind=body.kind,
@@ -139,6 +148,7 @@ def check_body(body: TaskBody) -> TaskBody:
         acceptance=check_fragment(body.acceptance, "acceptance"),
         return_notes=check_fragment(body.return_notes, "return notes") if body.return_notes.strip() else "",
         ticket=body.ticket,
+        checks=check_checks(tuple(body.checks)),
     )
 
 
@@ -167,6 +177,7 @@ def task_of(
         return_notes=body.return_notes,
         change=change,
         ticket=body.ticket,
+        checks=body.checks,
     )
 
 

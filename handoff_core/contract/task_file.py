@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from handoff_core.contract.checks import checks_lines, split_checks
 from handoff_core.contract.frontmatter import load_yaml, quote, split_frontmatter
 from handoff_core.contract.markdown import required_sections
 from handoff_core.contract.proof import SIGNING_KEY_LABEL
@@ -71,6 +72,7 @@ def render_checked(task: Task) -> str:
         "",
         "## Acceptance",
         task.acceptance,
+        *(["", *checks_lines(task.checks)] if task.checks else []),
         "",
         "## Return",
         *([task.return_notes, ""] if task.return_notes else []),
@@ -144,6 +146,7 @@ def parse_task(text: str) -> Task:
         raise InvalidContent(f"TASK: kind {kind!r} is not one of {', '.join(KINDS)}")
     report = re.match(rf"^{re.escape(RETURN_START)}`([^`]*)`", returns)
     identity = _identity(meta, returns)
+    acceptance, checks = split_checks(found["Acceptance"])
     return Task(
         session=identity.session,
         task=identity.task,
@@ -151,13 +154,14 @@ def parse_task(text: str) -> Task:
         goal=found["Goal"].strip("\n"),
         inputs=found["Inputs"].strip("\n"),
         scope=_parse_scope(found["Workspace and Scope"]),
-        acceptance=found["Acceptance"].strip("\n"),
+        acceptance=acceptance.strip("\n"),
         report_path=report.group(1) if report else "",
         token_check=identity.token_check,
         signing_key=_read_line(returns, SIGNING_KEY_LABEL, SIGNING_KEY_RE),
         return_notes=return_notes,
         change=meta.get("change"),
         ticket=meta.get("ticket"),
+        checks=checks,
     )
 
 

@@ -3,9 +3,8 @@
 Its place is derived from the state root and the ref alone (``<cache>/sandbox/<digest>/``), so the
 Lead's server finds an executor's session log there without asking anyone: ``home/`` is the
 executor's ``$HOME`` (the agent CLI's state, its caches, ``tmp/`` for ``$TMPDIR``), writable inside
-the sandbox. The broker's socket lies in a short private folder the sandbox cannot write
-(``socket_dir``: a socket's path is bounded to 107 bytes). The user's own home is never opened for
-writing: what a CLI needs of it (its credentials, git's identity) is copied in at each launch.
+the sandbox. The user's own home is never opened for writing: what a CLI needs of it (its
+credentials, git's identity) is copied in at each launch.
 Stdlib only: the sandbox's launcher loads this.
 """
 
@@ -18,9 +17,9 @@ __all__ = [
     "REPLACED",
     "ExecutorHome",
     "cache_root",
+    "codex_source",
     "executor_home",
     "prepare_home",
-    "socket_dir",
 ]
 
 _COPY_LIMIT = 16 * 1024 * 1024  # a file larger than this is not a CLI's credentials or settings: not copied
@@ -59,23 +58,26 @@ def executor_home(state_root: str, ref: str, cache: str | None = None) -> Execut
     return ExecutorHome(os.path.join(cache or cache_root(), "sandbox", key))
 
 
-def socket_dir(environ: dict[str, str]) -> str:
-    """A short folder of this user's alone for the brokers' sockets: ``$XDG_RUNTIME_DIR/handoff-mcp``,
-    else ``/tmp/handoff-mcp-<uid>`` (made 0700; one another user made first is refused)."""
-    runtime = environ.get("XDG_RUNTIME_DIR", "")
-    base = os.path.join(runtime, "handoff-mcp") if runtime.startswith("/") else f"/tmp/handoff-mcp-{os.getuid()}"  # noqa: S108 - checked private below
-    _private_dir(base)
-    return base
-
-
-def _private_dir(path: str) -> None:
-    """``path`` as a folder of this user's, 0700, not a link (made with its parents when missing)."""
+def _private_dir(path: str) -> int:
+    """``path`` as a folder of this user's, 0700, not a link (made with its parents when missing): a
+    handle on it, which the caller closes. Judged and changed by that handle, so a link swapped in
+    after the check is never followed."""
     os.makedirs(path, mode=0o700, exist_ok=True)
-    info = os.lstat(path)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise OSError(f"{path} is not a folder of this user's ({exc.strerror})") from exc
+    info = os.fstat(fd)
+    if info.st_uid != os.getuid():
+        os.close(fd)
         raise OSError(f"{path} is not a folder of this user's")
     if info.st_mode & 0o077:
-        os.chmod(path, 0o700)
+        os.fchmod(fd, 0o700)
+    return fd
+
+
+def _made(path: str) -> None:
+    os.close(_private_dir(path))
 
 
 def _read_small(path: str) -> bytes | None:
@@ -94,16 +96,24 @@ def _read_small(path: str) -> bytes | None:
 
 
 def _put(path: str, data: bytes) -> None:
-    """``path`` rewritten in place with ``data`` (0600): a private copy meant to change at every launch,
-    in a folder that must be a real one of this user's (an executor's earlier run cannot plant a link
-    there to make the launch write elsewhere)."""
-    _private_dir(os.path.dirname(path))
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    """``path`` made anew holding ``data`` (0600): a private copy meant to change at every launch. The
+    old entry is removed first and the new file made exclusively, in a folder held by handle: whatever
+    an executor's earlier run left there (a link, a FIFO, a hard link to a file it may write) is
+    replaced, never written through or waited on; one made in between refuses the launch."""
+    folder, name = os.path.split(path)
+    fd = _private_dir(folder)
     try:
-        os.fchmod(fd, 0o600)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        try:  # noqa: SIM105 - contextlib is not loaded at the launch's floor
+            os.unlink(name, dir_fd=fd)
+        except FileNotFoundError:
+            pass
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=fd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(out, view) :]
+        finally:
+            os.close(out)
     finally:
         os.close(fd)
 
@@ -127,6 +137,12 @@ def _git_identity(user_home: str, config_home: str) -> bytes | None:
     return ("\n".join(lines) + "\n").encode()
 
 
+def codex_source(environ: dict[str, str]) -> str:
+    """The user's own Codex folder (``$CODEX_HOME``, else ``~/.codex``): what the executor's copy is made
+    from, and the only one the launch reads (the copy is the executor's to rewrite)."""
+    return environ.get("CODEX_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".codex")
+
+
 # Variables naming the user's own folders, which the executor's home replaces (unset: the CLI's default
 # under $HOME, the executor's).
 REPLACED = ("CLAUDE_CONFIG_DIR", "XDG_RUNTIME_DIR")
@@ -135,9 +151,8 @@ REPLACED = ("CLAUDE_CONFIG_DIR", "XDG_RUNTIME_DIR")
 def prepare_home(home: ExecutorHome, environ: dict[str, str]) -> dict[str, str]:
     """Make the executor's home and copy in what its CLI needs; the variables it runs with (those in
     ``REPLACED`` are to be unset)."""
-    _private_dir(home.base)
-    for folder in (home.home, home.tmp, *(os.path.join(home.home, d) for d in (".cache", ".config"))):
-        _private_dir(folder)
+    for folder in (home.base, home.home, home.tmp, *(os.path.join(home.home, d) for d in (".cache", ".config"))):
+        _made(folder)
     user_home = environ.get("HOME") or os.path.expanduser("~")
     claude_source = environ.get("CLAUDE_CONFIG_DIR") or os.path.join(user_home, ".claude")
     for name in _CLAUDE_FILES:
@@ -145,11 +160,10 @@ def prepare_home(home: ExecutorHome, environ: dict[str, str]) -> dict[str, str]:
             _put(os.path.join(home.home, ".claude", name), data)
     if (data := _read_small(os.path.join(user_home, ".claude.json"))) is not None:
         _put(os.path.join(home.home, ".claude.json"), data)  # its onboarding and login state
-    codex_source = environ.get("CODEX_HOME") or os.path.join(user_home, ".codex")
     codex_home = os.path.join(home.home, ".codex")
-    _private_dir(codex_home)
+    _made(codex_home)
     for name in _CODEX_FILES:
-        if (data := _read_small(os.path.join(codex_source, name))) is not None:
+        if (data := _read_small(os.path.join(codex_source(environ), name))) is not None:
             _put(os.path.join(codex_home, name), data)
     config_home = environ.get("XDG_CONFIG_HOME") or os.path.join(user_home, ".config")
     if (identity := _git_identity(user_home, config_home)) is not None:

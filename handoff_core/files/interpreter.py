@@ -11,8 +11,10 @@ files, never pipes. It is always reaped.
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -86,10 +88,14 @@ class Child:
         self._said.seek(0)
         return self._said
 
-    def close(self) -> None:
-        """Kill it if it still runs; reap it; close its files."""
+    def close(self, *, group: bool = False) -> None:
+        """Kill it if it still runs (with ``group``, every process left in its process group too); reap
+        it; close its files."""
         if self._process.poll() is None:
             self._process.kill()
+        if group:
+            with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is empty: all ended
+                os.killpg(self._process.pid, signal.SIGKILL)
         self._process.wait()
         self._said.close()
         self._complained.close()

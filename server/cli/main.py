@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from handoff_core import validator as validate_cli
@@ -37,7 +37,9 @@ COMMANDS = (
     "receive",
     "guard",
     "sandbox",
+    "trust-codex-hooks",
     "coordination",
+    "verify",
 )
 
 
@@ -57,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
         ("package", "seal a task as an outbound ZIP for an external web channel"),
         ("receive", "persist, check and (only if safe) extract an external return"),
         ("coordination", "save the project's coordination choice (herdr, orca, cli, or lead: none for now)"),
+        ("trust-codex-hooks", "trust, in Codex, the hooks that run this server's guard (and only those)"),
+        ("verify", "replay a task's acceptance checks at its reported checkpoint, sandboxed (lead); exit 0: passed"),
     ):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("--role", choices=ROLES, help="default: $HANDOFF_ROLE")
@@ -95,8 +99,13 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("mode", choices=MODES)
             sub.add_argument("--skills-dir", choices=SKILLS_DIRS, help="herdr and orca: where the Skill is installed")
             sub.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
+        if name == "trust-codex-hooks":
+            sub.add_argument("--codex", help="the codex command (default: codex on PATH)")
         if name == "doctor":
             sub.add_argument("--fix", action="store_true", help="remove them (under the state-root lock)")
+        if name == "verify":
+            sub.add_argument("--ref", required=True, help="change/session/task")
+            sub.add_argument("--json", action="store_true", help="one JSON object on stdout, for scripts and CI")
     commands.add_parser("validate", help="validate one handoff (same as handoff-validate)", add_help=False)
     guard_help = "judge an agent CLI's tool call or a commit against the task's scope (its hooks run it)"
     commands.add_parser("guard", help=guard_help, add_help=False)
@@ -195,24 +204,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         logs.configure(args.log_level)
         settings = _settings(args, role_required=args.command == "serve" and not getattr(args, "http", False))
-        if args.command == "serve":
-            return _serve(settings, args)
-        if args.command == "status":
-            return status(settings, args.change, args.session, args.since, args.json, archive_check=args.archive_check)
-        if args.command == "doctor":
-            return doctor(settings, args.fix)
-        if args.command in ("package", "receive"):
-            return exchange(settings, args)
-        if args.command == "coordination":
-            return coordination(settings, args.mode, args.skills_dir, args.dry_run)
-        if args.command == "board":
-            return board(settings, args.port)
-        if args.command == "config":
-            return config(settings, args.client, args.command_path, args.url, args.token, args.ref)
-        return token(settings, args.ref, args.lead)
+        return _run(args.command, settings, args)
     except HandoffError as exc:
         print(f"handoff-mcp: {exc}", file=sys.stderr)
         return 2
+
+
+def _trust_codex_hooks(settings: Settings, args: argparse.Namespace) -> int:
+    from server.cli.codex_trust import trust_codex_hooks  # here: only this command asks Codex
+
+    return trust_codex_hooks(settings.project_root, args.codex)
+
+
+def _verify(settings: Settings, args: argparse.Namespace) -> int:
+    from server.cli.verify import verify  # here: the replay's modules load only for it
+
+    return verify(settings, args.ref, args.json)
+
+
+def _run(command: str, settings: Settings, args: argparse.Namespace) -> int:
+    """The one command named, run with its settings and arguments."""
+    commands: dict[str, Callable[[], int]] = {
+        "serve": lambda: _serve(settings, args),
+        "status": lambda: status(
+            settings, args.change, args.session, args.since, args.json, archive_check=args.archive_check
+        ),
+        "doctor": lambda: doctor(settings, args.fix),
+        "package": lambda: exchange(settings, args),
+        "receive": lambda: exchange(settings, args),
+        "coordination": lambda: coordination(settings, args.mode, args.skills_dir, args.dry_run),
+        "trust-codex-hooks": lambda: _trust_codex_hooks(settings, args),
+        "verify": lambda: _verify(settings, args),
+        "board": lambda: board(settings, args.port),
+        "config": lambda: config(settings, args.client, args.command_path, args.url, args.token, args.ref),
+    }
+    return commands.get(command, lambda: token(settings, args.ref, args.lead))()
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ def _status_json(settings: Settings, every: list[TaskStatus], rows: list[TaskFac
             "has_locator": f.has_locator,
             "proof": f.proof,
             "audit": f.audit,
+            "verification": f.verification,
             "problems": list(f.problems),
             "attention": f.attention,
         }
@@ -84,14 +85,25 @@ def _print_table(settings: Settings, every: list[TaskStatus], rows: list[TaskFac
     from rich.text import Text
 
     table = Table(
-        "ref", "kind", "state", "age", "claim", "locator", "proof", "audit", "problems", title="handoff status"
+        "ref",
+        "kind",
+        "state",
+        "age",
+        "claim",
+        "locator",
+        "proof",
+        "audit",
+        "verified",
+        "problems",
+        title="handoff status",
     )
     for f in rows:
         state = f"{f.state} {ATTENTION_MARK}" if f.attention else f.state
         claim = "; ".join(part for part in (f.claim, f.link) if part)
         cells = [str(f.ref), f.kind or "?", state, _age(f.age_seconds), claim, "yes" if f.has_locator else ""]
         # Names come from the tree: shown as plain text (no rich markup), control characters spelled out.
-        table.add_row(*(Text(visible(cell)) for cell in [*cells, f.proof, f.audit, "; ".join(f.problems)]))
+        shown = [*cells, f.proof, f.audit, f.verification, "; ".join(f.problems)]
+        table.add_row(*(Text(visible(cell)) for cell in shown))
     console = Console(width=200)
     if not every:
         console.print(Text(f"no tasks under {visible(str(settings.state_root.joinpath(*CHANGES)))}"))

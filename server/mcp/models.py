@@ -26,6 +26,7 @@ __all__ = [
     "TaskState",
     "TaskView",
     "Validation",
+    "Verified",
     "Waited",
     "Wire",
     "Written",
@@ -101,6 +102,7 @@ class TaskState(Wire):
     problems: list[str] = []
     proof: str = ""
     audit: str = ""
+    verification: str = ""  # the last verify_task verdict on its REPORT
     attention: str = ""  # why the Lead has to look at it now (a failed audit, an invalid proof, ...)
 
 
@@ -129,6 +131,23 @@ class Audited(Wire):
     not_judged: list[str] = []  # "path: why" for each changed path the audit leaves to another judgement
 
 
+class Replay(Wire):
+    run: str
+    exit_code: int | None  # None: stopped (timed out, too much output) or never started
+    seconds: float
+    tail: str  # the end of its output: untrusted text
+    why: str  # how it failed; "" when it passed
+    claimed: bool  # the REPORT claims it passed
+
+
+class Verified(Wire):
+    verdict: Verdict
+    reason: str
+    replayed: str = ""  # the checkpoint, or the project tree as returned
+    checks: list[Replay] = []
+    flags: list[str] = []  # false passes claimed, what judges the checks changed
+
+
 class Waited(Wire):
     arrived: list[str] = Field(description="'ref FILE'")
     pending: list[str]
@@ -149,6 +168,7 @@ class Handoff(Wire):
     truncated: bool = False
     proof: str = ""
     audit: str = ""
+    verification: str = ""  # the last verify_task: "verdict: why"
 
 
 class History(Wire):

@@ -14,7 +14,9 @@ file that is not there, the SDK's -32602) carrying the same ``CODE: message``.
 Schemas are kept small for the model's context window: pydantic titles every property after its
 name ("ref" -> "Ref"), pure repetition. Titles and trivial defaults are dropped from schema
 objects (never from a ``properties`` mapping, whose keys are names); optional parameters stay
-optional because they are not ``required``.
+optional because they are not ``required``. An output schema lists no ``required`` fields and no
+defaults either (``sent_whole``): a result always carries every field of its model (the SDK dumps
+it whole), so both would only say each field's name and value again.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ __all__ = [
     "WRITE_ONCE",
     "HandoffTool",
     "resource_errors",
+    "sent_whole",
     "tool",
     "tool_errors",
     "untitled",
@@ -136,6 +139,22 @@ def untitled(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+def sent_whole(schema: dict[str, Any]) -> dict[str, Any]:
+    """An output schema without ``required`` lists and defaults, at every level: every field is sent."""
+    schema.pop("required", None)
+    schema.pop("default", None)
+    for key in ("properties", "$defs"):
+        for sub in (schema.get(key) or {}).values():
+            sent_whole(sub)
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            sent_whole(schema[key])
+    for key in ("anyOf", "allOf", "oneOf"):
+        for sub in schema.get(key) or ():
+            sent_whole(sub)
+    return schema
+
+
 def tool(
     fn: Callable[..., Any],
     annotations: ToolAnnotations,
@@ -147,5 +166,5 @@ def tool(
     built.summary, built.answering = summary, answering
     untitled(built.parameters)
     if built.output_schema is not None:
-        untitled(built.output_schema)
+        sent_whole(untitled(built.output_schema))
     return built

@@ -32,6 +32,7 @@ from handoff_core.services.views.status_view import (
     attention_of,
     auditable,
     task_facts,
+    verification_of,
 )
 
 logger = logging.getLogger(__name__)
@@ -63,6 +64,7 @@ def _row(facts: TaskFacts) -> dict[str, Any]:
         "has_locator": facts.has_locator,
         "proof": facts.proof,
         "audit": facts.audit,
+        "verification": facts.verification,
         "problems": [visible(problem) for problem in facts.problems],
         "attention": visible(facts.attention),
     }
@@ -117,7 +119,8 @@ class BoardModel:
             change["counts"][_bucket(status)] += 1
             rounds = change["rounds"].setdefault(status.ref.session, {"round": status.ref.session, "counts": Counter()})
             rounds["counts"][_bucket(status)] += 1
-            change["attention"] += bool(attention_of(status, audits.get(status.ref, "")))
+            verified = verification_of(status, self.queries.roots.state_root)
+            change["attention"] += bool(attention_of(status, audits.get(status.ref, ""), verified=verified))
         return {
             "version": version,
             "state_root": str(self.queries.roots.state_root),

@@ -156,13 +156,26 @@ def codex_provider(model_url: str, tmp_path: Path, home: Path) -> None:
     table = ["[model_providers.scripted]", *(f"{key} = {json.dumps(value)}" for key, value in provider.items())]
     config = home / ".codex" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    kept = config.read_text() if config.exists() else ""  # the user's own entries (a Lead's server, say)
+    kept = _without_provider(config.read_text()) if config.exists() else ""  # the user's own entries
     config.write_text("\n".join([*top, "", kept, *table]) + "\n")
 
 
-def codex_lead(prompt: str, cwd: Path, env: dict[str, str]) -> AgentRun:
-    """Codex as the Lead, headless, with the user's configuration (the Lead's server, the scripted model)."""
-    flags = ["--dangerously-bypass-hook-trust", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+def _without_provider(text: str) -> str:
+    """``text`` without what ``codex_provider`` wrote before (a model server of another run)."""
+    kept, skipping = [], False
+    for line in text.splitlines():
+        if line.startswith("["):
+            skipping = line == "[model_providers.scripted]"
+        if not skipping and not line.startswith(("model = ", "model_provider = ", "model_catalog_json = ")):
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def codex_lead(prompt: str, cwd: Path, env: dict[str, str], *, trust_hooks: bool = True) -> AgentRun:
+    """Codex as the Lead, headless, with the user's configuration (the Lead's server, the scripted model);
+    its hooks trusted for this run, or (``trust_hooks=False``) only as the configuration trusts them."""
+    flags = ["--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+    flags += ["--dangerously-bypass-hook-trust"] if trust_hooks else []
     return _run([cli("codex"), "exec", "--json", *flags, prompt], cwd, env)
 
 

@@ -94,3 +94,14 @@ def test_a_name_layout_does_not_have_is_still_an_attribute_error() -> None:
         layout.Kinds  # type: ignore[attr-defined]  # noqa: B018
     with pytest.raises(AttributeError):
         proof.Proofs  # type: ignore[attr-defined]  # noqa: B018
+
+
+@given(st.text(alphabet=st.sampled_from(".tmpabcdef0123456789xyz/\n"), max_size=60))
+def test_a_temp_name_is_read_as_its_pattern_reads_it(name: str) -> None:
+    import re
+
+    pattern = re.compile(rf"^\.(?P<target>.+)\.[0-9a-f]{{{2 * layout.TEMP_TOKEN_BYTES}}}\.tmp\Z", re.DOTALL)
+    found = pattern.match(name)
+    assert layout.temp_target(name) == (found["target"] if found else None)
+    token = "a" * 2 * layout.TEMP_TOKEN_BYTES
+    assert layout.temp_target(f".{name}.{token}.tmp") == (name or None)

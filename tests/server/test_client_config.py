@@ -120,7 +120,7 @@ def test_the_readme_worker_section_is_what_config_prints(tmp_path: Path, capsys:
     project = tmp_path / "project"
     project.mkdir()
     section = worker_section(README.read_text())
-    for client in ("claude-code-cli", "codex", "codex-args"):
+    for client in ("claude-code-cli", "codex"):
         out = printed(capsys, project, "--role", "executor", "--client", client, "--command", DOC_COMMAND)
         assert out.replace(str(project), "/path/to/project").strip() in section, client
 

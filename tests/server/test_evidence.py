@@ -120,12 +120,12 @@ async def test_the_readme_walkthrough_s_current_task_is_audited_since_its_dispat
     make_change(state_root, request["change"])
     write(project, ".mcp.json", '{"mcpServers": {}}\n')  # step 2 prints it before the dispatch
     created = await call(lead, "create_task", **request)
-    write(project, "hello.txt", "hello\n")  # step 4, the executor's work
+    write(project, "notes/hello.txt", "hello\n")  # step 4, the executor's work
     values = {"REF": created["ref"], "TOKEN": created["report_token"], "TASK_SHA256": created["task_sha256"]}
     await call(executor, "write_report", **json.loads(filled(blocks["write_report"], values)))
     audited = await call(lead, "audit_task", ref=created["ref"])
-    assert (audited["verdict"], audited["dirty"], audited["violations"]) == ("unknown", ["? hello.txt"], [])
-    assert "(1) lies in the TASK's scope (writable: hello.txt)" in audited["reason"]
+    assert (audited["verdict"], audited["dirty"], audited["violations"]) == ("unknown", ["? notes/hello.txt"], [])
+    assert "(1) lies in the TASK's scope (writable: notes/hello.txt)" in audited["reason"]
     assert [line.split(":")[0] for line in audited["not_judged"]] == [".mcp.json"]
     status = await call(lead, "handoff_status", view="all")
     assert [t["audit"] for t in status["tasks"] if t["ref"] == created["ref"]] == ["unknown"]

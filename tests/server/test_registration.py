@@ -71,3 +71,33 @@ async def test_a_missing_handoff_file_is_the_sdks_not_found(lead: Client) -> Non
     with pytest.raises(MCPError) as unknown:
         await lead.read_resource(f"handoff://{created['ref']}/NOTES.md")
     assert unknown.value.error.code == INVALID_PARAMS
+
+
+def _keys(schema: object) -> set[str]:
+    """Every key of a schema's objects, at every depth, ``properties`` mappings (whose keys are names) aside."""
+    if isinstance(schema, list):
+        return set().union(*map(_keys, schema)) if schema else set()
+    if not isinstance(schema, dict):
+        return set()
+    found = set(schema)
+    for key, value in schema.items():
+        found |= set().union(*map(_keys, value.values())) if key in ("properties", "$defs") else _keys(value)
+    return found
+
+
+@pytest.mark.parametrize("role", ["lead", "executor"])
+def test_output_schemas_repeat_no_field_as_required_or_default(
+    settings_for: Callable[[Role], Settings], role: Role
+) -> None:
+    tools = build_server(settings_for(role))._tool_manager.list_tools()
+    assert all(registered.output_schema is not None for registered in tools)
+    assert [t.name for t in tools if {"required", "default"} & _keys(t.output_schema)] == []
+    read_task = next(t for t in tools if t.name == "read_task")
+    assert read_task.parameters["required"] == ["ref"]  # inputs keep theirs: a missing argument is refused
+
+
+async def test_a_result_still_carries_every_field_of_its_model(lead: Client) -> None:
+    created = await call(lead, "create_task", **task_args())
+    assert created["warnings"] == []  # a field at its default is sent, not left out
+    status = await call(lead, "handoff_status", view="all")
+    assert set(status["tasks"][0]) >= {"ref", "claim", "problems", "proof", "audit", "verification", "attention"}

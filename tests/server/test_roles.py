@@ -20,6 +20,7 @@ LEAD_ONLY = {
     "receive_return",
     "claim_writer",
     "audit_task",
+    "verify_task",
     "save_coordination",
 }
 SHARED = {
@@ -40,8 +41,8 @@ async def test_each_role_lists_exactly_its_tools(lead: Client, executor: Client)
 
 
 async def test_an_executor_cannot_call_a_lead_tool(executor: Client) -> None:
-    result = await executor.call_tool("create_task", task_args())
-    assert result.is_error
+    # Refused by the role check, with its code: not merely unknown to this server, nor failing later on.
+    assert await refused(executor, "create_task", **task_args()) == "role_refused"
 
 
 async def test_read_only_tools_say_so_and_nothing_is_destructive(lead: Client) -> None:

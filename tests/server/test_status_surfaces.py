@@ -15,6 +15,7 @@ from handoff_core.contract.ids import Ref
 from handoff_core.contract.proof import signing_key
 from handoff_core.contract.scope import Scope
 from handoff_core.services.capabilities.tokens import load_secret, report_token
+from handoff_core.services.evidence.verifications import Recorded, record_verification
 from handoff_core.services.writing.store import Store
 from server.cli import main
 from server.config import Role, Settings
@@ -25,7 +26,7 @@ from tests.core.evidence.gitrepo import FOCUS, add_worktree, commit_all, make_re
 from tests.server.test_tools import call
 
 pytestmark = pytest.mark.anyio
-FACTS = ("state", "claim", "proof", "audit", "problems", "attention")
+FACTS = ("state", "claim", "proof", "audit", "verification", "problems", "attention")
 
 
 def token_of(store: Store, secret_file: Path) -> Callable[[Ref], str]:
@@ -69,12 +70,26 @@ def troubled_tree(store: Store, token: Callable[[Ref], str]) -> dict[str, str]:
     good = store.create_task(replace(review("review-good"), signing_key=lambda ref: signing_key(token(ref)))).ref
     report = report_of(good, status="completed", focused=FOCUS, artifacts="notes", verification="read")
     store.write_report(report, good.change, token=token(good))
+    verified(store, good, "passed", "every check (1) passed on replay")
+    false_green = store.create_task(
+        replace(review("review-false"), signing_key=lambda ref: signing_key(token(ref)))
+    ).ref
+    report = report_of(false_green, status="completed", focused=FOCUS, artifacts="notes", verification="all passed")
+    store.write_report(report, false_green.change, token=token(false_green))
+    verified(store, false_green, "failed", "1 of 1 check(s) failed on replay: check 1 `pytest` exited 1")
     broken = store.create_task(review("review-broken")).ref
     task = store.roots.task_dir(broken) / "TASK.md"
     task.chmod(0o644)
     task.unlink()
     task.write_text("not a TASK\n")
-    return {str(failed): "audit", str(edited): "proof", str(good): "good", str(broken): "unreadable"}
+    kinds = {str(failed): "audit", str(edited): "proof", str(good): "good", str(broken): "unreadable"}
+    return kinds | {str(false_green): "verification"}
+
+
+def verified(store: Store, ref: Ref, verdict: str, why: str) -> None:
+    """``ref``'s last verification as verify_task keeps it, for the REPORT there now."""
+    mtime = (store.roots.task_dir(ref) / "REPORT.md").stat().st_mtime
+    assert record_verification(str(store.roots.state_root), str(ref), Recorded(verdict, why, 1.0), mtime)
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -114,14 +129,17 @@ async def test_one_tree_shows_the_same_facts_on_all_four_surfaces(
     assert by_kind["audit"].startswith("audit failed")
     assert by_kind["proof"].startswith("REPORT proof invalid")
     assert by_kind["unreadable"].startswith("invalid:")
+    assert by_kind["verification"] == "verification failed: 1 of 1 check(s) failed on replay: check 1 `pytest` exited 1"
+    good_ref = next(ref for ref, kind in kinds.items() if kind == "good")
+    assert mcp[good_ref]["verification"] == "passed"
     audit_ref = next(ref for ref, kind in kinds.items() if kind == "audit")
     assert (mcp[audit_ref]["state"], mcp[audit_ref]["proof"], mcp[audit_ref]["audit"]) == (
         "returned:completed",
         "valid",
         "failed",
     )
-    assert as_json["needs_attention"] == summary["attention"] == summary["changes"][0]["attention"] == 3
-    assert "needs attention: 3 task(s)" in table
+    assert as_json["needs_attention"] == summary["attention"] == summary["changes"][0]["attention"] == 4
+    assert "needs attention: 4 task(s)" in table
     for ref, reason in attention.items():
         assert (f"⚠ {ref}: {reason}" in table) == bool(reason), ref
 

@@ -2,7 +2,7 @@
 what the executor may publish and nothing else.
 
 Inside the sandbox the state root is read-only, so the executor's server and hooks ask the broker,
-over a Unix socket in a folder the sandbox cannot write (``$HANDOFF_BROKER``), for the writes their
+at the loopback address and key its launch hands the sandbox (``$HANDOFF_BROKER``), for the writes their
 tools make: the task's REPORT (``write_report``, checked against its token here again: whoever
 reaches the socket is not trusted), a session handoff (``write_handoff``), and the Stop hook's
 records, which a sandboxed executor can then neither reset nor forge. It serves one task only, one
@@ -11,6 +11,7 @@ request at a time, each bounded in size and time; every refusal goes back as its
 
 from __future__ import annotations
 
+import hmac
 import select
 import socket
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 from handoff_core.contract.ids import Ref, parse_ref
 from handoff_core.contract.report import Report
 from handoff_core.errors import HandoffError, InvalidArguments, TokenRefused, error_for
-from handoff_core.files.local_socket import SocketUnanswered, ask, read_message, write_message
+from handoff_core.files.local_socket import KEY_FIELD, SocketUnanswered, ask, read_message, write_message
 from handoff_core.files.task_dir import StoredFile
 from handoff_core.services.capabilities.tokens import check_task_token, load_secret
 from handoff_core.services.evidence import endings
@@ -125,6 +126,8 @@ class Broker:
             problems=_text(fields, "problems"),
             source_checkpoint=_text(fields, "source_checkpoint") if checkpoint is not None else None,
         )
+        if (report.session, report.task) != (ref.session, ref.task):  # the store publishes where these point
+            raise TokenRefused(f"this sandbox's broker publishes the REPORT of {ref} only")
         sha = request.get("task_sha256")
         stored = self.store.write_report(
             report, ref.change, sha if isinstance(sha, str) else None, bool(request.get("accept_warnings")), token
@@ -156,19 +159,21 @@ def _texts(fields: dict[object, object], name: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def serve(listener: socket.socket, broker: Broker, until: int) -> None:
+def serve(listener: socket.socket, broker: Broker, key: str, until: int) -> None:
     """Answer each connection in turn until ``until`` (a pidfd of the sandboxed command) is readable:
-    the command ended."""
+    the command ended. A request without ``key`` (the launch handed it to the sandbox alone) is
+    refused unread: a port on the loopback interface is open to every local process."""
     while True:
         ready, _, _ = select.select([listener.fileno(), until], [], [])
         if until in ready:
             return
         conn, _ = listener.accept()
         with conn:
-            conn.settimeout(ANSWER_BOUND_S)
             try:
-                request = read_message(conn)
+                request = read_message(conn, ANSWER_BOUND_S)
                 try:
+                    if not hmac.compare_digest(str(request.pop(KEY_FIELD, "")).encode(), key.encode()):
+                        raise TokenRefused("this broker answers its own sandbox only")
                     answer = broker.answer(request)
                 except HandoffError as exc:
                     answer = {"error": {"code": exc.code, "message": exc.message}}

@@ -1,6 +1,7 @@
 """The broker as its own process, started by a sandboxed launch outside its sandbox:
 ``python -I …/broker_process.py --fd N --parent PID --ref=REF --project-root=P --state-root=S
---secret-file=F``.
+--secret-file=F``, its address and key in ``$HANDOFF_BROKER`` (never on its command line, which
+every process may read).
 
 It serves the listening socket it was handed (``--fd``) until the launch's process (``--parent``,
 which became the sandboxed command) ends: it watches that process through a pidfd, since the
@@ -15,7 +16,7 @@ import sys
 
 
 def _start() -> int:
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # ends through the finally below: the socket goes
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # ends through the finally below: the socket closes
     values = sys.argv[1:]
     try:
         parent = os.pidfd_open(int(values[values.index("--parent") + 1]))
@@ -28,6 +29,8 @@ def _start() -> int:
     from pathlib import Path
 
     from handoff_core.contract.ids import parse_ref
+    from handoff_core.files.local_socket import parse_address
+    from handoff_core.layout import BROKER_VARIABLE
     from handoff_core.services.containment.broker import Broker, serve
 
     listener = socket.socket(fileno=int(values[values.index("--fd") + 1]))
@@ -37,13 +40,11 @@ def _start() -> int:
         Path(options["--state-root"]),
         Path(options["--secret-file"]),
     )
-    path = listener.getsockname()
+    _, key = parse_address(os.environ.pop(BROKER_VARIABLE, ""))  # gone: the records it keeps ask no broker
     try:
-        serve(listener, broker, parent)
+        serve(listener, broker, key, parent)
     finally:
         listener.close()
-        if isinstance(path, str) and path:
-            os.unlink(path)
     return 0
 
 

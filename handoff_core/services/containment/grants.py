@@ -6,22 +6,23 @@ sandbox grants the *literal folder* of each glob the task may write (``src/a1`` 
 folder that holds something no executor may touch (git's folder, the state root, another task's
 worktree: the tree's root, for a start) is never granted whole: its other entries are, one by one,
 and nothing new can be made directly in it; the notes say so. What is never writable, whatever a TASK
-says: git's configuration, hooks and info (its whole folder, unless the TASK authorises a commit,
-which opens its objects, the worktree's own git folder and the branch's ref folder), the state root,
-other worktrees, the user's home (the executor has one of its own).
+says: the tree's ``.git`` (a worktree's names the git folder git reads there), git's configuration,
+hooks and info (its whole folder, unless the TASK authorises a commit, which opens its objects, the
+worktree's own git folder and the branch's ref folder), the state root, other worktrees, the user's
+home (the executor has one of its own).
 
-Reads are allowed everywhere but the Lead's secret, and, unless the TASK authorises a push, the
-user's push credentials; without push, TCP connects only reach the ports the CLIs' services use.
+Reads are allowed everywhere but the Lead's secret, the agent CLIs' records of other sessions (the
+user's own, other executors' homes), and, unless the TASK authorises a push, the user's push
+credentials; without push, TCP connects only reach the ports ``endpoints`` names.
 """
 
 from __future__ import annotations
 
 import os
-import re
 
-from handoff_core.contract.globs import glob_regex
-from handoff_core.contract.record import NamedTuple
+from handoff_core.files.executor_home import codex_source
 from handoff_core.layout import INDEX_ACTIONS
+from handoff_core.services.containment.endpoints import codex_endpoints, connect_ports
 from handoff_core.services.rules.scope_rule import ScopeRule
 
 TYPE_CHECKING = False
@@ -29,10 +30,10 @@ if TYPE_CHECKING:
     from handoff_core.files.executor_home import ExecutorHome
     from handoff_core.services.rules.scope_rule import TaskLike
 
-__all__ = ["GIT_ACTIONS", "Grant", "Grants", "draw_grants", "url_port"]
+__all__ = ["GIT_ACTIONS", "Grant", "Grants", "draw_grants"]
 
 GIT_ACTIONS = frozenset(INDEX_ACTIONS)
-_META = re.compile(r"[*?\[]")
+_META = "*?["  # a glob's special characters: a segment holding none is literal
 _MAX_ENTRIES = 10_000  # entries of one folder listed to grant them one by one
 _DEVICES = ("null", "zero", "full", "random", "urandom", "tty", "ptmx", "pts", "shm")
 # The user's push credentials (relative to the user's home): unreadable unless the TASK authorises push.
@@ -41,35 +42,40 @@ CREDENTIAL_VARIABLES = (
     *("SSH_AUTH_SOCK", "SSH_ASKPASS", "GIT_ASKPASS", "GH_TOKEN", "GITHUB_TOKEN"),
     *("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GITLAB_TOKEN"),
 )
-# Where the agent CLIs' services are reached: the ports of these variables' URLs are connectable.
-ENDPOINT_VARIABLES = (
-    *("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"),
-    *("ALL_PROXY", "all_proxy"),
-)
-PORTS_VARIABLE = "HANDOFF_SANDBOX_PORTS"  # more connectable ports, comma-separated (the launch's environment)
-HTTPS_PORT = 443
 
 
-class Grant(NamedTuple):
+# Plain classes, not records: ``collections`` costs every launch milliseconds to import.
+class Grant:
     """Write access beneath ``anchor/parts…``: the anchor resolved once, the parts walked by handle
     (never through a link); ``make``: the folders are created first when missing."""
 
-    anchor: str
-    parts: tuple[str, ...]
-    why: str
-    make: bool = False
+    __slots__ = ("anchor", "make", "parts", "why")
+
+    def __init__(self, anchor: str, parts: tuple[str, ...], why: str, make: bool = False) -> None:
+        self.anchor, self.parts, self.why, self.make = anchor, parts, why, make
 
     @property
     def path(self) -> str:
         return os.path.join(self.anchor, *self.parts)
 
 
-class Grants(NamedTuple):
-    write: tuple[Grant, ...]
-    read_denied: tuple[str, ...]
-    connect: tuple[int, ...] | None  # None: every port
-    notes: tuple[str, ...]
-    drop_env: tuple[str, ...]
+class Grants:
+    """What a launch may write, may not read, may connect to (None: every port), and what it says."""
+
+    __slots__ = ("connect", "drop_env", "notes", "read_denied", "write")
+
+    def __init__(
+        self,
+        *,
+        write: tuple[Grant, ...],
+        read_denied: tuple[str, ...],
+        connect: tuple[int, ...] | None,
+        notes: tuple[str, ...],
+        drop_env: tuple[str, ...],
+    ) -> None:
+        self.write, self.read_denied, self.connect, self.notes, self.drop_env = (
+            write, read_denied, connect, notes, drop_env
+        )  # fmt: skip
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -90,12 +96,14 @@ def _read_marker(path: str, limit: int = 4096) -> str:
         os.close(fd)
 
 
-class GitLayout(NamedTuple):
-    """A tree's git folders, read from its ``.git`` entry without starting git."""
+class GitLayout:
+    """A tree's git folders, read from its ``.git`` entry without starting git; every linked worktree
+    git records."""
 
-    gitdir: str
-    common: str
-    worktrees: tuple[str, ...]  # every linked worktree git records
+    __slots__ = ("common", "gitdir", "worktrees")
+
+    def __init__(self, gitdir: str, common: str, worktrees: tuple[str, ...]) -> None:
+        self.gitdir, self.common, self.worktrees = gitdir, common, worktrees
 
     @property
     def linked(self) -> bool:
@@ -140,7 +148,7 @@ class _Drawing:
     def glob(self, glob: str) -> None:
         segments = glob.split("/")
         literal = 0
-        while literal < len(segments) and not _META.search(segments[literal]):
+        while literal < len(segments) and not any(char in segments[literal] for char in _META):
             literal += 1
         folder = segments[: min(literal, len(segments) - 1)]
         path = os.path.join(self.tree, *folder)
@@ -157,6 +165,10 @@ class _Drawing:
             self.write.append(Grant(self.tree, tuple(folder), f"writable {glob}", make=True))
 
     def _one_by_one(self, folder: tuple[str, ...], rest: list[str], glob: str) -> None:
+        import re  # here: only a glob whose folder holds something protected is matched entry by entry
+
+        from handoff_core.contract.globs import glob_regex
+
         where = os.path.join(self.tree, *folder)
         try:
             with os.scandir(where) as listing:
@@ -222,17 +234,39 @@ def _git_grants(
         Grant(git.common, ("refs", "heads", *folders), f"the branch {'/'.join(branch)} (commit)", make=True),
         Grant(git.common, ("logs", "refs", "heads", *folders), "the branch's reflog (commit)", make=True),
     ]
-    if not folders:
+    if beside := _branches_beside(git.common, branch):
+        shown = ", ".join(beside[:5]) + (", …" if beside[5:] else "")
         drawing.notes.append(
-            f"commit: the branch {branch[0]} has no folder of its own, so every branch in refs/heads is writable "
-            "(name task branches like task/<topic> to keep them apart)"
+            f"commit: the ref folder of the branch {'/'.join(branch)} also holds {shown}, which the executor can "
+            "move too (the kernel grants a folder, not a file): give each task's branch a folder of its own "
+            "(task/<topic>/work)"
         )
-    if "stash" in actions:
-        drawing.write += [Grant(git.common, ("refs",), "refs/stash (stash)"), Grant(git.common, ("logs",), "stash")]
+    if "stash" in actions:  # refs/stash lies in refs/ itself, beside every branch and tag: refs/ is never opened
+        drawing.notes.append("stash: not possible in the sandbox (refs/stash lies beside every branch and tag)")
+
+
+def _branches_beside(common: str, branch: list[str]) -> list[str]:
+    """The other branches in the branch's ref folder, loose or packed (bounded): the executor that may
+    move its branch may move them. Without a folder of its own, that is every branch."""
+    folder = "/".join(["refs", "heads", *branch[:-1]])
+    found: set[str] = set()
+    try:
+        with os.scandir(os.path.join(common, folder)) as listing:
+            found |= {f"{folder}/{e.name}" for _, e in zip(range(1000), listing, strict=False)}
+    except OSError:
+        pass
+    for line in _read_marker(os.path.join(common, "packed-refs"), 1 << 20).splitlines():
+        ref = line.partition(" ")[2]
+        if ref.startswith(f"{folder}/"):
+            found.add(ref)
+    own = "/".join(["refs", "heads", *branch])
+    return sorted(ref.removeprefix("refs/heads/") for ref in found if ref != own and not ref.endswith(".lock"))
 
 
 def _remote_paths(common: str) -> list[tuple[str, str]]:
     """The remotes the repository's own config names by a local path: (name, resolved path)."""
+    import re  # here: only a launch that may push reads the remotes
+
     found, section = [], ""
     text = _read_marker(os.path.join(common, "config"), 256 * 1024)
     for raw in text.splitlines():
@@ -260,43 +294,31 @@ def _push_grants(drawing: _Drawing, git: GitLayout | None) -> None:
         ]
 
 
-def url_port(url: str) -> int | None:
-    if not url:
-        return None
-    from urllib.parse import urlsplit  # here: most launches name no endpoint
-
-    try:
-        parts = urlsplit(url if "://" in url else f"http://{url}")
-        return parts.port or {"https": HTTPS_PORT, "http": 80}.get(parts.scheme)
-    except ValueError:
-        return None
+def _session_records(environ: dict[str, str], home: ExecutorHome) -> list[str]:
+    """What the agent CLIs keep of other sessions, unreadable: the user's own (a Lead's transcript holds
+    every launch line, token included, it was handed) and the other executors' homes."""
+    user = environ.get("HOME") or os.path.expanduser("~")
+    kept = [environ.get("CLAUDE_CONFIG_DIR") or os.path.join(user, ".claude"), os.path.join(user, ".claude.json")]
+    kept += [codex_source(environ), os.path.dirname(home.base)]
+    return [os.path.realpath(path) for path in kept if os.path.lexists(path)]
 
 
-def codex_endpoints(config: str) -> list[str]:
-    """The model providers' URLs a Codex ``config.toml`` names (``model_providers.*.base_url``)."""
-    import tomllib
-
-    try:
-        providers = tomllib.loads(config).get("model_providers") or {}
-    except tomllib.TOMLDecodeError:
-        return []
-    if not isinstance(providers, dict):
-        return []
-    return [url for p in providers.values() if isinstance(p, dict) and isinstance(url := p.get("base_url"), str)]
-
-
-def connect_ports(
-    environ: dict[str, str], resources: tuple[str, ...], extra: tuple[int, ...], endpoints: tuple[str, ...] = ()
-) -> tuple[int, ...]:
-    """The TCP ports a launch without push may connect to: HTTPS (the CLIs' own services), the ports of
-    the endpoints its environment and its CLIs' configuration name, the ports the TASK claims, and any
-    the launch's environment adds (``HANDOFF_SANDBOX_PORTS``)."""
-    ports = {HTTPS_PORT, *extra}
-    ports |= {port for url in endpoints if (port := url_port(url)) is not None}
-    ports |= {port for name in ENDPOINT_VARIABLES if (port := url_port(environ.get(name, ""))) is not None}
-    ports |= {int(r.split(":", 1)[1]) for r in resources if re.fullmatch(r"port:[0-9]{1,5}", r)}
-    ports |= {int(p) for p in environ.get(PORTS_VARIABLE, "").split(",") if p.strip().isdigit()}
-    return tuple(sorted(port for port in ports if 0 < port < 65536))  # noqa: PLR2004 - TCP's ports
+def _drawing(tree: str, project: str, state: str, secret_file: str) -> tuple[_Drawing, GitLayout | None, bool]:
+    """What no grant may reach, the tree's git layout, and whether that layout is foreign: a worktree
+    whose git folder names another repository than the project's (its commondir rewritten by a launch
+    that could commit). Nothing a foreign layout names is trusted; the project's own is protected."""
+    git = git_layout(tree)
+    main = os.path.join(project, ".git")
+    expected = os.path.realpath(main) if os.path.isdir(main) else None
+    foreign = git is not None and expected is not None and git.common != expected
+    git = git_layout(project) if foreign else git
+    protected = {state: "the state root (every TASK and REPORT)"}
+    protected[os.path.join(tree, ".git")] = "the tree's git entry (a worktree's names the git folder git reads)"
+    if git is not None:
+        protected[git.common] = "git's folder (its configuration and hooks)"
+        protected |= {wt: "another task's worktree" for wt in git.worktrees if wt != tree}
+    protected[os.path.realpath(secret_file)] = "the Lead's secret"
+    return _Drawing(tree, protected), git, foreign
 
 
 def draw_grants(
@@ -312,35 +334,33 @@ def draw_grants(
     """The grants of ``task``'s executor; ``roots`` are the project and state roots (resolved)."""
     project, state = roots
     rule = ScopeRule(task, ref, project, state)
-    tree = rule.root_text
-    git = git_layout(tree)
-    protected = {state: "the state root (every TASK and REPORT)"}
-    if git is not None:
-        protected[git.common] = "git's folder (its configuration and hooks)"
-        protected |= {wt: "another task's worktree" for wt in git.worktrees if wt != tree}
-    protected[os.path.realpath(secret_file)] = "the Lead's secret"
-    drawing = _Drawing(tree, protected)
+    drawing, git, foreign = _drawing(rule.root_text, project, state, secret_file)
     for glob in rule.allowed:
         drawing.glob(glob)
-    main = os.path.join(project, ".git")
-    _git_grants(drawing, git, task, authorised, os.path.realpath(main) if os.path.isdir(main) else None)
     push = "push" in authorised
-    if push:
-        _push_grants(drawing, git)
+    if foreign:
+        drawing.notes.append(
+            "git: the worktree's git folder names another repository than the project's (its commondir was "
+            "rewritten): nothing of git is opened, nor any remote"
+        )
+    else:
+        main = os.path.join(project, ".git")
+        _git_grants(drawing, git, task, authorised, os.path.realpath(main) if os.path.isdir(main) else None)
+        if push:
+            _push_grants(drawing, git)
     drawing.write += [Grant(home.home, (), "the executor's own home and temporary folder", make=True)]
     drawing.write += [Grant("/dev", (device,), "a device a shell needs") for device in _DEVICES]
     user_homes = {environ.get("HOME") or os.path.expanduser("~"), os.path.expanduser("~")}
-    denied = [os.path.realpath(secret_file)]
+    denied = [os.path.realpath(secret_file), *_session_records(environ, home)]
     if not push:  # those there now (one made later is unreadable only where it lands in a folder listed below)
         credentials = [os.path.join(os.path.realpath(h), c) for h in sorted(user_homes) for c in PUSH_CREDENTIALS]
         denied += [path for path in credentials if os.path.lexists(path)]
-    resources = tuple(task.scope.resources)
-    codex = os.path.join(home.home, ".codex", "config.toml")
+    codex = os.path.join(codex_source(environ), "config.toml")  # the user's: the home's copy is the executor's
     endpoints = tuple(codex_endpoints(_read_marker(codex, 256 * 1024))) if os.path.isfile(codex) else ()
     return Grants(
         write=tuple(drawing.write),
         read_denied=tuple(dict.fromkeys(denied)),
-        connect=None if push else connect_ports(environ, resources, extra_ports, endpoints),
+        connect=None if push else connect_ports(environ, tuple(task.scope.resources), extra_ports, endpoints),
         notes=tuple(drawing.notes),
         drop_env=() if push else CREDENTIAL_VARIABLES,
     )

@@ -4,12 +4,14 @@ contained by the kernel in what its published TASK grants, then ``exec``.
 In order: the TASK is read by handle and must hash to the pinned sha256 (a TASK changed since its
 dispatch launches nothing); the executor's home is made and what its CLI needs copied in; the grants
 are drawn (``grants``) and turned into a Landlock ruleset; the broker (``broker``) is started
-outside it on a socket the sandbox cannot write; the launch restricts itself (and filters the
-terminal requests that would type into the shell that started it: ``files.seccomp``), then becomes
-the command. Where the kernel offers no Landlock the launch refuses, unless the TASK says
-``sandbox: if-available`` (or ``off``): then it says so and runs the command as it is. On macOS the
-same grants become a Seatbelt profile for ``sandbox-exec``. Every refusal says why and exits 125
-(the command never ran); the command's own exit is the launch's. Stdlib only up to the exec.
+outside it, on a loopback port the ruleset lets the sandbox reach and a key only the sandbox is
+handed; the launch restricts itself (and filters what Landlock does not govern: the terminal
+requests that would type into the shell that started it, Unix sockets, io_uring: ``files.seccomp``),
+closes every descriptor but the standard three, then becomes the command. Where the kernel offers
+no Landlock the launch refuses, unless the TASK says ``sandbox: if-available`` (or ``off``): then it
+says so and runs the command as it is. On macOS the same grants become a Seatbelt profile for
+``sandbox-exec``. Every refusal says why and exits 125 (the command never ran); the command's own
+exit is the launch's. Stdlib only up to the exec.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ import stat
 import sys
 
 from handoff_core.files import landlock, seccomp
-from handoff_core.files.executor_home import REPLACED, ExecutorHome, executor_home, prepare_home, socket_dir
+from handoff_core.files.executor_home import REPLACED, executor_home, prepare_home
+from handoff_core.files.local_socket import broker_address, parse_address
 from handoff_core.layout import BROKER_VARIABLE, SANDBOX_VARIABLE, WRITABLE_VARIABLE, default_secret_file
-from handoff_core.services.containment.grants import Grant, Grants, draw_grants, url_port
+from handoff_core.services.containment.endpoints import url_port
+from handoff_core.services.containment.grants import Grant, Grants, draw_grants
 from handoff_core.services.evidence.task_pin import PinnedTask, TaskUnreadable, read_pinned
 
-__all__ = ["REFUSED_EXIT", "run"]
+__all__ = ["REFUSED_EXIT", "contained_ruleset", "run"]
 
 REFUSED_EXIT = 125  # as env(1) and timeout(1) say that they, not the command, failed
 _FLAGS = ("--ref", "--task-sha256", "--project-root", "--state-root", "--secret-file", "--url", "--token-env")
@@ -35,6 +39,7 @@ USAGE = (
     "[--secret-file FILE] [--allow-port N]… -- COMMAND [ARGS…]"
 )
 _DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NO_FD = 2**31 - 1  # past every descriptor: os.closerange closes the range with one close_range(2)
 
 
 class Refused(Exception):
@@ -147,12 +152,13 @@ def _readable(ruleset: landlock.Ruleset, denied: tuple[str, ...]) -> None:
                 ruleset.allow_path(entry.path, landlock.READ_FILE, folder=entry.is_dir(follow_symlinks=False))
 
 
-def _ruleset(version: int, grants: Grants) -> tuple[landlock.Ruleset, list[str]]:
-    """The ruleset of ``grants``, and the paths it lets the executor write (a folder ends with /)."""
+def _ruleset(version: int, grants: Grants, broker: int | None) -> tuple[landlock.Ruleset, list[str]]:
+    """The ruleset of ``grants`` (and the ``broker``'s port), and the paths it lets the executor write
+    (a folder ends with /)."""
     write = landlock.write_access(version)
     ruleset = landlock.Ruleset(version, fs=write | landlock.READ_FILE, connect=grants.connect is not None, scoped=True)
     try:
-        for port in grants.connect or ():
+        for port in (*(grants.connect or ()), *([broker] if broker is not None else [])):
             ruleset.allow_connect(port)
         _readable(ruleset, grants.read_denied)
         granted = []
@@ -172,14 +178,35 @@ def _ruleset(version: int, grants: Grants) -> tuple[landlock.Ruleset, list[str]]
     return ruleset, granted
 
 
-def _broker(home: ExecutorHome, options: dict[str, str], environ: dict[str, str]) -> str:
-    """The broker started outside the sandbox, listening before it starts; its socket's path."""
-    run = socket_dir(environ)
-    _clear_stale(run, home.key)
-    path = os.path.join(run, f"{home.key[:16]}-{os.getpid()}.sock")
-    listener = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    listener.bind(path)
+def _writable_code(grants: Grants) -> str | None:
+    """The first of what runs outside the sandbox (this package, the interpreter, its standard library
+    and virtual environment: the launch until it restricts itself, the broker throughout) that a grant
+    reaches; an executor writing it would run unconfined at its task's next launch."""
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    code = {package, os.path.realpath(sys.executable), os.path.dirname(os.path.realpath(os.__file__))}
+    if sys.prefix != sys.base_prefix:
+        code.add(os.path.realpath(sys.prefix))
+    for grant in grants.write:
+        for path in sorted(code):
+            if _within(path, grant.path) or _within(grant.path, path):
+                return path
+    return None
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _listener() -> tuple[_socket.socket, str]:
+    """The broker's listening socket, at the loopback address, and its address with a fresh key."""
+    listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
     listener.listen(8)
+    return listener, broker_address(listener.getsockname()[1], os.urandom(24).hex())
+
+
+def _broker(listener: _socket.socket, address: str, options: dict[str, str], environ: dict[str, str]) -> None:
+    """The broker started outside the sandbox on ``listener``, already listening."""
     entry = os.path.join(os.path.dirname(os.path.abspath(__file__)), "broker_process.py")
     args = [sys.executable, "-I", entry, "--fd", str(listener.fileno()), "--parent", str(os.getpid())]
     args += [f"{flag}={options[flag]}" for flag in ("--ref", "--project-root", "--state-root", "--secret-file")]
@@ -190,28 +217,10 @@ def _broker(home: ExecutorHome, options: dict[str, str], environ: dict[str, str]
             quiet = os.open(os.devnull, os.O_RDWR)
             for stream in (0, 1, 2):
                 os.dup2(quiet, stream)
-            os.execve(sys.executable, args, environ)  # noqa: S606 - no shell: the broker's own interpreter
+            os.execve(sys.executable, args, environ | {BROKER_VARIABLE: address})  # noqa: S606 - no shell
         finally:
             os._exit(REFUSED_EXIT)
     listener.close()
-    return path
-
-
-def _clear_stale(run_dir: str, key: str) -> None:
-    """This task's sockets of brokers no longer running (one killed before it could remove its own)."""
-    prefix = f"{key[:16]}-"
-    for name in os.listdir(run_dir):
-        pid = name.removeprefix(prefix).removesuffix(".sock")
-        if pid.isdigit() and name.startswith(prefix) and name.endswith(".sock"):
-            try:
-                os.kill(int(pid), 0)
-                alive = int(pid) != os.getpid()
-            except ProcessLookupError:
-                alive = False
-            except PermissionError:  # another user's process holds that pid: not ours to judge
-                alive = True
-            if not alive:
-                os.unlink(os.path.join(run_dir, name))
 
 
 def _exec(command: list[str], env: dict[str, str], ref: str) -> int:
@@ -271,23 +280,33 @@ def launch(argv: list[str], environ: dict[str, str]) -> int:
         ports.append(port)  # the executor's server is the team server: its port is reached
     grants = draw_grants(pinned.task, ref, (project, state), secret, home, environ, pinned.in_effect, tuple(ports))
     env = {k: v for k, v in env.items() if k not in grants.drop_env}
+    if (code := _writable_code(grants)) is not None:
+        raise Refused(
+            f"the task may write {code}, which this launch runs before it is contained (the sandbox's own code "
+            "or its interpreter): install handoff-mcp where no task writes (pipx, uv tool) and print the launch "
+            "line from there; nothing was launched"
+        )
     if sys.platform == "darwin":
         from handoff_core.services.containment.seatbelt import profile
 
+        os.closerange(3, _NO_FD)
         return _exec(["/usr/bin/sandbox-exec", "-p", profile(grants), *command], env, ref)
-    ruleset, granted = _ruleset(version, grants)
+    listener, address = _listener() if "--url" not in options else (None, "")
+    ruleset, granted = _ruleset(version, grants, parse_address(address)[0] if address else None)
     for note in grants.notes:
         _say(ref, note)
-    if "--url" not in options:
-        env[BROKER_VARIABLE] = _broker(home, options | {"--secret-file": secret}, environ)
+    if listener is not None:
+        _broker(listener, address, options | {"--secret-file": secret}, environ)
+        env[BROKER_VARIABLE] = address
     env |= {SANDBOX_VARIABLE: ref, WRITABLE_VARIABLE: "\n".join(granted)}
     ruleset.restrict()
     try:
-        seccomp.forbid_terminal_injection()
+        seccomp.forbid_outside_reach(truncate=version < 3)  # noqa: PLR2004 - ABI 3 governs truncation
     except seccomp.FilterUnavailable as exc:  # restricted already: nothing runs uncontained from here on
         raise Refused(
-            f"cannot keep the executor from typing into its terminal ({exc.strerror}); nothing was launched"
+            f"cannot keep the executor from its terminal and the user's services ({exc.strerror}); nothing was launched"
         ) from exc
+    os.closerange(3, _NO_FD)  # a descriptor the launch's parent leaked stays open past any rule: none passes
     return _exec(resumed(command, env), env, ref)
 
 
@@ -307,3 +326,9 @@ def run(argv: list[str], environ: dict[str, str]) -> int:
     except OSError as exc:
         sys.stderr.write(f"handoff sandbox: cannot prepare the launch ({exc}); nothing was launched\n")
         return REFUSED_EXIT
+
+
+def contained_ruleset(version: int, grants: Grants) -> tuple[landlock.Ruleset, list[str]]:
+    """The Landlock ruleset of ``grants`` exactly as a launch draws it, and the paths it lets write:
+    for another contained command (a task's acceptance check replayed, ``containment.replay``)."""
+    return _ruleset(version, grants, None)

@@ -37,6 +37,7 @@ from handoff_core.services.evidence.audit_record import (
     report_checkpoint,
     set_aside,
     shown,
+    sides,
 )
 from handoff_core.services.evidence.current_audit import audit_current, theirs
 from handoff_core.services.evidence.effects import (
@@ -196,6 +197,7 @@ def _audit(
         dirty=tuple(shown(d) for d in dirty[:MAX_LISTED]),
         changed_count=len(changes),
         not_judged=tuple(aside[:MAX_LISTED]),
+        paths=sides(changes + (dirty if shared else [])),
     )
 
 

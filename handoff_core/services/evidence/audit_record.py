@@ -15,7 +15,7 @@ from handoff_core.services.evidence.reviews import Reviews
 from handoff_core.services.rules.scope_rule import ScopeRule
 from handoff_core.services.tree.queries import Queries
 
-__all__ = ["MAX_LISTED", "Audit", "Verdict", "Violation", "judged", "report_checkpoint", "set_aside", "shown"]
+__all__ = ["MAX_LISTED", "Audit", "Verdict", "Violation", "judged", "report_checkpoint", "set_aside", "shown", "sides"]
 
 Verdict = Literal["passed", "failed", "unknown"]
 MAX_LISTED = 200  # paths listed per answer; the counts say how many there were
@@ -39,12 +39,19 @@ class Audit:
     dirty: tuple[str, ...] = ()  # uncommitted or untracked in the worktree
     changed_count: int = 0
     not_judged: tuple[str, ...] = ()  # "path: why" for each changed path this audit leaves to another
+    # Every path changed (both sides of a rename), relative to the top of the work tree, uncut: what
+    # verification asks of the task's change (``acceptance``); the uncommitted paths of a worktree aside.
+    paths: tuple[str, ...] = ()
 
 
 def shown(change: git.Change) -> str:
     return (
         f"{change.status} {change.old_path} -> {change.path}" if change.old_path else f"{change.status} {change.path}"
     )
+
+
+def sides(changes: list[git.Change]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(side for change in changes for side in (change.path, change.old_path) if side))
 
 
 def judged(rule: ScopeRule, top: str, change: git.Change, prefix: str) -> list[Violation]:

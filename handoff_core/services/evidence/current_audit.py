@@ -26,6 +26,7 @@ from handoff_core.services.evidence.audit_record import (
     report_checkpoint,
     set_aside,
     shown,
+    sides,
 )
 from handoff_core.services.evidence.effects import Effects
 from handoff_core.services.evidence.reviews import reviews_in
@@ -71,6 +72,7 @@ def audit_current(queries: Queries, ref: Ref, rule: ScopeRule, scope: Scope, eff
         dirty=tuple(shown(d) for d in dirty[:MAX_LISTED]),
         changed_count=len(since.changes) + len(since.undone),
         not_judged=tuple([*aside, *unseen, *done.notes, *_in_scope(rule, base_dir, since)][:MAX_LISTED]),
+        paths=sides([*since.changes, *dirty, *since.undone]),
     )
 
 

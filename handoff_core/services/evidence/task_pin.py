@@ -10,12 +10,11 @@ contract's full ``parse_task``. Stdlib only on the common path: the hook process
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import stat  # loaded by os already
 
 from handoff_core.contract.digest import sha256_hex
+from handoff_core.services.evidence.lean_lines import read_lines, simple_hex, simple_name
 
 TYPE_CHECKING = False  # typing is not loaded at run time
 if TYPE_CHECKING:
@@ -32,11 +31,8 @@ __all__ = [
 ]
 
 MAX_TASK_BYTES = 4 * 1024 * 1024  # layout.MAX_FILE_BYTES (a test pins the two equal)
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}\Z")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_LINE = re.compile(r'^([a-z_]+): (?:"([ !#-\[\]-~]*)"|(0|[1-9][0-9]{0,8})|(\[[ !#-\[\]-~"]*\]))$')
 _FENCE = "\n```handoff-scope\n"
-_HEX = re.compile(r"^[0-9a-f]{64}\Z")
 
 
 class TaskUnreadable(Exception):
@@ -95,18 +91,6 @@ def _texts(fields: dict[str, object], key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _fields(block: str) -> dict[str, object] | None:
-    """Lines exactly as the renderer writes printable ASCII; None for anything else."""
-    fields: dict[str, object] = {}
-    for line in block.split("\n"):
-        match = _LINE.match(line)
-        if match is None or match.group(1) in fields:
-            return None
-        key, string, number, flow = match.groups()
-        fields[key] = string if string is not None else int(number) if number is not None else json.loads(flow)
-    return fields
-
-
 def _lean(text: str) -> LeanTask | None:
     """The scope of a TASK as rendered, without the contract's parser; None: read it the full way."""
     if not text.startswith("---\n") or text.count(_FENCE) != 1:
@@ -116,7 +100,7 @@ def _lean(text: str) -> LeanTask | None:
     close = text.find("\n```", start - 1)
     if end < 0 or close < 0:
         return None
-    meta, block = _fields(text[4:end]), _fields(text[start:close])
+    meta, block = read_lines(text[4:end]), read_lines(text[start:close])
     if meta is None or block is None or not block:
         return None
     try:
@@ -205,10 +189,10 @@ def actions_in_effect(scope: ScopeLike) -> frozenset[str]:
 
 def read_pinned(state_root: str, ref: str, pin: str | None) -> PinnedTask:
     """The task ``ref``'s TASK, read by handle from ``state_root`` and checked against ``pin``."""
-    if pin is not None and not _HEX.match(pin):
+    if pin is not None and not simple_hex(pin):
         raise TaskUnreadable("--task-sha256 is not 64 lowercase hex digits")
     parts = ref.split("/")
-    if len(parts) != len(("change", "session", "task")) or not all(_NAME.match(part) for part in parts):
+    if len(parts) != len(("change", "session", "task")) or not all(simple_name(part) for part in parts):
         raise TaskUnreadable(f"{ref[:200]!r} is not a task ref (change/session/task)")
     change, session, task = parts
     try:

@@ -12,14 +12,12 @@ worktree. A path outside the project is not the project's, and allowed.
 from __future__ import annotations
 
 import os
-import re
-
-from handoff_core.contract.globs import glob_regex
 
 # The hook process loads this rule on every event: no typing, pathlib or dataclasses at run time.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from re import Pattern
     from typing import Protocol
 
     class SharedLike(Protocol):
@@ -96,10 +94,21 @@ class ScopeRule:
             self.allowed: tuple[str, ...] = scope.artifacts
         else:
             self.allowed = scope.writable + tuple(s.path for s in scope.shared if owns_shared(task, s.owner))
-        self._pattern = re.compile("|".join(f"(?:{glob_regex(g)})" for g in self.allowed)) if self.allowed else None
+        self._compiled: tuple[Pattern[str] | None] | None = None  # compiled on first judgement: a sandbox never judges
         # The handoff tree's place inside any work tree of the project (a worktree holds its own copy).
         self._handoff = _inside(self.state, self.project)
         self._linked: tuple[str, ...] | None = None
+
+    @property
+    def _pattern(self) -> Pattern[str] | None:
+        if self._compiled is None:
+            import re
+
+            from handoff_core.contract.globs import glob_regex
+
+            joined = "|".join(f"(?:{glob_regex(g)})" for g in self.allowed)
+            self._compiled = (re.compile(joined) if self.allowed else None,)
+        return self._compiled[0]
 
     @property
     def root(self) -> Path:
@@ -121,6 +130,10 @@ class ScopeRule:
         """Why ``relative`` (to the task's root, posix, no ``..``) may not be written; None when it may."""
         if self._handoff is not None and (relative == self._handoff or relative.startswith(f"{self._handoff}/")):
             return "inside the handoff tree: TASK.md and REPORT.md are written only through the tools"
+        import re
+
+        from handoff_core.contract.globs import glob_regex
+
         owner = next((s.owner for s in self.task.scope.shared if re.fullmatch(glob_regex(s.path), relative)), None)
         if self._pattern is not None and self._pattern.fullmatch(relative):
             return None

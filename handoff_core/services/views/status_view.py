@@ -2,7 +2,8 @@
 
 ``handoff_status`` (MCP), ``handoff-mcp status`` (its table and ``--json``) and the board each
 render these facts and build none of their own: a task's state, claim, locator, REPORT proof,
-audit verdict, its problems, and the one reason it needs attention. A failed audit, a proof that
+audit verdict, the last verification of its acceptance checks (``verify_task``, as this user's cache
+keeps it: ``evidence.verifications``), its problems, and the one reason it needs attention. A failed audit, a proof that
 is not valid and an unreadable task are problems everywhere, so no summary shows such a task as a
 good return. A fact a surface should show is added here, once.
 
@@ -19,10 +20,21 @@ from handoff_core.contract.ids import Ref
 from handoff_core.services.evidence.audit import MAX_AUDITS, audit_verdicts, audited
 from handoff_core.services.evidence.effects import RemoteAnswers
 from handoff_core.services.evidence.endings import ended_without_report
+from handoff_core.services.evidence.verifications import Recorded, last_verification
 from handoff_core.services.tree.queries import Queries
-from handoff_core.services.tree.status import TaskStatus
+from handoff_core.services.tree.status import TaskStatus, task_status
 
-__all__ = ["NOT_AUDITED", "AuditBudget", "TaskFacts", "attention_of", "auditable", "problems_of", "task_facts"]
+__all__ = [
+    "NOT_AUDITED",
+    "AuditBudget",
+    "TaskFacts",
+    "attention_of",
+    "auditable",
+    "last_verified",
+    "problems_of",
+    "task_facts",
+    "verification_of",
+]
 
 NOT_AUDITED = "not audited here: call audit_task"
 _TROUBLED_RETURNS = ("blocked", "failed")  # a return the Lead has to act on, even with sound evidence
@@ -44,6 +56,7 @@ class TaskFacts:
     has_locator: bool
     proof: str  # the REPORT's signature: valid, invalid, absent; "" without a REPORT
     audit: str  # the audit verdict of a returned task the views audit (``audit.audited``); "" for any other
+    verification: str  # the last verify_task verdict on its REPORT (passed, failed, unknown); "" for none
     problems: tuple[str, ...]  # validation problems, notes, leftovers and the evidence that does not hold
     attention: str  # why the Lead has to look at it now; "" when nothing is wrong
 
@@ -86,7 +99,29 @@ def ending_of(status: TaskStatus, state_root: Path | None) -> str:
     )
 
 
-def problems_of(status: TaskStatus, audit: str = "", ended: str = "") -> tuple[str, ...]:
+def verification_of(status: TaskStatus, state_root: Path | None) -> Recorded | None:
+    """The last verification of a returned task's REPORT, as this user's cache keeps it; None for none."""
+    if state_root is None or status.state != "returned":
+        return None
+    return last_verification(str(state_root), str(status.ref), status.closed_at)
+
+
+def last_verified(queries: Queries, ref: Ref) -> str:
+    """A task's last verification as ``read_handoff`` shows it: ``verdict: why``; "" for none."""
+    verified = verification_of(task_status(ref, queries.snapshot(ref)), queries.roots.state_root)
+    return "" if verified is None else f"{verified.verdict}: {verified.why}"
+
+
+def _unverified(verified: Recorded | None) -> str:
+    """What a verification that did not pass says; "" for none, or one that passed."""
+    return (
+        "" if verified is None or verified.verdict == "passed" else f"verification {verified.verdict}: {verified.why}"
+    )
+
+
+def problems_of(
+    status: TaskStatus, audit: str = "", ended: str = "", verified: Recorded | None = None
+) -> tuple[str, ...]:
     """Everything wrong with a task, in one list every surface shows alike."""
     found = [*status.problems, *status.notes, *(f"leftover temp file {name}" for name in status.temp_files)]
     if ended:
@@ -95,10 +130,12 @@ def problems_of(status: TaskStatus, audit: str = "", ended: str = "") -> tuple[s
         found.append(f"REPORT proof: {status.proof}")
     if audit not in ("", "passed"):
         found.append(f"audit: {audit}")
+    if unverified := _unverified(verified):
+        found.append(unverified)
     return tuple(found)
 
 
-def attention_of(status: TaskStatus, audit: str = "", ended: str = "") -> str:
+def attention_of(status: TaskStatus, audit: str = "", ended: str = "", verified: Recorded | None = None) -> str:
     """The one reason the Lead has to look at the task now, most serious first; "" when none."""
     if status.state in ("invalid", "incomplete"):
         first = status.problems[0] if status.problems else "TASK.md is missing"
@@ -107,21 +144,26 @@ def attention_of(status: TaskStatus, audit: str = "", ended: str = "") -> str:
         return ended
     if audit == "failed":
         return "audit failed: the change leaves the TASK's scope (audit_task lists the paths)"
+    if unverified := _unverified(verified):
+        return unverified
     if status.proof == "invalid":
         return "REPORT proof invalid: edited after publishing, or signed by another key"
     if status.proof == "absent":
         return "REPORT proof absent: not published with the task's token"
     if status.report_status in _TROUBLED_RETURNS:
         return f"returned {status.report_status}: read the REPORT"
-    rest = [p for p in problems_of(status, audit, ended) if p != f"audit: {NOT_AUDITED}"]  # not a fault, a limit
+    rest = [
+        p for p in problems_of(status, audit, ended, verified) if p != f"audit: {NOT_AUDITED}"
+    ]  # not a fault, a limit
     return rest[0] if rest else ""
 
 
 def task_facts(status: TaskStatus, now: float, audit: str = "", state_root: Path | None = None) -> TaskFacts:
     """The facts every surface shows; with ``state_root``, an open task's session that ended without
-    its REPORT is among them."""
+    its REPORT is among them, and a returned task's last verification."""
     scope = status.scope
     ended = ending_of(status, state_root)
+    verified = verification_of(status, state_root)
     return TaskFacts(
         ref=status.ref,
         kind=status.kind or "",
@@ -135,6 +177,7 @@ def task_facts(status: TaskStatus, now: float, audit: str = "", state_root: Path
         has_locator=status.has_locator,
         proof=status.proof or "",
         audit=audit,
-        problems=problems_of(status, audit, ended),
-        attention=attention_of(status, audit, ended),
+        verification=verified.verdict if verified is not None else "",
+        problems=problems_of(status, audit, ended, verified),
+        attention=attention_of(status, audit, ended, verified),
     )

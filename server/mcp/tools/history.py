@@ -17,6 +17,7 @@ from handoff_core.services.handoffs import session_handoff
 from handoff_core.services.logs import log_search, session_logs
 from handoff_core.services.project import coordination
 from handoff_core.services.tree import report_view
+from handoff_core.services.views.status_view import last_verified
 from server.mcp.models import Coordination, Document, Handoff, History, LogCandidates
 from server.mcp.params import RefArg
 from server.mcp.registration import CREATE, READ_ONLY, tool
@@ -45,6 +46,7 @@ def shared(services: Services) -> list[Tool]:
             truncated=view.truncated,
             proof=view.proof,
             audit=task_verdict(queries, view.ref),
+            verification=last_verified(queries, view.ref),
         )
 
     def search_history(

@@ -9,19 +9,21 @@ from typing import Annotated
 from mcp.server.mcpserver.tools import Tool
 from pydantic import Field
 
+from handoff_core.contract.checks import Check
 from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.scope import Scope, SharedPath, workspace_of
 from handoff_core.contract.task import TaskBody
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import REPORT_FILE, AuthorisedAction, Kind, ReleaseKind, ReportStatus, SandboxMode
+from handoff_core.services.acceptance.verification import verify_task as verify
 from handoff_core.services.capabilities.tokens import executor_session_id
 from handoff_core.services.evidence import audit
 from handoff_core.services.tree import waiting
 from handoff_core.services.writing.dispatch import TaskRequest
 from server.client_config import ExecutorTask
 from server.mcp.dispatch import dispatch_message, executor_config
-from server.mcp.models import Audited, CreatedTask, Waited, Written
-from server.mcp.params import Globs, RefArg, Text
+from server.mcp.models import Audited, CreatedTask, Replay, Verified, Waited, Written
+from server.mcp.params import AcceptanceCheck, Globs, RefArg, Text
 from server.mcp.registration import CREATE, READ_ONLY, WRITE_ONCE, tool
 from server.mcp.services import Services
 
@@ -45,6 +47,7 @@ def tools(services: Services) -> list[Tool]:
         goal: Text,
         inputs: Text,
         acceptance: Text,
+        acceptance_checks: list[AcceptanceCheck] = [],  # noqa: B006 - never mutated; the schema stays an array
         workspace: Annotated[str, Field(description="current|required, implementation only")] = "",
         writable: Globs = [],  # noqa: B006 - never mutated; keeps the schema a plain array
         read_only: list[str] = [],  # noqa: B006 - globs, as writable says
@@ -89,6 +92,7 @@ def tools(services: Services) -> list[Tool]:
             acceptance=acceptance,
             return_notes=return_notes,
             ticket=ticket or None,
+            checks=tuple(Check(c.run, c.cwd, c.timeout_s) for c in acceptance_checks),
         )
         earlier = parse_ref(retry_of) if retry_of else None
         request = TaskRequest(
@@ -127,7 +131,7 @@ def tools(services: Services) -> list[Tool]:
         )
 
     async def wait_for_reports(
-        refs: Annotated[list[str], Field(description="refs to watch")],
+        refs: list[str],  # the tasks watched: the description says which files
         timeout_s: Annotated[float, Field(description=f"at most {waiting.MAX_TIMEOUT:g}")] = 30.0,
     ) -> Waited:
         """Wait for a listed task's REPORT or RELEASE, bounded."""
@@ -159,7 +163,7 @@ def tools(services: Services) -> list[Tool]:
         ref: RefArg,
         status: ReportStatus,
         original_locator: Annotated[str, Field(description="where it came from")],
-        text: Annotated[str, Field(description="the executor's reply, verbatim")],
+        text: str,  # the executor's reply: the description says verbatim
     ) -> Written:
         """An executor's text-only reply, verbatim, as its REPORT."""
         parsed = parse_ref(ref)
@@ -182,6 +186,20 @@ def tools(services: Services) -> list[Tool]:
             not_judged=list(found.not_judged),
         )
 
+    def verify_task(ref: RefArg) -> Verified:
+        """Replay the TASK's checks at the REPORT's checkpoint, sandboxed."""
+        found = verify(queries, parse_ref(ref), str(services.settings.secret_file))
+        return Verified(
+            verdict=found.verdict,
+            reason=found.reason,
+            replayed=found.replayed,
+            checks=[
+                Replay(run=c.run, exit_code=c.exit_code, seconds=c.seconds, tail=c.tail, why=c.why, claimed=c.claimed)
+                for c in found.checks
+            ],
+            flags=list(found.flags),
+        )
+
     def release_writer(
         ref: RefArg,
         kind: Annotated[ReleaseKind, Field(description="stopped: seen to stop; none: never ran")],
@@ -199,4 +217,5 @@ def tools(services: Services) -> list[Tool]:
         tool(capture_report, WRITE_ONCE),
         tool(release_writer, WRITE_ONCE),
         tool(audit_task, READ_ONLY),
+        tool(verify_task, CREATE),  # not read-only: it runs the task's checks (contained) and keeps their verdict
     ]

@@ -164,6 +164,7 @@ def _task_state(facts: TaskFacts) -> TaskState:
         problems=list(facts.problems),
         proof=facts.proof,
         audit=facts.audit,
+        verification=facts.verification,
         attention=facts.attention,
     )
 

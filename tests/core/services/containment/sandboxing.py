@@ -17,7 +17,7 @@ from handoff_core.services.writing.store import Store
 from tests.conftest import implementation
 from tests.core.evidence.gitrepo import ENV, add_worktree, git, make_repo
 
-__all__ = ["ENTRY", "Launch", "Project", "make_project", "without_landlock"]
+__all__ = ["ENTRY", "Launch", "Project", "make_project", "terminal_controls", "without_landlock"]
 
 ENTRY = Path(containment.__file__).parent / "sandbox_process.py"
 SECRET = "lead-secret-" + "s" * 52
@@ -144,3 +144,13 @@ def without_landlock() -> None:
 
 def commit_count(tree: Path) -> int:
     return int(git(tree, "rev-list", "--all", "--count").stdout)
+
+
+def terminal_controls() -> None:
+    """Run in a child before exec (``preexec_fn``): it leads a session whose controlling terminal is its
+    stdin, as a user's shell does (TIOCSTI works there, outside a sandbox)."""
+    import fcntl
+    import termios
+
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)

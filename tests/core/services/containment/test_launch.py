@@ -25,6 +25,7 @@ from tests.core.services.containment.sandboxing import (
     commit_count,
     head,
     make_project,
+    terminal_controls,
     without_landlock,
 )
 
@@ -321,18 +322,9 @@ def test_the_executor_cannot_type_into_the_terminal_it_was_started_from(made: Pr
                 check=False,
                 cwd=made.root,
                 env=launch.env(),
-                preexec_fn=_terminal_controls,
+                preexec_fn=terminal_controls,
             )
             assert done.stdout.strip() == said, done
     finally:
         os.close(controller)
         os.close(terminal)
-
-
-def _terminal_controls() -> None:
-    """The child leads a session whose controlling terminal is its stdin: TIOCSTI works there, outside."""
-    import fcntl
-    import termios
-
-    os.setsid()
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)

@@ -43,7 +43,16 @@ HOOK_MODULES = {
     "handoff_core.services.rules.scope_rule",
     *(
         f"handoff_core.services.evidence{name}"
-        for name in ("", ".codex_patch", ".crossings", ".endings", ".git_actions", ".hook", ".hook_event")
+        for name in (
+            "",
+            ".codex_patch",
+            ".crossings",
+            ".endings",
+            ".git_actions",
+            ".hook",
+            ".hook_event",
+            ".lean_lines",
+        )
     ),
     "handoff_core.services.evidence.post_tool",
     *(f"handoff_core.services.evidence{name}" for name in (".shell_rule", ".stop_check", ".task_pin", ".tree_status")),

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from handoff_core.files.executor_home import cache_root
 from handoff_core.services.evidence.endings import record_ending
+from handoff_core.services.evidence.verifications import Recorded, record_verification
 from handoff_core.services.tree.status import TaskStatus
 from handoff_core.services.views.status_view import NOT_AUDITED, AuditBudget, attention_of, problems_of, task_facts
 from handoff_core.services.writing.store import Store
@@ -56,3 +60,39 @@ def test_an_open_task_whose_session_ended_without_a_report_needs_attention_until
     store.write_report(report, ref.change)
     (status,) = store.queries.status(ref.change)
     assert not any("ended without a report" in p for p in task_facts(status, 0.0, state_root=root).problems)
+
+
+def test_the_last_verification_of_a_return_is_shown_and_one_that_did_not_pass_needs_attention(store: Store) -> None:
+    status = returned(store)._replace(proof="valid")
+    root = store.roots.state_root
+    assert task_facts(status, 0.0, state_root=root).verification == ""
+    why = "1 of 1 check(s) failed on replay: check 1 `pytest` exited 1"
+    assert record_verification(str(root), str(status.ref), Recorded("failed", why, 1.0), status.closed_at or 0.0)
+    facts = task_facts(status, 0.0, state_root=root)
+    assert facts.verification == "failed"
+    assert facts.attention == f"verification failed: {why}"
+    assert facts.attention in facts.problems
+    assert task_facts(status, 0.0, "failed", state_root=root).attention.startswith("audit failed")
+    assert record_verification(
+        str(root), str(status.ref), Recorded("passed", "every check (1)", 2.0), status.closed_at or 0.0
+    )
+    assert (
+        task_facts(status, 0.0, state_root=root).verification,
+        task_facts(status, 0.0, state_root=root).attention,
+    ) == (
+        "passed",
+        "",
+    )
+
+
+def test_a_verification_of_another_report_or_edited_by_hand_is_not_shown(store: Store) -> None:
+    status = returned(store)
+    root = store.roots.state_root
+    mtime = status.closed_at or 0.0
+    record_verification(str(root), str(status.ref), Recorded("passed", "every check (1)", 1.0), mtime + 1.0)
+    assert task_facts(status, 0.0, state_root=root).verification == ""  # it judged a REPORT that is not there now
+    record_verification(str(root), str(status.ref), Recorded("failed", "exited 1", 1.0), mtime)
+    files = [p for p in Path(cache_root(), "verifications").rglob("*") if p.is_file() and p.name != "cache.key"]
+    record = max((p for p in files if b'"exited 1"' in p.read_bytes()), key=lambda p: p.stat().st_mtime_ns)
+    record.write_bytes(record.read_bytes().replace(b'"failed"', b'"passed"'))
+    assert task_facts(status, 0.0, state_root=root).verification == ""  # no longer signed by this user's key
