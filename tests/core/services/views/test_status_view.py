@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from handoff_core.services.evidence.endings import record_ending
 from handoff_core.services.tree.status import TaskStatus
-from handoff_core.services.views.status_view import NOT_AUDITED, AuditBudget, attention_of, problems_of, task_facts
+from handoff_core.services.views.status_view import (
+    NOT_AUDITED,
+    AuditBudget,
+    attention_of,
+    blocker_of,
+    problems_of,
+    task_facts,
+)
 from handoff_core.services.writing.store import Store
 from tests.conftest import report_of, review
 from tests.core.evidence.gitrepo import FOCUS
@@ -46,13 +53,33 @@ def test_an_open_task_whose_session_ended_without_a_report_needs_attention_until
     ref = store.create_task(review()).ref
     root = store.roots.state_root
     (status,) = store.queries.status(ref.change)
-    assert task_facts(status, 0.0, state_root=root).attention == ""
+    assert task_facts(status, 0.0, queries=store.queries).attention == ""
     record_ending(str(root), str(ref), "session-1")  # as the Stop hook records a session it let go
     (status,) = store.queries.status(ref.change)
-    facts = task_facts(status, 0.0, state_root=root)
+    facts = task_facts(status, 0.0, queries=store.queries)
     assert facts.attention.startswith("ended without a report (session session-1)")
     assert facts.attention in facts.problems
     report = report_of(ref, status="blocked", focused=FOCUS, artifacts="notes", verification="read")
     store.write_report(report, ref.change)
     (status,) = store.queries.status(ref.change)
-    assert not any("ended without a report" in p for p in task_facts(status, 0.0, state_root=root).problems)
+    assert not any("ended without a report" in p for p in task_facts(status, 0.0, queries=store.queries).problems)
+
+
+def test_a_blocked_or_failed_return_says_its_blocker_in_one_visible_line_and_no_other_return_has_one(
+    store: Store,
+) -> None:
+    said = {}
+    for topic, status, problems in (
+        ("review-blocked", "blocked", "Waiting on\n\n  the \u202edb\u202c   schema."),
+        ("review-failed", "failed", ""),  # left out: write_report's 无 (none)
+        ("review-done", "completed", "Nothing left."),
+    ):
+        ref = store.create_task(review(topic)).ref
+        fields = {"focused": FOCUS, "artifacts": "notes", "verification": "read"}
+        store.write_report(report_of(ref, status=status, problems=problems or "无", **fields), ref.change)
+        (found,) = (s for s in store.queries.status(ref.change) if s.ref == ref)
+        said[status] = blocker_of(found, store.queries)
+        assert said[status] in task_facts(found, 0.0, queries=store.queries).problems or not said[status]
+    assert said["blocked"] == "REPORT blocked: Waiting on the \\u202edb\\u202c schema."
+    assert said["failed"] == "REPORT failed: its problems section names no blocker; read the REPORT"
+    assert said["completed"] == ""
