@@ -96,3 +96,26 @@ def test_the_team_server_start_up_line_names_the_board(project: Path, secret_fil
         said = lines_until(piped(process.stderr), "board:")
     assert f"http://127.0.0.1:{port}/board?token=" in said
     assert "token --lead" in said
+
+
+def test_the_board_on_port_0_prints_the_port_it_bound_and_serves_there(project: Path, secret_file: Path) -> None:
+    command = [str(SCRIPT), "board", "--port", "0", "--project-root", str(project)]
+    with started(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        url = piped(process.stdout).readline().strip()
+        port = int(url.removeprefix("http://127.0.0.1:").split("/", 1)[0])
+        assert port > 0, url
+        answer = httpx2.get(url, follow_redirects=False, timeout=5)  # bound before the URL was printed
+    assert answer.status_code == 303
+
+
+def test_the_board_on_a_port_in_use_says_so_and_what_to_do(project: Path, secret_file: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        command = [str(SCRIPT), "board", "--port", str(port), "--project-root", str(project)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode != 0
+    assert done.stdout == ""  # no login URL for a board that is not there
+    assert f"port {port} is in use" in done.stderr
+    assert "--port 0" in done.stderr
