@@ -1,4 +1,8 @@
-"""Start-up (spawn -> initialize -> tools/list) and tools/list size, ours beside a minimal MCPServer."""
+"""Start-up (spawn -> initialize -> tools/list) and tools/list size, ours beside a minimal MCPServer.
+
+Two times a round: to the ``initialize`` answer (the server is up: a client counts it connected) and
+to the ``tools/list`` answer (its tools are there: an agent's first turn can call them).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from bench.stats import FloorFailed, paired, summary
 
@@ -38,11 +43,18 @@ def commands(project: Path, secret: Path) -> dict[str, list[str]]:
     }
 
 
-def handshake(command: list[str], cwd: Path) -> tuple[float, int]:
-    """Seconds from spawn to the tools/list answer, and that answer's result size in bytes.
+class Handshake(NamedTuple):
+    initialize: float  # seconds from spawn to the initialize answer
+    tools_list: float  # seconds from spawn to the tools/list answer
+    size: int  # bytes of the tools/list result
+
+
+def handshake(command: list[str], cwd: Path) -> Handshake:
+    """Seconds from spawn to the initialize and tools/list answers, and that answer's result size in bytes.
 
     A server that ends, or answers with an error or no tools, fails the bench: its time would be the time to crash."""
     start = time.perf_counter()
+    initialized = 0.0
     with subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd, text=True
     ) as process:
@@ -53,6 +65,8 @@ def handshake(command: list[str], cwd: Path) -> tuple[float, int]:
         answer: dict[str, object] = {}
         for line in process.stdout:
             message = json.loads(line)
+            if message.get("id") == 1:
+                initialized = time.perf_counter() - start
             if message.get("id") == 2:
                 answer = message
                 break
@@ -60,24 +74,24 @@ def handshake(command: list[str], cwd: Path) -> tuple[float, int]:
         process.stdin.close()
         process.wait(timeout=30)
     result = answer.get("result")
-    if not isinstance(result, dict) or not result.get("tools"):
+    if not isinstance(result, dict) or not result.get("tools") or not initialized:
         raise FloorFailed(f"{' '.join(command)} gave no tools/list (exit {process.returncode}): {answer or 'nothing'}")
-    return elapsed, len(json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode())
+    return Handshake(initialized, elapsed, len(json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode()))
 
 
 def run(project: Path, secret: Path, runs: int) -> dict[str, object]:
     """Alternate the three servers so that machine noise falls on all of them alike; each round's
-    ratio is ours over the minimal server of that round."""
+    ratio is ours over the minimal server of that round, to its initialize and its tools/list answer."""
     cmds = commands(project, secret)
-    times: dict[str, list[float]] = {name: [] for name in cmds}
-    sizes: dict[str, int] = {}
+    times: dict[str, list[Handshake]] = {name: [] for name in cmds}
     for _ in range(runs):
         for name, command in cmds.items():
-            elapsed, size = handshake(command, project)
-            times[name].append(elapsed)
-            sizes[name] = size
-    result: dict[str, object] = {name: summary(values) for name, values in times.items()}
-    result["ratio_lead"] = paired(times["lead"], times["minimal"])
-    result["ratio_executor"] = paired(times["executor"], times["minimal"])
-    result["tools_list_bytes"] = {"lead": sizes["lead"], "executor": sizes["executor"], "minimal": sizes["minimal"]}
+            times[name].append(handshake(command, project))
+    result: dict[str, object] = {name: summary([h.tools_list for h in values]) for name, values in times.items()}
+    result["initialize"] = {name: summary([h.initialize for h in values]) for name, values in times.items()}
+    floor = times["minimal"]
+    for role in ("lead", "executor"):
+        result[f"ratio_{role}"] = paired([h.tools_list for h in times[role]], [h.tools_list for h in floor])
+        result[f"ratio_{role}_initialize"] = paired([h.initialize for h in times[role]], [h.initialize for h in floor])
+    result["tools_list_bytes"] = {name: values[-1].size for name, values in times.items()}
     return result

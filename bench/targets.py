@@ -20,6 +20,7 @@ from bench.stats import spread
 SECTIONS = ("startup", "validator", "status", "scaling", "hooks", "sandbox", "http")
 STATUS_SIZES = (10_000, 100_000)
 DISPATCH_SIZE = 100_000
+STARTUP_RATIO = 1.15  # a server's start-up over a minimal MCPServer's, each answer, same rounds
 _STATUS_LIMITS = {"call1": 2.5, "warm": 1.2}
 _CALLS = {"call1": "a fresh server's first answer", "warm": "warm"}
 _KB_PER_TASK = 1.0
@@ -83,14 +84,23 @@ def _sandbox(results: dict[str, Any]) -> Iterator[Standing]:
 
 
 def _startup(results: dict[str, Any]) -> Iterator[Standing]:
+    """Each role's start-up, to its initialize answer and to its tools/list answer, over the minimal
+    MCPServer's of the same rounds; a floor that answered nothing fails the bench before this."""
     minimal = _at(results, "startup", "tools_list_bytes", "minimal")
-    target = "start-up floor answers (a minimal MCPServer's tools/list)"
-    if minimal is None:
-        yield _missing("startup", target)
-        return
-    ratios = results["startup"]
-    figure = f"lead {spread(ratios['ratio_lead'])}, executor {spread(ratios['ratio_executor'])}"
-    yield Standing("startup", target, figure, f"minimal server answered, tools/list {minimal} B", minimal > 0)
+    figures = results.get("startup") or {}
+    for answer, suffix, floor_figures in (
+        ("initialize", "_initialize", figures.get("initialize")),
+        ("tools/list", "", figures),
+    ):
+        for role in ("lead", "executor"):
+            target = f"{role} server start-up to its {answer} answer <= {STARTUP_RATIO}x a minimal MCPServer"
+            ratio = figures.get(f"ratio_{role}{suffix}")
+            if minimal is None or ratio is None or floor_figures is None:
+                yield _missing("startup", target)
+                continue
+            figure = f"{floor_figures[role]['p50_ms']} ms, {spread(ratio)}"
+            floor = f"minimal p50 {floor_figures['minimal']['p50_ms']} ms (min {floor_figures['minimal']['min_ms']})"
+            yield Standing("startup", target, figure, floor, ratio["p50"] <= STARTUP_RATIO)
 
 
 def _status(results: dict[str, Any]) -> Iterator[Standing]:

@@ -17,6 +17,7 @@ __all__ = [
     "ARCHIVE",
     "ATTEMPTS_BEFORE_WARNING",
     "AUTHORISED_ACTIONS",
+    "BLOCKER_SHOWN",
     "BROKER_VARIABLE",
     "CHANGES",
     "CHANGE_README",
@@ -287,6 +288,7 @@ DEFAULT_WRITER_CAP: Final = 3
 # (Claude Code cuts a tool result at 25,000 tokens by default).
 STATUS_PAGE_BYTES: Final = 20_000
 EXTERNAL_SHOWN: Final = 20  # external-web dispatches a status lists (the most recently sealed)
+BLOCKER_SHOWN: Final = 240  # characters of a blocked or failed REPORT's problems a status row shows
 EXCLUSIONS_SHOWN: Final = 50  # excluded paths a package reply or SESSION.md lists (the manifest has all)
 RECENT_ARRIVAL_SECONDS: Final = 24 * 3600  # a REPORT or RELEASE this recent still needs the Lead's eye
 

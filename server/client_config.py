@@ -232,8 +232,17 @@ def _remote_setup(launch: Launch) -> list[str]:
 
 def _entry(launch: Launch) -> dict[str, object]:
     if launch.url is not None:
-        return {"type": "http", "url": launch.url, "headers": {"Authorization": f"Bearer {launch.token}"}}
-    return {"type": "stdio", "command": launch.command, "args": list(launch.args)}
+        entry: dict[str, object] = {
+            "type": "http",
+            "url": launch.url,
+            "headers": {"Authorization": f"Bearer {launch.token}"},
+        }
+    else:
+        entry = {"type": "stdio", "command": launch.command, "args": list(launch.args)}
+    # The Lead's first turn needs its tools: Claude Code starts MCP servers without waiting for them
+    # (a headless run waits 2 s) unless a server is alwaysLoad, which it waits for up to its connect
+    # timeout (MCP_CONNECT_TIMEOUT_MS, 5 s by default).
+    return entry | ({"alwaysLoad": True} if launch.role == "lead" else {})
 
 
 def _mcp_json(launch: Launch) -> str:
@@ -247,7 +256,7 @@ def _allowed(launch: Launch) -> str:
 
 def _claude_line(launch: Launch, prompt: str | None = None) -> str:
     if launch.role == "lead" and launch.url is None:
-        return shlex.join(["claude", "mcp", "add", "--scope", "project", NAME, "--", launch.command, *launch.args])
+        return shlex.join(["claude", "mcp", "add-json", "--scope", "project", NAME, json.dumps(_entry(launch))])
     config = json.dumps({"mcpServers": {NAME: _entry(launch)}})
     line = ["claude", "--strict-mcp-config", "--mcp-config", config, "--allowedTools", _allowed(launch)]
     if launch.hooks is not None:

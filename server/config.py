@@ -66,7 +66,7 @@ class Settings:
     state_root: Path
     secret_file: Path
     writer_cap: int = DEFAULT_WRITER_CAP
-    note: str | None = None  # how the project was found, when it is not simply the one named
+    note: str | None = None  # how the project was found, when it is not simply the one named, and what it lacks
     # This user's cache directory (the Stop hook's counts and session endings, the guard's TASK copies)
     cache_dir: Path | None = None
     task: Ref | None = None  # an executor's one task (serve --ref): its session reaches nothing else
@@ -151,7 +151,7 @@ def settings_from(
         state_root=state.absolute(),
         secret_file=secret.absolute(),
         writer_cap=cap,
-        note=found.note,
+        note="; ".join(filter(None, [found.note, _lacking(found) if role == "lead" else None])) or None,
         cache_dir=Path(cache_root()).absolute(),
         broker=env.get(BROKER_VARIABLE) if role == "executor" else None,
     )
@@ -160,6 +160,16 @@ def settings_from(
 def secret_path(given: str | None) -> Path:
     """The Lead's token secret: ``given`` (``--secret-file``), else ``$HANDOFF_SECRET_FILE``, else the default."""
     return Path(given or os.environ.get("HANDOFF_SECRET_FILE") or default_secret_path()).absolute()
+
+
+def _lacking(found: Found) -> str | None:
+    """What a Lead's project lacks for the audit, said when its server starts."""
+    if found.in_git:
+        return None
+    return (
+        f"git finds no repository at {found.project}: a task dispatched here records no base, so its audit "
+        "cannot judge what its executor changes; run `git init` and commit the project, then restart the server"
+    )
 
 
 def _project(given: str | None, state: Path) -> Found:

@@ -23,6 +23,7 @@ __all__ = ["Found", "find_project", "lead_tree_of"]
 class Found:
     project: Path
     note: str | None = None  # why this is not simply the working directory
+    in_git: bool = True  # False: git finds no repository there (a dispatch records no base)
 
 
 def _git(cwd: Path, *args: str) -> str | None:
@@ -53,7 +54,9 @@ def _lead_tree(top: Path) -> Path | None:
 def lead_tree_of(project: Path, state_root: Path = Path(DEFAULT_STATE_ROOT)) -> Found:
     """A project root named explicitly, unless it is a linked worktree of the tree that holds the state."""
     top_text = _git(project, "--show-toplevel")
-    is_top = top_text is not None and Path(top_text).resolve() == project.resolve()
+    if top_text is None:
+        return Found(project, in_git=False)
+    is_top = Path(top_text).resolve() == project.resolve()
     lead = _lead_tree(project) if is_top and not state_root.is_absolute() else None
     if lead is not None and _holds_state(lead, state_root):
         return Found(
@@ -71,7 +74,8 @@ def find_project(cwd: Path, state_root: Path = Path(DEFAULT_STATE_ROOT)) -> Foun
         return Found(lead, f"{top} is a linked worktree; using the Lead's tree {lead}, which holds the handoff tree")
     for directory in (cwd, *cwd.parents):
         if _holds_state(directory, state_root):
-            return Found(directory, None if directory == cwd else f"found the handoff tree above {cwd}")
+            note = None if directory == cwd else f"found the handoff tree above {cwd}"
+            return Found(directory, note, in_git=top is not None)
         if top is not None and directory == top:
             break
-    return Found(top, f"no handoff tree yet; using the repository at {top}") if top else Found(cwd)
+    return Found(top, f"no handoff tree yet; using the repository at {top}") if top else Found(cwd, in_git=False)

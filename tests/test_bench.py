@@ -179,9 +179,9 @@ def test_the_hooks_section_times_every_event_kind_beside_the_floor(tmp_path: Pat
 
 def test_the_start_up_floor_answers_tools_list_from_its_own_folder(tmp_path: Path) -> None:
     """bench/http.py beside the minimal server must not shadow the standard ``http`` package in it."""
-    seconds, size = handshake(commands(tmp_path, tmp_path / "secret")["minimal"], tmp_path)
-    assert seconds > 0
-    assert size > 100  # one tool, its schema and description
+    answered = handshake(commands(tmp_path, tmp_path / "secret")["minimal"], tmp_path)
+    assert 0 < answered.initialize <= answered.tools_list
+    assert answered.size > 100  # one tool, its schema and description
 
 
 def test_a_server_that_dies_before_tools_list_fails_the_bench(tmp_path: Path) -> None:
@@ -198,6 +198,8 @@ def test_every_floor_of_a_quick_run_ran_to_its_end(tmp_path: Path) -> None:
     startup = figures["startup"]
     assert startup["tools_list_bytes"]["minimal"] > 100
     assert startup["ratio_lead"]["rounds"] == figures["settings"]["startup_runs"]
+    assert startup["ratio_executor_initialize"]["rounds"] == figures["settings"]["startup_runs"]
+    assert startup["initialize"]["minimal"]["p50_ms"] <= startup["minimal"]["p50_ms"]
     validator = figures["validator"]
     for floor in ("python_-I_-S_-c_pass", "python_-c_pass", "python_-c_import_yaml"):
         assert validator[floor]["n"] == figures["settings"]["validator_runs"]

@@ -100,3 +100,29 @@ def test_memory_is_judged_at_the_largest_tree_of_the_run_alone() -> None:
     run["settings"]["status_sizes"] = [10_000, 100_000]
     memory = [s for s in targets.standings(run) if s.target.startswith("warm server memory")]
     assert [(s.target.split(" @ ")[1].split(" ")[0], s.met) for s in memory] == [("100,000", True)]
+
+
+def test_start_up_is_checked_against_the_minimal_server_to_each_answer_and_a_slow_one_is_missed() -> None:
+    def answered(lead: float, executor: float, minimal: float) -> dict[str, Any]:
+        return {
+            name: {"p50_ms": ms, "min_ms": ms}
+            for name, ms in (("lead", lead), ("executor", executor), ("minimal", minimal))
+        }
+
+    startup = {**answered(760.0, 700.0, 660.0), "initialize": answered(700.0, 690.0, 650.0)}
+    startup |= {"ratio_lead": _ratio(1.2), "ratio_executor": _ratio(1.06), "tools_list_bytes": {"minimal": 324}}
+    startup |= {"ratio_lead_initialize": _ratio(1.1), "ratio_executor_initialize": _ratio(1.16)}
+    found = {s.target: s for s in targets.standings(_run(startup=startup)) if s.section == "startup"}
+    met = {target.split(" <= ")[0]: s.met for target, s in found.items()}
+    assert met == {
+        "lead server start-up to its initialize answer": True,
+        "executor server start-up to its initialize answer": False,
+        "lead server start-up to its tools/list answer": False,
+        "executor server start-up to its tools/list answer": True,
+    }
+    lead = found[f"lead server start-up to its tools/list answer <= {targets.STARTUP_RATIO}x a minimal MCPServer"]
+    assert lead.figure == "760.0 ms, 1.20x (rounds 1.08-1.44)"
+    assert "minimal p50 660.0 ms" in lead.floor
+    assert any(
+        line.startswith("MISSED  lead server start-up to its tools/list") for line in targets.rows(list(found.values()))
+    )

@@ -1,24 +1,24 @@
 """``handoff-mcp``: the parser, and the dispatch to each command (``serve`` the default) in its module.
 
-Only ``serve`` imports the MCP SDK; the other commands stay as light as the core.
+Only ``serve`` imports the MCP SDK; the other commands stay as light as the core. Each command's
+module is imported when it runs: ``serve`` starts without the others' imports.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Sequence
 from dataclasses import replace
 
-from handoff_core import validator as validate_cli
 from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import ConfigError, HandoffError
 from handoff_core.services.project.coordination_setup import MODES, SKILLS_DIRS
 from server import logs
-from server.cli.exchange import exchange
-from server.cli.project_setup import config, coordination, token
-from server.cli.serving import board, serve, serve_team
-from server.cli.status import doctor, status
+from server.cli.serving import serve, serve_team
 from server.client_config import CLIENTS
 from server.config import ROLES, Settings, TeamOptions, settings_from
 from server.logs import LEVELS
@@ -162,6 +162,31 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     return serve(replace(settings, task=parse_ref(args.ref)) if args.ref else settings)
 
 
+def _command(settings: Settings, args: argparse.Namespace) -> int:
+    """Any command but ``serve``, from its own module."""
+    from server.cli import exchange, project_setup, serving, status
+
+    if args.command == "status":
+        return status.status(
+            settings, args.change, args.session, args.since, args.json, archive_check=args.archive_check
+        )
+    if args.command == "doctor":
+        return status.doctor(settings, args.fix)
+    if args.command in ("package", "receive"):
+        return exchange.exchange(settings, args)
+    if args.command == "coordination":
+        return project_setup.coordination(settings, args.mode, args.skills_dir, args.dry_run)
+    if args.command == "board":
+        return serving.board(settings, args.port)
+    if args.command == "trust-codex-hooks":
+        return _trust_codex_hooks(settings, args)
+    if args.command == "verify":
+        return _verify(settings, args)
+    if args.command == "config":
+        return project_setup.config(settings, args.client, args.command_path, args.url, args.token, args.ref)
+    return project_setup.token(settings, args.ref, args.lead)
+
+
 def _team_options(args: argparse.Namespace) -> TeamOptions:
     return TeamOptions(
         host=args.host,
@@ -184,12 +209,25 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+def _preload() -> None:
+    with contextlib.suppress(Exception):  # serve imports it again, and reports what failed
+        importlib.import_module("server.mcp.app")
+
+
+def _import_server_meanwhile() -> None:
+    """Most of ``serve``'s start is importing the SDK: begun now in a thread, it runs while the settings
+    wait for git (another process: the GIL is free) instead of after them."""
+    threading.Thread(target=_preload, name="handoff-mcp-import", daemon=True).start()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if not args_list or args_list[0] not in (*COMMANDS, "-h", "--help", "--version"):
         args_list.insert(0, "serve")
     if args_list[0] == "validate":
-        return validate_cli.main(args_list[1:])
+        from handoff_core import validator
+
+        return validator.main(args_list[1:])
     if args_list[0] == "sandbox":  # its own parser: everything after -- is the command's
         import os
 
@@ -200,11 +238,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from server import cli
 
         return cli.main(args_list)
+    if args_list[0] == "serve":
+        _import_server_meanwhile()
     args = _parser().parse_args(args_list)
     try:
         logs.configure(args.log_level)
         settings = _settings(args, role_required=args.command == "serve" and not getattr(args, "http", False))
-        return _run(args.command, settings, args)
+        if args.command == "serve":
+            return _serve(settings, args)
+        return _command(settings, args)
     except HandoffError as exc:
         print(f"handoff-mcp: {exc}", file=sys.stderr)
         return 2
@@ -220,25 +262,6 @@ def _verify(settings: Settings, args: argparse.Namespace) -> int:
     from server.cli.verify import verify  # here: the replay's modules load only for it
 
     return verify(settings, args.ref, args.json)
-
-
-def _run(command: str, settings: Settings, args: argparse.Namespace) -> int:
-    """The one command named, run with its settings and arguments."""
-    commands: dict[str, Callable[[], int]] = {
-        "serve": lambda: _serve(settings, args),
-        "status": lambda: status(
-            settings, args.change, args.session, args.since, args.json, archive_check=args.archive_check
-        ),
-        "doctor": lambda: doctor(settings, args.fix),
-        "package": lambda: exchange(settings, args),
-        "receive": lambda: exchange(settings, args),
-        "coordination": lambda: coordination(settings, args.mode, args.skills_dir, args.dry_run),
-        "trust-codex-hooks": lambda: _trust_codex_hooks(settings, args),
-        "verify": lambda: _verify(settings, args),
-        "board": lambda: board(settings, args.port),
-        "config": lambda: config(settings, args.client, args.command_path, args.url, args.token, args.ref),
-    }
-    return commands.get(command, lambda: token(settings, args.ref, args.lead))()
 
 
 if __name__ == "__main__":

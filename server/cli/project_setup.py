@@ -50,7 +50,7 @@ LEAD_SETTINGS = (
     "handoff-mcp config --role lead --client claude-code-settings > .claude/settings.local.json"
 )
 PROJECT_APPROVAL = (
-    'a project server (.mcp.json, or claude mcp add --scope project) stays "Pending approval" until you approve '
+    'a project server (.mcp.json, or claude mcp add-json --scope project) stays "Pending approval" until you approve '
     "it: start claude in the project and accept handoff (or approve it in /mcp), or add "
     '"enabledMcpjsonServers": ["handoff"] to .claude/settings.local.json; --scope local needs no approval'
 )

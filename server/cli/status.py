@@ -71,7 +71,7 @@ def status(
     every = queries.status(change, session)
     tasks = changed_since(every, since) if since else every
     now, audits = time.time(), AuditBudget(queries)  # git only for returned worktree tasks, a bounded few
-    rows = [task_facts(task, now, audits.verdict(task), queries.roots.state_root) for task in tasks]
+    rows = [task_facts(task, now, audits.verdict(task), queries) for task in tasks]
     if as_json:
         print(_status_json(settings, every, rows))
         return 0

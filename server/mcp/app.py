@@ -1,9 +1,16 @@
 """The MCP adapter: one MCPServer per role. Each tool gets the services and calls one core function;
 ``registration`` turns core refusals into tool errors for every tool at once.
+
+A server answers ``initialize`` before it builds its tools: ``DeferredTools`` imports the tool modules
+(and, through them, most of the core) and builds every tool and their ``Services`` the first time
+anything asks for a tool (``tools/list``, a call), all at once. Start-up to the first answer pays the
+SDK, the settings and this module; the tools are there, complete, before any answer that names them.
+``HandoffServer`` lists and calls them through the SDK's public ``list_tools`` and ``call_tool``.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -11,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.server.mcpserver.tools import Tool, ToolManager
 from mcp.types import CallToolResult, InputRequiredResult
+from mcp.types import Tool as ListedTool
 
 from handoff_core.contract.ids import Ref, check_ref
 from handoff_core.errors import InvalidArguments, RoleRefused, ScopeRefused
@@ -20,14 +29,13 @@ from server.config import LEAD_TOOLS, ROLE_TOOLS, Role, Settings
 from server.mcp.nesting import too_deep
 from server.mcp.registration import resource_errors, tool_errors
 from server.mcp.services import HANDOFF_URI, TASK_SCOPE, Services, bearer_ref, check_uri_scope
-from server.mcp.tools import coordination, exchange, history, lead, shared, writer
 
 if TYPE_CHECKING:  # only the team server builds these: stdio start-up stays light
     from mcp.server.auth.provider import TokenVerifier
     from mcp.server.auth.settings import AuthSettings
     from mcp.server.subscriptions import SubscriptionBus
 
-__all__ = ["INSTRUCTIONS", "HandoffServer", "HttpOptions", "build_server"]
+__all__ = ["INSTRUCTIONS", "DeferredTools", "HandoffServer", "HttpOptions", "build_server"]
 
 INSTRUCTIONS = {
     "lead": (
@@ -69,12 +77,36 @@ class HandoffServer(MCPServer):
     stdio the one given with ``--ref`` (``task``). The check itself is ``services.check_scope``, run by
     every tool (``registration``) and every resource read, against ``TASK_SCOPE`` set here."""
 
-    def __init__(self, role: Role, task_scoped: bool = False, task: Ref | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        role: Role,
+        task_scoped: bool = False,
+        task: Ref | None = None,
+        tools: Callable[[], list[Tool]] = list,
+        **kwargs: Any,
+    ) -> None:
         super().__init__("handoff-mcp", **kwargs)
         self.role, self.task_scoped, self.task = role, task_scoped, task
+        self.tools = DeferredTools(tools)
 
     def _scope(self, context: Context[Any, Any] | None) -> Ref | None:
         return _token_ref(context) if self.task_scoped else self.task
+
+    async def list_tools(self) -> list[ListedTool]:
+        """Every tool as ``tools/list`` shows it: the SDK's listing of each, field for field."""
+        return [
+            ListedTool(
+                name=info.name,
+                title=info.title,
+                description=info.description,
+                input_schema=info.parameters,
+                output_schema=info.output_schema,
+                annotations=info.annotations,
+                icons=info.icons,
+                _meta=info.meta,
+            )
+            for info in self.tools.manager().list_tools()
+        ]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -89,7 +121,10 @@ class HandoffServer(MCPServer):
                 )
             scope = TASK_SCOPE.set(self._scope(context))
         try:
-            return await super().call_tool(name, arguments, context)
+            called = context if context is not None else Context(mcp_server=self)  # a call in process
+            result = await self.tools.manager().call_tool(name, arguments, called, convert_result=True)
+            assert isinstance(result, CallToolResult | InputRequiredResult)  # what convert_result makes
+            return result
         finally:
             TASK_SCOPE.reset(scope)
 
@@ -104,17 +139,58 @@ class HandoffServer(MCPServer):
             TASK_SCOPE.reset(scope)
 
 
-def build_server(settings: Settings, http: HttpOptions | None = None) -> MCPServer:
-    services = Services(
-        settings,
-        executor_url=http.executor_url if http else None,
-        on_dispatch=http.on_dispatch if http else None,
-        events=http.events if http else None,
-    )
+class DeferredTools:
+    """A server's tools, built by ``build`` the first time any is asked for (listed, called), once,
+    under a lock; held in the SDK's ``ToolManager``, which calls them."""
+
+    def __init__(self, build: Callable[[], list[Tool]]) -> None:
+        self._build: Callable[[], list[Tool]] | None = build
+        self._built = ToolManager()
+        self._lock = threading.Lock()
+
+    def manager(self) -> ToolManager:
+        with self._lock:
+            if self._build is not None:
+                self._built, self._build = ToolManager(tools=self._build()), None
+        return self._built
+
+
+class Deferred:
+    """One ``Services``, made on first use: the tools and the resource reads share it."""
+
+    def __init__(self, make: Callable[[], Services]) -> None:
+        self._make: Callable[[], Services] | None = make
+        self._made: Services | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Services:
+        with self._lock:
+            if self._made is None:
+                assert self._make is not None
+                self._made, self._make = self._make(), None
+        return self._made
+
+
+def role_tools(role: Role, services: Services) -> list[Tool]:
+    """Every tool of ``role``, in its one list's order (``config.ROLE_TOOLS``)."""
+    from server.mcp.tools import coordination, exchange, history, lead, shared, writer
+
     tools = shared.tools(services) + history.shared(services)
-    if settings.role == "lead":
+    if role == "lead":
         tools += lead.tools(services) + history.lead(services) + exchange.tools(services)
         tools += writer.tools(services) + coordination.tools(services)
+    return tools
+
+
+def build_server(settings: Settings, http: HttpOptions | None = None) -> MCPServer:
+    services = Deferred(
+        lambda: Services(
+            settings,
+            executor_url=http.executor_url if http else None,
+            on_dispatch=http.on_dispatch if http else None,
+            events=http.events if http else None,
+        )
+    )
     extra: dict[str, Any] = {}
     if http is not None:
         extra = {
@@ -130,14 +206,14 @@ def build_server(settings: Settings, http: HttpOptions | None = None) -> MCPServ
         instructions=INSTRUCTIONS[settings.role],
         version=version("handoff-mcp"),  # the installed package's, never a second literal
         log_level="WARNING",
-        tools=tools,
+        tools=lambda: role_tools(settings.role, services()),
         **extra,
     )
     _register_resources(server, services)
     return server
 
 
-def _register_resources(server: MCPServer, services: Services) -> None:
+def _register_resources(server: MCPServer, services: Callable[[], Services]) -> None:
     @server.resource(
         HANDOFF_URI,
         name="handoff-file",
@@ -148,5 +224,5 @@ def _register_resources(server: MCPServer, services: Services) -> None:
         if name not in READABLE_FILES:
             raise ResourceNotFoundError(f"{name} is not a handoff file; use one of {', '.join(READABLE_FILES)}")
         with resource_errors(f"{name} of {change}/{session}/{task}"):
-            data = services.queries.read_file(check_ref(change, session, task), name)
+            data = services().queries.read_file(check_ref(change, session, task), name)
         return data.decode("utf-8", "replace")

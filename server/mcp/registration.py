@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import Any
+from typing import Any, get_type_hints
 
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
@@ -161,6 +161,9 @@ def tool(
     summary: Callable[[dict[str, Any]], str] | None = None,
     answering: Callable[[], AbstractContextManager[None]] | None = None,
 ) -> Tool:
+    # Evaluated once here: the SDK reads a function's string annotations (``from __future__ import
+    # annotations``) three times over, each an ``eval`` per parameter, while the server starts.
+    fn.__annotations__ = get_type_hints(fn, include_extras=True)
     built = HandoffTool.from_function(fn, annotations=annotations)
     assert isinstance(built, HandoffTool)  # from_function builds the class it is called on
     built.summary, built.answering = summary, answering

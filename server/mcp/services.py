@@ -1,33 +1,29 @@
-"""What every tool body needs: the settings, the store (writes), the queries (reads), the token secret."""
+"""What every tool body needs: the settings, the store (writes), the queries (reads), the token secret;
+and the scope a task's session is held to.
+
+Light to import: a server answers ``initialize`` before it builds its tools and their ``Services``
+(``app.DeferredTools``), so the store, the queries and the broker are imported when first built.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from contextvars import ContextVar
 from functools import partial
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from handoff_core.contract.anchor import TaskAnchor
 from handoff_core.contract.ids import Ref, parse_ref
-from handoff_core.contract.proof import signing_key
-from handoff_core.contract.report import Report
 from handoff_core.errors import HandoffError, ScopeRefused
-from handoff_core.files.task_dir import StoredFile
 from handoff_core.layout import REPORT_FILE
-from handoff_core.services.capabilities.tokens import (
-    check_task_token,
-    lead_anchor,
-    load_secret,
-    report_token,
-    task_anchor,
-    token_check,
-)
-from handoff_core.services.containment.broker import brokered_handoff, brokered_report
-from handoff_core.services.handoffs import session_handoff
-from handoff_core.services.handoffs.session_handoff import HandoffDoc
-from handoff_core.services.tree.queries import Queries
-from handoff_core.services.writing.store import Store, StoredDocument
 from server.config import Settings
+
+if TYPE_CHECKING:
+    from handoff_core.contract.anchor import TaskAnchor
+    from handoff_core.contract.report import Report
+    from handoff_core.files.task_dir import StoredFile
+    from handoff_core.services.handoffs.session_handoff import HandoffDoc
+    from handoff_core.services.tree.queries import Queries
+    from handoff_core.services.writing.store import Store, StoredDocument
 
 __all__ = [
     "HANDOFF_URI",
@@ -118,6 +114,8 @@ def open_store(settings: Settings, *, anchored: bool | None = None) -> Store:
     """The store of the configured state root, with its writer cap. ``anchored`` (by
     default: in the Lead's role) holds it to the Lead's secret: it anchors each TASK it publishes and
     judges every TASK by its anchor (``contract.anchor``); an executor's server has no secret to do so."""
+    from handoff_core.services.writing.store import Store
+
     store = Store(settings.state_root, settings.project_root, writer_cap=settings.writer_cap)
     if settings.role == "lead" if anchored is None else anchored:
         store.queries.use_anchor(partial(_lead_anchor, settings))
@@ -127,6 +125,8 @@ def open_store(settings: Settings, *, anchored: bool | None = None) -> Store:
 def _lead_anchor(settings: Settings) -> TaskAnchor | None:
     """The anchor of the Lead's secret (``tokens.lead_anchor``): None while there is none, and TASKs are
     judged by the files."""
+    from handoff_core.services.capabilities.tokens import lead_anchor
+
     return lead_anchor(settings.secret_file, settings.project_root, settings.state_root)
 
 
@@ -138,6 +138,8 @@ class Services:
         on_dispatch: Callable[[Ref], None] | None = None,
         events: Callable[[], str] | None = None,
     ) -> None:
+        from handoff_core.services.capabilities.tokens import task_anchor
+
         self.settings = settings
         self.executor_url = executor_url  # set behind the HTTP team server: executors connect there
         self._on_dispatch = on_dispatch  # behind it too: the token index learns a new task at once
@@ -157,19 +159,27 @@ class Services:
             self._on_dispatch(ref)
 
     def token(self, ref: Ref) -> str:
+        from handoff_core.services.capabilities.tokens import report_token
+
         return report_token(self.secret(), self.settings.state_root, ref)
 
     def token_check(self, ref: Ref) -> str:
         """What the TASK records of its token, so that an executor's server checks it without the secret."""
+        from handoff_core.services.capabilities.tokens import token_check
+
         return token_check(self.token(ref))
 
     def signing_key(self, ref: Ref) -> str:
         """The public key a TASK records, so that anyone holding the tree verifies its REPORT's signature."""
+        from handoff_core.contract.proof import signing_key
+
         return signing_key(self.token(ref))
 
     def check_report_token(self, ref: Ref, token: str) -> None:
         """A token is checked against its TASK's recorded hash; a TASK from before hashes were recorded
         falls back to this server's secret."""
+        from handoff_core.services.capabilities.tokens import check_task_token
+
         check_task_token(self.queries, ref, token, self.secret)
 
     def publish_report(
@@ -177,16 +187,24 @@ class Services:
     ) -> StoredFile:
         """The task's REPORT published: by the store, or in a sandbox by its broker outside it."""
         if self.settings.broker is not None:
+            from handoff_core.services.containment.broker import brokered_report
+
             return brokered_report(self.settings.broker, ref, token, report, task_sha256, accept_warnings)
         return self.store.write_report(report, ref.change, task_sha256, accept_warnings, token=token)
 
     def publish_handoff(self, doc: HandoffDoc, redact: bool) -> StoredDocument:
         """A session handoff published: by the store, or in a sandbox by its broker outside it."""
+        from handoff_core.services.handoffs import session_handoff
+
         if self.settings.broker is not None:
+            from handoff_core.services.containment.broker import brokered_handoff
+
             return brokered_handoff(self.settings.broker, doc, redact)
         return session_handoff.publish(self.store, doc, redact)
 
     def secret(self) -> bytes:
         if self._secret is None:
+            from handoff_core.services.capabilities.tokens import load_secret
+
             self._secret = load_secret(self.settings.secret_file, self.settings.project_root)
         return self._secret

@@ -11,9 +11,11 @@ server-sent events from a ``watchfiles`` watcher, within the watcher's debounce 
 
 from __future__ import annotations
 
+import errno
 import hmac
 import json
 import secrets
+import socket
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from importlib import resources
@@ -27,7 +29,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from handoff_core.contract.ids import parse_ref
-from handoff_core.errors import HandoffError, InvalidInput, NotFound
+from handoff_core.errors import ConfigError, HandoffError, InvalidInput, NotFound
 from server.web.auth import Endpoint, HostPolicy
 from server.web.board_model import PAGE, BoardModel
 from server.web.watcher import Changes, watch_board
@@ -194,15 +196,33 @@ def standalone(model: BoardModel, access: BoardAccess, port: int) -> Starlette:
     return Starlette(routes=board_app(model, access, changes), lifespan=lifespan, middleware=middleware)
 
 
+def _listener(port: int) -> socket.socket:
+    """A listening socket on the loopback ``port`` (0: a free one), bound before any URL is printed."""
+    listener = socket.socket()
+    try:
+        listener.bind(("127.0.0.1", port))
+        listener.listen()
+    except (OSError, OverflowError) as exc:
+        listener.close()
+        if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
+            raise ConfigError(f"port {port} is in use: pick another with --port, or --port 0 for a free one") from exc
+        raise ConfigError(f"cannot listen on 127.0.0.1 port {port} ({exc}): pick another with --port") from exc
+    return listener
+
+
 def run_board(model: BoardModel, port: int) -> None:
-    """Serve the board on the loopback until interrupted; print the one-time login URL."""
+    """Serve the board on the loopback until interrupted; print the one-time login URL with the port
+    it bound (``port`` 0 picks a free one)."""
     import sys
 
     import uvicorn
 
+    listener = _listener(port)
+    bound = int(listener.getsockname()[1])
     access = BoardAccess()
-    url = f"http://127.0.0.1:{port}/board?token={access.login_token()}"
+    url = f"http://127.0.0.1:{bound}/board?token={access.login_token()}"
     # The URL alone on stdout, for a script to read; what it is goes to stderr.
     print(f"handoff board for {model.queries.roots.state_root}; the link works once:", file=sys.stderr, flush=True)
     print(url, flush=True)
-    uvicorn.run(standalone(model, access, port), host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    config = uvicorn.Config(standalone(model, access, bound), log_level="warning", access_log=False)
+    uvicorn.Server(config).run(sockets=[listener])

@@ -149,10 +149,7 @@ class BoardModel:
             "change": change,
             "offset": offset,
             "total": len(rows),
-            "tasks": [
-                _row(task_facts(status, now, audits.get(status.ref, ""), self.queries.roots.state_root))
-                for status in shown
-            ],
+            "tasks": [_row(task_facts(status, now, audits.get(status.ref, ""), self.queries)) for status in shown],
         }
 
     def _audits(self, statuses: list[TaskStatus], budget: AuditBudget, *, fresh: bool) -> dict[Ref, str]:

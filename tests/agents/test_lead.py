@@ -29,9 +29,9 @@ Call = Callable[[str, dict[str, Any]], ToolCall]  # a handoff tool call as the L
 Outputs = Callable[[dict[str, Any]], dict[str, str]]  # the tool results a request carries, by call id
 
 
-def lead_config(repo: Path, secret_file: Path, client: str) -> str:
+def lead_config(repo: Path, secret_file: Path, client: str, *extra: str) -> str:
     """What ``handoff-mcp config --role lead`` prints, exactly, run as the person runs it."""
-    args = ["config", "--role", "lead", "--client", client, "--project-root", str(repo)]
+    args = ["config", "--role", "lead", "--client", client, "--project-root", str(repo), *extra]
     done = subprocess.run(
         [str(SCRIPT), *args, "--secret-file", str(secret_file)], capture_output=True, text=True, timeout=60, check=True
     )
@@ -136,3 +136,27 @@ def test_a_codex_lead_dispatches_waits_reads_and_audits(
         run = codex_lead("Dispatch A1 and follow it up.", repo, agent_env(home, model.url))
     assert run.returncode == 0, run
     assert_the_loop_closed(script, script.results(model.main_requests[-1]), [])  # its configuration is in home
+
+
+# Claude Code's headless run waits this long for a still-connecting MCP server before its first turn;
+# a server listed with alwaysLoad it waits for up to its connect timeout (MCP_CONNECT_TIMEOUT_MS, 5 s).
+HEADLESS_WAIT_S = 2.0
+SLOW_START_S = HEADLESS_WAIT_S + 0.5  # past the headless wait, well inside the connect timeout
+
+
+def test_a_claude_code_lead_whose_server_starts_slowly_has_the_handoff_tools_on_its_first_turn(
+    repo: Path, secret_file: Path, home: Path, tmp_path: Path
+) -> None:
+    """A loaded machine, where the Lead's server takes longer to start than Claude Code's headless run
+    waits by default: with the printed configuration the first request still offers create_task."""
+    slow = tmp_path / "slow-handoff-mcp"  # the installed command, started as late as on a loaded machine
+    slow.write_text(f'#!/bin/sh\nsleep {SLOW_START_S}\nexec {SCRIPT} "$@"\n')
+    slow.chmod(0o755)
+    (repo / ".mcp.json").write_text(lead_config(repo, secret_file, "claude-code", "--command", str(slow)))
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.local.json").write_text(json.dumps({"enabledMcpjsonServers": ["handoff"]}))
+    with AnthropicModel([[Text("Done.")]]) as model:
+        run = claude_exec("claude", "Dispatch A1.", repo, agent_env(home, model.url), "--allowedTools", "mcp__handoff")
+    assert run.returncode == 0, run
+    first = [tool.get("name") for tool in model.main_requests[0].get("tools", [])]
+    assert "mcp__handoff__create_task" in first, first

@@ -164,7 +164,8 @@ def test_the_printed_claude_mcp_add_line_says_what_approves_it_and_that_works(
     assert main(["config", "--project-root", str(project), "--role", "lead", "--client", "claude-code-cli"]) == 0
     out, err = capsys.readouterr()
     words = shlex.split(out)
-    assert words[:5] == ["claude", "mcp", "add", "--scope", "project"]
+    assert words[:6] == ["claude", "mcp", "add-json", "--scope", "project", "handoff"]
+    assert json.loads(words[6])["alwaysLoad"] is True  # Claude Code waits for it before the Lead's first turn
     subprocess.run(["git", "init", "-q"], cwd=project, check=True, timeout=60)
     added = run([claude, *words[1:]], project, home)
     assert added.returncode == 0, added.stderr

@@ -82,7 +82,7 @@ def test_both_manifests_name_the_package_version_and_the_lead_server_once() -> N
     assert {m["version"] for m in manifests} == {version}
     assert {m["mcpServers"] for m in manifests} == {"./.mcp.json"}  # one server entry, shared
     servers = json.loads((PLUGIN / ".mcp.json").read_text())["mcpServers"]
-    assert servers == {"handoff": {"command": "handoff-mcp", "args": ["serve", "--role", "lead"]}}
+    assert servers == {"handoff": {"command": "handoff-mcp", "args": ["serve", "--role", "lead"], "alwaysLoad": True}}
 
 
 def test_the_skill_walks_the_loop_with_the_leads_own_tools() -> None:

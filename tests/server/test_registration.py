@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import threading
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
 from handoff_core.errors import OwnershipConflict
 from server.config import ROLE_TOOLS, Role, Settings
-from server.mcp.app import build_server
+from server.mcp.app import DeferredTools, HandoffServer, build_server
 from server.mcp.registration import READ_ONLY, HandoffTool, tool
 from tests.server.content import text_of
 from tests.server.test_tools import call, task_args
@@ -25,7 +31,8 @@ def test_every_tool_of_a_role_is_registered_through_the_one_registration_point(
     settings_for: Callable[[Role], Settings], role: Role
 ) -> None:
     server = build_server(settings_for(role))
-    tools = server._tool_manager.list_tools()
+    assert isinstance(server, HandoffServer)
+    tools = server.tools.manager().list_tools()
     assert all(isinstance(registered, HandoffTool) for registered in tools)
     assert [registered.name for registered in tools] == list(ROLE_TOOLS[role])  # the one list of each role's tools
 
@@ -89,7 +96,9 @@ def _keys(schema: object) -> set[str]:
 def test_output_schemas_repeat_no_field_as_required_or_default(
     settings_for: Callable[[Role], Settings], role: Role
 ) -> None:
-    tools = build_server(settings_for(role))._tool_manager.list_tools()
+    server = build_server(settings_for(role))
+    assert isinstance(server, HandoffServer)
+    tools = server.tools.manager().list_tools()
     assert all(registered.output_schema is not None for registered in tools)
     assert [t.name for t in tools if {"required", "default"} & _keys(t.output_schema)] == []
     read_task = next(t for t in tools if t.name == "read_task")
@@ -98,6 +107,68 @@ def test_output_schemas_repeat_no_field_as_required_or_default(
 
 async def test_a_result_still_carries_every_field_of_its_model(lead: Client) -> None:
     created = await call(lead, "create_task", **task_args())
-    assert created["warnings"] == []  # a field at its default is sent, not left out
+    assert "warnings" in created
     status = await call(lead, "handoff_status", view="all")
     assert set(status["tasks"][0]) >= {"ref", "claim", "problems", "proof", "audit", "verification", "attention"}
+    assert status["tasks"][0]["verification"] == ""  # a field at its default is sent, not left out
+
+
+# A fresh interpreter: which modules the server has imported is read from its own ``sys.modules``.
+FIRST_ANSWER = """
+import asyncio, json, sys
+from pathlib import Path
+from mcp import Client
+from server.config import Settings
+from server.mcp.app import build_server
+
+root = Path(sys.argv[1])
+state = root / "speculo" / ".speculo"
+settings = Settings(role="lead", project_root=root, state_root=state, secret_file=root / "secret")
+TOOLS = "server.mcp.tools.lead"
+
+async def main():
+    seen = {}
+    async with Client(build_server(settings)) as client:
+        seen["initialized"] = TOOLS in sys.modules
+        seen["tools"] = [tool.name for tool in (await client.list_tools()).tools]
+        seen["listed"] = TOOLS in sys.modules
+    print(json.dumps(seen))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.slow
+def test_a_server_answers_initialize_before_it_imports_its_tools_and_lists_every_one_after(project: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_ANSWER, str(project)], capture_output=True, text=True, timeout=60, check=True
+    )
+    seen = json.loads(done.stdout)
+    assert seen["initialized"] is False  # the first answer needs none of the tools
+    assert seen["listed"] is True
+    assert seen["tools"] == list(ROLE_TOOLS["lead"])
+
+
+def test_deferred_tools_are_built_once_however_many_ask_at_once() -> None:
+    builds: list[int] = []
+    start = threading.Barrier(8)
+
+    def build() -> list[Tool]:
+        builds.append(1)
+        return [tool(refusing, READ_ONLY)]
+
+    deferred = DeferredTools(build)
+    found: list[object] = []
+
+    def ask() -> None:
+        start.wait(timeout=10)
+        found.append(deferred.manager().get_tool("refusing"))
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert len(builds) == 1
+    assert len(found) == 8
+    assert len({id(each) for each in found}) == 1

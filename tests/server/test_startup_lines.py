@@ -15,6 +15,7 @@ from typing import IO
 import httpx2
 import pytest
 
+from tests.core.evidence.gitrepo import make_repo
 from tests.server.wire import SCRIPT, serve_command
 
 pytestmark = pytest.mark.slow  # each test starts handoff-mcp
@@ -56,7 +57,7 @@ def test_serve_on_a_terminal_says_what_it_serves_and_that_it_waits(project: Path
     command = serve_command("lead", project, secret_file)
     try:
         with started(command, stdin=terminal, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as process:
-            said = piped(process.stderr).readline()
+            said = lines_until(piped(process.stderr), "waiting")  # after what the project lacks (no git here)
     finally:
         os.close(main)
         os.close(terminal)
@@ -67,9 +68,20 @@ def test_serve_on_a_terminal_says_what_it_serves_and_that_it_waits(project: Path
 
 
 def test_serve_for_a_client_keeps_stderr_quiet(project: Path, secret_file: Path) -> None:
+    make_repo(project)
     command = serve_command("lead", project, secret_file)
     done = subprocess.run(command, input="", capture_output=True, text=True, timeout=60, check=False)
-    assert "waiting for an MCP client" not in done.stderr
+    assert done.stderr == ""
+
+
+def test_a_lead_served_outside_git_says_what_is_missing_and_what_to_do(project: Path, secret_file: Path) -> None:
+    command = serve_command("lead", project, secret_file)
+    done = subprocess.run(command, input="", capture_output=True, text=True, timeout=60, check=False)
+    assert f"git finds no repository at {project}" in done.stderr
+    assert "no base" in done.stderr
+    assert "git init" in done.stderr
+    executor = serve_command("executor", project, secret_file)  # an executor dispatches nothing
+    assert subprocess.run(executor, input="", capture_output=True, text=True, timeout=60, check=False).stderr == ""
 
 
 def test_the_board_prints_its_one_time_url_alone_on_stdout(project: Path, secret_file: Path) -> None:
@@ -96,3 +108,26 @@ def test_the_team_server_start_up_line_names_the_board(project: Path, secret_fil
         said = lines_until(piped(process.stderr), "board:")
     assert f"http://127.0.0.1:{port}/board?token=" in said
     assert "token --lead" in said
+
+
+def test_the_board_on_port_0_prints_the_port_it_bound_and_serves_there(project: Path, secret_file: Path) -> None:
+    command = [str(SCRIPT), "board", "--port", "0", "--project-root", str(project)]
+    with started(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        url = piped(process.stdout).readline().strip()
+        port = int(url.removeprefix("http://127.0.0.1:").split("/", 1)[0])
+        assert port > 0, url
+        answer = httpx2.get(url, follow_redirects=False, timeout=5)  # bound before the URL was printed
+    assert answer.status_code == 303
+
+
+def test_the_board_on_a_port_in_use_says_so_and_what_to_do(project: Path, secret_file: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        command = [str(SCRIPT), "board", "--port", str(port), "--project-root", str(project)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode != 0
+    assert done.stdout == ""  # no login URL for a board that is not there
+    assert f"port {port} is in use" in done.stderr
+    assert "--port 0" in done.stderr

@@ -166,3 +166,32 @@ async def test_a_task_the_lead_let_run_without_the_sandbox_says_so_on_every_surf
     (board,) = model.page(CHANGE, 0)["tasks"]
     assert scripted["link"] == board["link"] == said
     assert said in cli(capsys, "status", "--project-root", str(project))
+
+
+async def test_a_blocked_return_shows_its_reports_blocker_as_plain_text_on_every_surface(
+    settings_for: Callable[[Role], Settings],
+    project: Path,
+    lead: Client,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = open_store(settings_for("lead"))
+    ref = store.create_task(review()).ref
+    blocker = "Needs the <b>staging</b> key [bold]now[/bold]\nfrom ops; " + "x" * 2000
+    report = report_of(ref, status="blocked", focused=FOCUS, artifacts="none", verification="none", problems=blocker)
+    store.write_report(report, ref.change)
+    monkeypatch.setenv("COLUMNS", "400")
+    (row,) = (await call(lead, "handoff_status", change=CHANGE, view="all"))["tasks"]
+    (scripted,) = json.loads(cli(capsys, "status", "--json", "--project-root", str(project)))["tasks"]
+    model = BoardModel(store.queries, 3)
+    model.load()
+    (board,) = model.page(CHANGE, 0)["tasks"]
+    shown = "REPORT blocked: Needs the <b>staging</b> key [bold]now[/bold] from ops; xxx"
+    for surface in (row, scripted, board):
+        (said,) = [p for p in surface["problems"] if p.startswith("REPORT blocked: ")]
+        assert said.startswith(shown), surface
+        assert said.endswith("…"), said  # bounded: the rest is in the REPORT
+        assert len(said) < 400, said
+    assert row["problems"] == scripted["problems"] == board["problems"]
+    table = cli(capsys, "status", "--project-root", str(project))
+    assert "[bold]now[/bold]" in table  # written as text: rich markup in a REPORT is not applied

@@ -111,6 +111,14 @@ async def test_create_task_records_authorised_actions_and_stop_conditions_and_th
     )
 
 
+async def test_create_task_outside_git_answers_with_a_warning_that_the_task_has_no_base(lead: Client) -> None:
+    created = await call(lead, "create_task", **task_args())  # the project is in no git repository
+    (warning,) = created["warnings"]
+    assert warning.startswith("the task has no git base:")
+    assert "the audit cannot judge" in warning
+    assert "`git init` and commit" in warning
+
+
 async def test_a_full_cycle_passes_return_validation(lead: Client) -> None:
     created = await call(lead, "create_task", **task_args())
     written = await call(lead, "write_report", **report_args(created))

@@ -3,7 +3,8 @@
 ``handoff_status`` (MCP), ``handoff-mcp status`` (its table and ``--json``) and the board each
 render these facts and build none of their own: a task's state, claim, locator, REPORT proof,
 audit verdict, the last verification of its acceptance checks (``verify_task``, as this user's cache
-keeps it: ``evidence.verifications``), its problems, and the one reason it needs attention. A failed audit, a proof that
+keeps it: ``evidence.verifications``), its problems (a blocked or failed return's blocker among them,
+as its REPORT states it: plain text, cut short), and the one reason it needs attention. A failed audit, a proof that
 is not valid and an unreadable task are problems everywhere, so no summary shows such a task as a
 good return. A fact a surface should show is added here, once.
 
@@ -17,6 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from handoff_core.contract.ids import Ref
+from handoff_core.contract.markdown import sections
+from handoff_core.contract.values import visible
+from handoff_core.errors import HandoffError
+from handoff_core.layout import BLOCKER_SHOWN, REPORT_FILE, REPORT_NEXT
 from handoff_core.services.evidence.audit import MAX_AUDITS, audit_verdicts, audited
 from handoff_core.services.evidence.effects import RemoteAnswers
 from handoff_core.services.evidence.endings import ended_without_report
@@ -30,6 +35,7 @@ __all__ = [
     "TaskFacts",
     "attention_of",
     "auditable",
+    "blocker_of",
     "last_verified",
     "problems_of",
     "task_facts",
@@ -119,13 +125,32 @@ def _unverified(verified: Recorded | None) -> str:
     )
 
 
+def blocker_of(status: TaskStatus, queries: Queries | None) -> str:
+    """What stopped a blocked or failed return, as its REPORT's problems section says it: one line of
+    plain text (the executor's words: never markup, every invisible character spelled out), cut at
+    ``BLOCKER_SHOWN`` characters; "" for any other task."""
+    if queries is None or status.state != "returned" or status.report_status not in _TROUBLED_RETURNS:
+        return ""
+    said = f"REPORT {status.report_status}"
+    try:
+        data = queries.read_optional(status.ref, REPORT_FILE) or b""
+    except HandoffError as exc:
+        return f"{said}: its problems cannot be read ({exc.code}); read the REPORT"
+    text = sections(data.decode("utf-8", "replace")).get(REPORT_NEXT, "")
+    head = text[: 8 * BLOCKER_SHOWN]  # a long section costs no more than a short one
+    line = visible(head)
+    if line in ("", "无"):  # 无: none, as write_report fills a field left out
+        return f"{said}: its problems section names no blocker; read the REPORT"
+    cut = len(line) > BLOCKER_SHOWN or len(head) < len(text)
+    return f"{said}: {line[:BLOCKER_SHOWN]}…" if cut else f"{said}: {line}"
+
+
 def problems_of(
-    status: TaskStatus, audit: str = "", ended: str = "", verified: Recorded | None = None
+    status: TaskStatus, audit: str = "", ended: str = "", verified: Recorded | None = None, blocker: str = ""
 ) -> tuple[str, ...]:
     """Everything wrong with a task, in one list every surface shows alike."""
     found = [*status.problems, *status.notes, *(f"leftover temp file {name}" for name in status.temp_files)]
-    if ended:
-        found.append(ended)
+    found += [said for said in (ended, blocker) if said]
     if status.proof not in (None, "valid"):
         found.append(f"REPORT proof: {status.proof}")
     if audit not in ("", "passed"):
@@ -158,10 +183,11 @@ def attention_of(status: TaskStatus, audit: str = "", ended: str = "", verified:
     return rest[0] if rest else ""
 
 
-def task_facts(status: TaskStatus, now: float, audit: str = "", state_root: Path | None = None) -> TaskFacts:
-    """The facts every surface shows; with ``state_root``, an open task's session that ended without
-    its REPORT is among them, and a returned task's last verification."""
+def task_facts(status: TaskStatus, now: float, audit: str = "", queries: Queries | None = None) -> TaskFacts:
+    """The facts every surface shows; with ``queries``, an open task's session that ended without its
+    REPORT, a returned task's last verification and a blocked or failed return's blocker are among them."""
     scope = status.scope
+    state_root = queries.roots.state_root if queries is not None else None
     ended = ending_of(status, state_root)
     verified = verification_of(status, state_root)
     return TaskFacts(
@@ -178,6 +204,6 @@ def task_facts(status: TaskStatus, now: float, audit: str = "", state_root: Path
         proof=status.proof or "",
         audit=audit,
         verification=verified.verdict if verified is not None else "",
-        problems=problems_of(status, audit, ended, verified),
+        problems=problems_of(status, audit, ended, verified, blocker_of(status, queries)),
         attention=attention_of(status, audit, ended, verified),
     )

@@ -34,6 +34,7 @@ from handoff_core.layout import (
 )
 from handoff_core.services.rules.ownership import check_dispatch
 from handoff_core.services.tree.status import task_kind_and_scope
+from handoff_core.services.writing.workspaces import no_base_warning
 
 if TYPE_CHECKING:
     from handoff_core.services.writing.store import Store
@@ -150,6 +151,7 @@ def create_in(store: Store, sessions_fd: int, request: TaskRequest, body: TaskBo
         data = bounded(text.encode(), TASK_FILE)
         # Everything that can fail runs before the publish: nothing after it may.
         warnings = _attempt_warnings(store, request, body) if request.retry_of is not None else ()
+        warnings += tuple(filter(None, [no_base_warning(store.roots.project_root, body.kind, body.scope)]))
         if (anchor := store.queries.anchor) is not None:
             anchor.govern()  # the state root is the Lead's before its first anchored TASK is (``governance``)
         task_fd = open_dir(round_fd, task_id, create=True)  # refuses case/Unicode collisions

@@ -6,7 +6,8 @@ as the base its audit starts from. A ``required`` task given a branch and no wor
 another machine and pushes that branch to the project's git remote: the base is the branch's tip
 there, or, for a new branch, the Lead's ``HEAD``, which the remote must already hold.
 A ``current`` task in a repository records ``HEAD`` and the
-paths already dirty, so that they are never blamed on its executor.
+paths already dirty, so that they are never blamed on its executor; one that records neither (outside
+git, or in a repository with no commit) is dispatched with a warning: its audit cannot judge it.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from handoff_core.contract.scope import MAX_DIRTY, Scope
 from handoff_core.errors import GitError, WorkspaceRefused
 from handoff_core.files import git, git_remote
 from handoff_core.layout import Kind
+from handoff_core.services.evidence.audit import audited
 
-__all__ = ["pin_workspace", "push_target"]
+__all__ = ["no_base_warning", "pin_workspace", "push_target"]
 
 _HEADS = "refs/heads/"
 
@@ -109,6 +111,22 @@ def pin_workspace(project: Path, state_root: Path, kind: Kind, scope: Scope) -> 
     for path in dirty[:MAX_DIRTY]:
         _printable(path, "the path dirty at dispatch")
     return scope._replace(base=head or "", dirty=tuple(dirty[:MAX_DIRTY]))
+
+
+def no_base_warning(project: Path, kind: Kind, scope: Scope) -> str | None:
+    """What a ``current`` implementation task pinned with nothing to judge it by lacks, and what to do;
+    None when its audit can judge it (``audit.audited``)."""
+    if kind != "implementation" or scope.workspace != "current" or audited(scope):
+        return None
+    where = (
+        f"{project} is in no git repository"
+        if git.work_tree_of(Path(os.path.realpath(project))) is None
+        else f"the repository at {project} has no commit"
+    )
+    return (
+        f"the task has no git base: {where}, so the audit cannot judge what its executor changes. Run "
+        "`git init` and commit the project (git add -A && git commit), then dispatch the next task"
+    )
 
 
 def push_target(project: Path, scope: Scope) -> str:

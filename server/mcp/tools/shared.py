@@ -124,9 +124,7 @@ def tools(services: Services) -> list[Tool]:
         audits = AuditBudget(queries)  # a few git calls per returned worktree task, for the page only
 
         def sent_bytes(status: TaskStatus) -> int:
-            rows[str(status.ref)] = row = _task_state(
-                task_facts(status, now, audits.verdict(status), queries.roots.state_root)
-            )
+            rows[str(status.ref)] = row = _task_state(task_facts(status, now, audits.verdict(status), queries))
             return _sent_bytes(row)
 
         with queries.page_judge(every) as judge:

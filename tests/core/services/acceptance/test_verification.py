@@ -25,7 +25,7 @@ def calc(project: Path, state_root: Path, tmp_path: Path) -> Calc:
 
 
 def all_facts(calc: Calc) -> list[TaskFacts]:
-    return [task_facts(s, 0.0, state_root=calc.store.roots.state_root) for s in calc.store.queries.status()]
+    return [task_facts(s, 0.0, queries=calc.store.queries) for s in calc.store.queries.status()]
 
 
 def facts_of(calc: Calc) -> TaskFacts:

@@ -309,7 +309,7 @@ def test_a_retry_cites_the_earlier_report_and_waits_for_it(store: Store) -> None
     retry = store.create_task(implementation("implement-a1-fix", retry_of=first))
     text = (store.roots.task_dir(retry.ref) / "TASK.md").read_text()
     assert f"Retry of `{first}`: read its REPORT.md first" in text
-    assert retry.warnings == ()
+    assert not any("earlier attempts" in warning for warning in retry.warnings)  # one failure is no pattern
 
 
 def test_a_fourth_attempt_after_three_failures_warns(store: Store) -> None:

@@ -33,6 +33,7 @@ from handoff_core.layout import MAX_FILE_BYTES
 from handoff_core.services.writing.store import Store
 from tests.conftest import CHANGE, implementation, make_change, report_of, review
 from tests.core.contract.test_report import captured_text
+from tests.core.evidence.gitrepo import git, write
 
 FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
 
@@ -421,3 +422,25 @@ def test_a_change_that_does_not_exist_is_refused_naming_the_readme_to_create(sto
     with pytest.raises(ChangeNotFound) as caught:
         store.create_task(implementation(change="2026-12-01-missing"))
     assert "specdev/changes/2026-12-01-missing/README.md holding the line 'Outcome: active'" in caught.value.message
+
+
+def test_a_current_task_dispatched_outside_git_warns_that_it_has_no_base_and_what_to_do(store: Store) -> None:
+    (warning,) = store.create_task(implementation()).warnings
+    assert "no git base" in warning
+    assert "audit cannot judge" in warning
+    assert "git init" in warning
+    assert store.create_task(review()).warnings == ()  # a read-only task is not audited: nothing is missing
+
+
+def test_a_current_task_in_a_repository_without_a_commit_warns_and_one_with_a_commit_does_not(
+    store: Store, project: Path
+) -> None:
+    git(project, "init", "-q", "-b", "main")
+    first = store.create_task(implementation())
+    (warning,) = first.warnings
+    assert "has no commit" in warning
+    store.release_writer(first.ref, "none", "never started")  # the current tree holds one writer
+    write(project, "src/a1/core.py")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "initial")
+    assert store.create_task(implementation("implement-a2")).warnings == ()
