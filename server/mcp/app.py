@@ -1,10 +1,11 @@
-"""The MCP adapter: one MCPServer per role. Each tool gets the services and calls one core function;
-``registration`` turns core refusals into tool errors for every tool at once.
+"""The MCP adapter: one MCPServer per role. Each tool is a module-level function that calls one core
+function; the SDK resolves its ``Services`` (``registration.ServicesArg``: the server's ``services``,
+made on first use) and ``registration`` turns core refusals into tool errors for every tool at once.
 
 A server answers ``initialize`` before it builds its tools: ``DeferredTools`` imports the tool modules
-(and, through them, most of the core) and builds every tool and their ``Services`` the first time
-anything asks for a tool (``tools/list``, a call), all at once. Start-up to the first answer pays the
-SDK, the settings and this module; the tools are there, complete, before any answer that names them.
+(and, through them, most of the core) and builds every tool the first time anything asks for a tool
+(``tools/list``, a call), all at once. Start-up to the first answer pays the SDK, the settings and
+this module; the tools are there, complete, before any answer that names them.
 ``HandoffServer`` lists and calls them through the SDK's public ``list_tools`` and ``call_tool``.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
@@ -75,11 +77,13 @@ class HandoffServer(MCPServer):
     """An MCPServer that answers a call to the other role's tool by naming the role and the way out, and
     scopes every call to one task: behind the HTTP executor endpoint the one its bearer token names, on
     stdio the one given with ``--ref`` (``task``). The check itself is ``services.check_scope``, run by
-    every tool (``registration``) and every resource read, against ``TASK_SCOPE`` set here."""
+    every tool (``registration``) and every resource read, against ``TASK_SCOPE`` set here. ``services``
+    is what its tools' ``ServicesArg`` resolves to."""
 
     def __init__(
         self,
         role: Role,
+        services: Callable[[], Services],
         task_scoped: bool = False,
         task: Ref | None = None,
         tools: Callable[[], list[Tool]] = list,
@@ -87,6 +91,7 @@ class HandoffServer(MCPServer):
     ) -> None:
         super().__init__("handoff-mcp", **kwargs)
         self.role, self.task_scoped, self.task = role, task_scoped, task
+        self.services = services
         self.tools = DeferredTools(tools)
 
     def _scope(self, context: Context[Any, Any] | None) -> Ref | None:
@@ -171,14 +176,13 @@ class Deferred:
         return self._made
 
 
-def role_tools(role: Role, services: Services) -> list[Tool]:
+def role_tools(role: Role) -> list[Tool]:
     """Every tool of ``role``, in its one list's order (``config.ROLE_TOOLS``)."""
     from server.mcp.tools import coordination, exchange, history, lead, shared, writer
 
-    tools = shared.tools(services) + history.shared(services)
+    tools = shared.tools() + history.shared()
     if role == "lead":
-        tools += lead.tools(services) + history.lead(services) + exchange.tools(services)
-        tools += writer.tools(services) + coordination.tools(services)
+        tools += lead.tools() + history.lead() + exchange.tools() + writer.tools() + coordination.tools()
     return tools
 
 
@@ -201,12 +205,13 @@ def build_server(settings: Settings, http: HttpOptions | None = None) -> MCPServ
         }
     server = HandoffServer(
         settings.role,
+        services,
         task_scoped=http is not None and settings.role == "executor",
         task=settings.task if settings.role == "executor" else None,
         instructions=INSTRUCTIONS[settings.role],
         version=version("handoff-mcp"),  # the installed package's, never a second literal
         log_level="WARNING",
-        tools=lambda: role_tools(settings.role, services()),
+        tools=partial(role_tools, settings.role),
         **extra,
     )
     _register_resources(server, services)

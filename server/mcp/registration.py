@@ -1,5 +1,9 @@
 """The one registration point for tools: every tool is a ``HandoffTool`` built by ``tool()``.
 
+A tool is a module-level function; what it needs besides its arguments it declares as a parameter the
+SDK resolves before the body runs (``Annotated[T, Resolve(fn)]``, left out of the schema): ``ServicesArg``
+is the server's ``Services``, made on first use (``services_of``).
+
 Every tool call passes ``services.check_scope`` here, before its body runs: a task's session is held
 to its task by the parameters the tool declares, one check for every tool.
 
@@ -23,15 +27,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import Any, get_type_hints
+from typing import Annotated, Any, get_type_hints
 
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError, UnexpectedToolError
+from mcp.server.mcpserver.resolve import Resolve
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from handoff_core.errors import HandoffError, InvalidArguments, NotFound
-from server.mcp.services import check_scope
+from server.mcp.services import Services, check_scope
 
 __all__ = [
     "CREATE",
@@ -39,8 +45,10 @@ __all__ = [
     "REPLACE",
     "WRITE_ONCE",
     "HandoffTool",
+    "ServicesArg",
     "resource_errors",
     "sent_whole",
+    "services_of",
     "tool",
     "tool_errors",
     "untitled",
@@ -54,6 +62,20 @@ READ_ONLY = ToolAnnotations(read_only_hint=True)
 CREATE = ToolAnnotations(destructive_hint=False)
 WRITE_ONCE = ToolAnnotations(destructive_hint=False, idempotent_hint=True)
 REPLACE = ToolAnnotations(idempotent_hint=True)  # a config file, replaced whole: the old content is gone
+
+
+async def services_of(ctx: Context[Any, Any]) -> Services:
+    """The ``Services`` of the server a call came to (``app.HandoffServer.services``), made on first use."""
+    made = getattr(ctx.mcp_server, "services", None)
+    if made is None:
+        raise RuntimeError(f"{type(ctx.mcp_server).__name__} holds no handoff services; serve tools with HandoffServer")
+    services = made()
+    assert isinstance(services, Services)
+    return services
+
+
+# A tool's parameter for the server's Services: resolved by the SDK, not part of the tool's schema.
+ServicesArg = Annotated[Services, Resolve(services_of)]
 
 
 def _argument_problems(error: ValidationError) -> str:
@@ -102,10 +124,12 @@ class HandoffTool(Tool):
     summary: Callable[[dict[str, Any]], str] | None = Field(default=None, exclude=True)
     # Held around the body, the result's checks and its summary: what yields to an answer being made
     # (``Queries.answering``) waits for all of it, not for the body alone.
-    answering: Callable[[], AbstractContextManager[None]] | None = Field(default=None, exclude=True)
+    answering: Callable[[Services], AbstractContextManager[None]] | None = Field(default=None, exclude=True)
 
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
-        with self.answering() if self.answering is not None else nullcontext():
+        with tool_errors(self.name):  # the services are made on first use: a refusal to make them is one too
+            held = nullcontext() if self.answering is None else self.answering(await services_of(context))
+        with held:
             with tool_errors(self.name):
                 check_scope(self.name, self.parameters.get("properties", {}), arguments)  # before any tool body
                 result = await super().run(arguments, context, convert_result)
@@ -159,7 +183,7 @@ def tool(
     fn: Callable[..., Any],
     annotations: ToolAnnotations,
     summary: Callable[[dict[str, Any]], str] | None = None,
-    answering: Callable[[], AbstractContextManager[None]] | None = None,
+    answering: Callable[[Services], AbstractContextManager[None]] | None = None,
 ) -> Tool:
     # Evaluated once here: the SDK reads a function's string annotations (``from __future__ import
     # annotations``) three times over, each an ``eval`` per parameter, while the server starts.

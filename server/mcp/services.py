@@ -1,5 +1,5 @@
-"""What every tool body needs: the settings, the store (writes), the queries (reads), the token secret;
-and the scope a task's session is held to.
+"""What every tool body needs: the settings, the store (writes), the queries (reads), the token secret,
+the status answers being made; and the scope a task's session is held to.
 
 Light to import: a server answers ``initialize`` before it builds its tools and their ``Services``
 (``app.DeferredTools``), so the store, the queries and the broker are imported when first built.
@@ -16,6 +16,7 @@ from handoff_core.contract.ids import Ref, parse_ref
 from handoff_core.errors import HandoffError, ScopeRefused
 from handoff_core.layout import REPORT_FILE
 from server.config import Settings
+from server.mcp.answers import SharedAnswers
 
 if TYPE_CHECKING:
     from handoff_core.contract.anchor import TaskAnchor
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from handoff_core.services.handoffs.session_handoff import HandoffDoc
     from handoff_core.services.tree.queries import Queries
     from handoff_core.services.writing.store import Store, StoredDocument
+    from server.mcp.models import Status
 
 __all__ = [
     "HANDOFF_URI",
@@ -152,6 +154,7 @@ class Services:
             self.store.queries.use_anchor(lambda: task_anchor(self.secret(), settings.state_root, settings.secret_file))
         self.queries: Queries = self.store.queries
         self._secret: bytes | None = None
+        self.status_answers: SharedAnswers[Status] = SharedAnswers()  # sessions asking at once share one
 
     def dispatched(self, ref: Ref) -> None:
         """A TASK was just published: whoever must know before any watcher tells them is told."""

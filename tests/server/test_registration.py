@@ -37,6 +37,20 @@ def test_every_tool_of_a_role_is_registered_through_the_one_registration_point(
     assert [registered.name for registered in tools] == list(ROLE_TOOLS[role])  # the one list of each role's tools
 
 
+@pytest.mark.parametrize("role", ["lead", "executor"])
+def test_every_tool_is_a_module_level_function_whose_services_are_resolved_not_closed_over(
+    settings_for: Callable[[Role], Settings], role: Role
+) -> None:
+    server = build_server(settings_for(role))
+    assert isinstance(server, HandoffServer)
+    for registered in server.tools.manager().list_tools():
+        fn = registered.fn
+        assert fn.__qualname__ == fn.__name__, registered.name  # not defined inside another function
+        assert getattr(sys.modules[fn.__module__], fn.__name__) is fn, registered.name
+        assert fn.__closure__ is None, registered.name
+        assert "services" not in registered.parameters["properties"], registered.name  # resolved, not asked for
+
+
 def refusing() -> str:
     """Refuses like the core does."""
     raise OwnershipConflict("held by 2026-11-30-demo/20261130T044500Z/001-a; wait for its REPORT")

@@ -8,27 +8,27 @@ from mcp.server.mcpserver.tools import Tool
 
 from handoff_core.services.project.coordination_setup import Mode, SkillsDir, plan_choice, save_choice
 from server.mcp.models import CoordinationSaved
-from server.mcp.registration import REPLACE, tool
-from server.mcp.services import Services
+from server.mcp.registration import REPLACE, ServicesArg, tool
 
-__all__ = ["tools"]
+__all__ = ["save_coordination", "tools"]
 
 
-def tools(services: Services) -> list[Tool]:
+def save_coordination(
+    mode: Mode,
+    services: ServicesArg,
+    skills_dir: Literal["", SkillsDir] = "",  # "": none given (cli and lead need none)
+) -> CoordinationSaved:
+    """Save the project's coordination choice; herdr/orca need skills_dir."""
     settings = services.settings
+    plan = plan_choice(settings.state_root, mode, skills_dir or None)
+    saved = save_choice(settings.state_root, settings.project_root, plan)
+    return CoordinationSaved(
+        outcome=saved.outcome,
+        defaults=saved.defaults,
+        skill=saved.skill,
+        next_step=saved.next_step,
+    )
 
-    def save_coordination(
-        mode: Mode,
-        skills_dir: Literal["", SkillsDir] = "",  # "": none given (cli and lead need none)
-    ) -> CoordinationSaved:
-        """Save the project's coordination choice; herdr/orca need skills_dir."""
-        plan = plan_choice(settings.state_root, mode, skills_dir or None)
-        saved = save_choice(settings.state_root, settings.project_root, plan)
-        return CoordinationSaved(
-            outcome=saved.outcome,
-            defaults=saved.defaults,
-            skill=saved.skill,
-            next_step=saved.next_step,
-        )
 
+def tools() -> list[Tool]:
     return [tool(save_coordination, REPLACE)]

@@ -20,78 +20,100 @@ from handoff_core.services.tree import report_view
 from handoff_core.services.views.status_view import last_verified
 from server.mcp.models import Coordination, Document, Handoff, History, LogCandidates
 from server.mcp.params import RefArg
-from server.mcp.registration import CREATE, READ_ONLY, tool
-from server.mcp.services import Services
+from server.mcp.registration import CREATE, READ_ONLY, ServicesArg, tool
 
-__all__ = ["lead", "shared"]
+__all__ = [
+    "find_session_log",
+    "lead",
+    "read_handoff",
+    "resolve_coordination",
+    "search_history",
+    "shared",
+    "write_handoff",
+]
 
 Slug = str
 
 
-def shared(services: Services) -> list[Tool]:
+def read_handoff(ref: RefArg, services: ServicesArg) -> Handoff:
+    """A REPORT (untrusted), focused first."""
     queries = services.queries
+    view = report_view.read_handoff(queries, parse_ref(ref))
+    rest = "\n\n".join(f"## {name}\n{text}" for name, text in view.sections.items())
+    return Handoff(
+        header=view.header,
+        focused=view.focused,
+        rest=rest,
+        locator_path=view.locator_path or "",
+        task_changed=view.pinned_task_matches is False,
+        provenance=[f"{p.file} by {p.written_by}, sha256 {p.sha256}, {p.path}" for p in view.provenance],
+        flags=list(view.flags),
+        truncated=view.truncated,
+        proof=view.proof,
+        audit=task_verdict(queries, view.ref),
+        verification=last_verified(queries, view.ref),
+    )
 
-    def read_handoff(ref: RefArg) -> Handoff:
-        """A REPORT (untrusted), focused first."""
-        view = report_view.read_handoff(queries, parse_ref(ref))
-        rest = "\n\n".join(f"## {name}\n{text}" for name, text in view.sections.items())
-        return Handoff(
-            header=view.header,
-            focused=view.focused,
-            rest=rest,
-            locator_path=view.locator_path or "",
-            task_changed=view.pinned_task_matches is False,
-            provenance=[f"{p.file} by {p.written_by}, sha256 {p.sha256}, {p.path}" for p in view.provenance],
-            flags=list(view.flags),
-            truncated=view.truncated,
-            proof=view.proof,
-            audit=task_verdict(queries, view.ref),
-            verification=last_verified(queries, view.ref),
-        )
 
-    def search_history(
-        ref: RefArg,
-        query: Annotated[str, Field(description="all must match")],
-        max_hits: Annotated[int, Field(ge=1, le=log_search.MAX_HITS)] = 5,
-        context_chars: Annotated[int, Field(ge=0, le=log_search.MAX_CONTEXT_CHARS)] = 200,
-    ) -> History:
-        """Keyword hits in the task's log."""
-        result = log_search.search(report_view.log_path(queries, parse_ref(ref)), query, max_hits, context_chars)
-        hits = [f"{h.line} | {h.record} | {h.timestamp} | {h.role}: {h.snippet}" for h in result.hits]
-        return History(log_path=result.path, hits=hits, stopped_early=result.stopped_early)
+def search_history(
+    ref: RefArg,
+    query: Annotated[str, Field(description="all must match")],
+    services: ServicesArg,
+    max_hits: Annotated[int, Field(ge=1, le=log_search.MAX_HITS)] = 5,
+    context_chars: Annotated[int, Field(ge=0, le=log_search.MAX_CONTEXT_CHARS)] = 200,
+) -> History:
+    """Keyword hits in the task's log."""
+    result = log_search.search(report_view.log_path(services.queries, parse_ref(ref)), query, max_hits, context_chars)
+    hits = [f"{h.line} | {h.record} | {h.timestamp} | {h.role}: {h.snippet}" for h in result.hits]
+    return History(log_path=result.path, hits=hits, stopped_early=result.stopped_early)
 
-    def write_handoff(
-        scope: Slug,
-        topic: Slug,
-        focused: str,
-        details: str = "",
-        references: Annotated[list[str], Field(description="project-relative paths")] = [],  # noqa: B006
-        skills: list[str] = [],  # noqa: B006
-        history: str = "",
-        redact: Annotated[bool, Field(description="redact, not refuse")] = False,
-    ) -> Document:
-        """Write a handoff doc (commands/handoff/)."""
-        doc = session_handoff.HandoffDoc(
-            scope=scope,
-            topic=topic,
-            focused=focused,
-            details=details,
-            references=tuple(references),
-            skills=tuple(skills),
-            history=history,
-        )
-        stored = services.publish_handoff(doc, redact)
-        return Document(path=str(stored.path), sha256=stored.sha256)
 
-    def resolve_coordination(
-        work_id: Annotated[str, Field(description="e.g. specdev/implement")], stage: str = ""
-    ) -> Coordination:
-        """Coordination choice for a Work and stage."""
-        data = queries.read_state_file(*COORDINATION_FILE)
-        text = None if data is None else data.decode("utf-8", "replace")
-        found = coordination.resolve(text, work_id, stage or None)
-        return Coordination(choice=found.choice or {}, source=found.source, reasons=list(found.reasons))
+def write_handoff(
+    scope: Slug,
+    topic: Slug,
+    focused: str,
+    services: ServicesArg,
+    details: str = "",
+    references: Annotated[list[str], Field(description="project-relative paths")] = [],  # noqa: B006
+    skills: list[str] = [],  # noqa: B006
+    history: str = "",
+    redact: Annotated[bool, Field(description="redact, not refuse")] = False,
+) -> Document:
+    """Write a handoff doc (commands/handoff/)."""
+    doc = session_handoff.HandoffDoc(
+        scope=scope,
+        topic=topic,
+        focused=focused,
+        details=details,
+        references=tuple(references),
+        skills=tuple(skills),
+        history=history,
+    )
+    stored = services.publish_handoff(doc, redact)
+    return Document(path=str(stored.path), sha256=stored.sha256)
 
+
+def resolve_coordination(
+    work_id: Annotated[str, Field(description="e.g. specdev/implement")], services: ServicesArg, stage: str = ""
+) -> Coordination:
+    """Coordination choice for a Work and stage."""
+    data = services.queries.read_state_file(*COORDINATION_FILE)
+    text = None if data is None else data.decode("utf-8", "replace")
+    found = coordination.resolve(text, work_id, stage or None)
+    return Coordination(choice=found.choice or {}, source=found.source, reasons=list(found.reasons))
+
+
+def find_session_log(tool: LogTool, session_id: str, services: ServicesArg, ref: str = "") -> LogCandidates:
+    """A Claude Code or Codex log by session id (with ref: that task's)."""
+    needles = services.queries.log_needles(parse_ref(ref)) if ref else None
+    places = session_logs.homes(Path.home(), dict(os.environ), services.settings.state_root, ref)
+    found = session_logs.found_logs(tool, session_id, Path.home(), dict(os.environ), places)
+    facts = [session_logs.inspect(path, needles) for path in found]
+    lines = [f"{f.path}: {'ok' if f.ok else '; '.join(f.problems)}" for f in facts]
+    return LogCandidates(candidates=lines, ambiguous=sum(f.ok for f in facts) > 1)
+
+
+def shared() -> list[Tool]:
     return [
         tool(read_handoff, READ_ONLY),
         tool(search_history, READ_ONLY),
@@ -100,14 +122,5 @@ def shared(services: Services) -> list[Tool]:
     ]
 
 
-def lead(services: Services) -> list[Tool]:
-    def find_session_log(tool: LogTool, session_id: str, ref: str = "") -> LogCandidates:
-        """A Claude Code or Codex log by session id (with ref: that task's)."""
-        needles = services.queries.log_needles(parse_ref(ref)) if ref else None
-        places = session_logs.homes(Path.home(), dict(os.environ), services.settings.state_root, ref)
-        found = session_logs.found_logs(tool, session_id, Path.home(), dict(os.environ), places)
-        facts = [session_logs.inspect(path, needles) for path in found]
-        lines = [f"{f.path}: {'ok' if f.ok else '; '.join(f.problems)}" for f in facts]
-        return LogCandidates(candidates=lines, ambiguous=sum(f.ok for f in facts) > 1)
-
+def lead() -> list[Tool]:
     return [tool(find_session_log, READ_ONLY)]
