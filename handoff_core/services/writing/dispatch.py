@@ -6,7 +6,7 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from handoff_core.contract.anchor import anchored
 from handoff_core.contract.change import ChangeFacts
@@ -37,11 +37,24 @@ from handoff_core.services.tree.status import task_kind_and_scope
 from handoff_core.services.writing.workspaces import no_base_warning
 
 if TYPE_CHECKING:
-    from handoff_core.services.writing.store import Store
+    from datetime import datetime
+
+    from handoff_core.files.task_dir import Roots
+    from handoff_core.services.tree.queries import Queries
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["TaskRequest", "bounded", "checked_body", "create_in", "require_active"]
+__all__ = ["DispatchStore", "TaskRequest", "bounded", "checked_body", "create_in", "require_active"]
+
+
+class DispatchStore(Protocol):
+    """What a dispatch needs of the store that publishes it (``store.Store``): named here, so that this
+    module never imports the store that imports it."""
+
+    roots: Roots
+    queries: Queries
+    clock: Callable[[], datetime]
+    writer_cap: int
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -71,7 +84,7 @@ def bounded(data: bytes, name: str) -> bytes:
     return data
 
 
-def _ticket(store: Store, ref: Ref) -> str | None:
+def _ticket(store: DispatchStore, ref: Ref) -> str | None:
     try:
         return store.queries.read_task(ref)[0].ticket
     except HandoffError as exc:  # an unreadable earlier TASK counts as one without a ticket
@@ -95,7 +108,7 @@ def require_active(facts: ChangeFacts, change_fd: int) -> None:
     raise ChangeNotActive(f"{why} the one line '{ACTIVE_LINE}'")
 
 
-def checked_body(store: Store, request: TaskRequest) -> TaskBody:
+def checked_body(store: DispatchStore, request: TaskRequest) -> TaskBody:
     """The request's ids and text checked, citing what it retries: all of it before anything is made."""
     check_change(request.change)
     if request.session is not None:
@@ -135,7 +148,7 @@ def round_for(sessions_fd: int, request: TaskRequest) -> str | None:
     return newest_round(sessions_fd)
 
 
-def create_in(store: Store, sessions_fd: int, request: TaskRequest, body: TaskBody) -> StoredFile:
+def create_in(store: DispatchStore, sessions_fd: int, request: TaskRequest, body: TaskBody) -> StoredFile:
     """The TASK of ``request`` in its round: an identical one created just before, or a new one published."""
     if not request.force_new and (earlier := _find_retry(store, sessions_fd, request, body)) is not None:
         return earlier
@@ -168,7 +181,7 @@ def create_in(store: Store, sessions_fd: int, request: TaskRequest, body: TaskBo
         os.close(round_fd)
 
 
-def _citing(store: Store, earlier: Ref, body: TaskBody) -> TaskBody:
+def _citing(store: DispatchStore, earlier: Ref, body: TaskBody) -> TaskBody:
     """The new task cites the earlier one's REPORT (or RELEASE); refused while it may still be writing."""
     snapshot = store.queries.snapshot(earlier)
     if not snapshot.task_found or snapshot.file(TASK_FILE).kind == "missing":
@@ -185,7 +198,7 @@ def _citing(store: Store, earlier: Ref, body: TaskBody) -> TaskBody:
     return body._replace(inputs=f"{body.inputs}\n{cite}", scope=body.scope._replace(retry_of=str(earlier)))
 
 
-def _reviewing(store: Store, earlier: Ref, body: TaskBody) -> TaskBody:
+def _reviewing(store: DispatchStore, earlier: Ref, body: TaskBody) -> TaskBody:
     """A review pinned to the reported checkpoint of ``earlier``, citing its REPORT; refused while it
     may still be writing [seed 001 execution-policy: 测试、审查不读正在漂移的候选]."""
     if body.kind not in REVIEWING_KINDS:
@@ -218,7 +231,7 @@ def _reviewing(store: Store, earlier: Ref, body: TaskBody) -> TaskBody:
     return body._replace(inputs=f"{body.inputs}\n{cite}", scope=scope)
 
 
-def _attempt_warnings(store: Store, request: TaskRequest, body: TaskBody) -> tuple[str, ...]:
+def _attempt_warnings(store: DispatchStore, request: TaskRequest, body: TaskBody) -> tuple[str, ...]:
     """After three blocked or failed attempts on one topic or ticket, the Lead is told before a fourth."""
     ended = [t for t in store.queries.status(request.change) if t.report_status in UNFINISHED_STATUSES]
     by_topic = [t for t in ended if t.ref.task.split("-", 1)[-1] == request.topic]
@@ -229,7 +242,7 @@ def _attempt_warnings(store: Store, request: TaskRequest, body: TaskBody) -> tup
     return (f"{count} earlier attempts on this topic or ticket ended blocked or failed: reconsider the plan",)
 
 
-def _find_retry(store: Store, sessions_fd: int, request: TaskRequest, body: TaskBody) -> StoredFile | None:
+def _find_retry(store: DispatchStore, sessions_fd: int, request: TaskRequest, body: TaskBody) -> StoredFile | None:
     """The task an identical earlier request created (a caller that never saw the answer)."""
     target = round_for(sessions_fd, request)
     rounds = [target] if target else recent_rounds(sessions_fd, store.clock())
@@ -242,14 +255,14 @@ def _find_retry(store: Store, sessions_fd: int, request: TaskRequest, body: Task
     return store.roots.stored(Ref(request.change, found[0], found[1]), TASK_FILE, found[2], False)
 
 
-def _rendered(store: Store, request: TaskRequest, body: TaskBody, ref: Ref) -> str:
+def _rendered(store: DispatchStore, request: TaskRequest, body: TaskBody, ref: Ref) -> str:
     """The TASK's text, anchored when the store's reader holds the Lead's anchor (``contract.anchor``)."""
     text = render_checked(_task_of(store, request, body, ref))
     anchor = store.queries.anchor
     return anchored(text, anchor.key, str(ref)) if anchor is not None else text
 
 
-def _task_of(store: Store, request: TaskRequest, body: TaskBody, ref: Ref) -> Task:
+def _task_of(store: DispatchStore, request: TaskRequest, body: TaskBody, ref: Ref) -> Task:
     report_path = store.roots.shown(store.roots.task_dir(ref) / REPORT_FILE)
     check = request.token_check(ref) if request.token_check else None
     key = request.signing_key(ref) if request.signing_key else None
