@@ -8,6 +8,7 @@
 ``cli``   the ``handoff-mcp`` command.
 
 Shared by all three: ``config`` (settings and roles), ``discovery`` (finding the project),
-``client_config`` (the configurations printed for agent CLIs) and ``logs``. ``cli`` and ``web``
+``client_config`` (a client's launch), ``client_forms`` (the configurations printed for agent CLIs,
+in ``claude_config`` and ``codex_config`` forms) and ``logs``. ``cli`` and ``web``
 may use ``mcp``; ``mcp`` uses neither.
 """

@@ -11,15 +11,9 @@ from handoff_core.contract.values import visible
 from handoff_core.errors import ConfigError, HandoffError
 from handoff_core.services.capabilities.tokens import executor_session_id, lead_token, load_secret, reprinted_token
 from handoff_core.services.project.coordination_setup import plan_choice, save_choice
-from server.client_config import (
-    Client,
-    ExecutorTask,
-    Launch,
-    claude_settings,
-    http_launch,
-    launch_for,
-    render,
-)
+from server.claude_config import claude_settings
+from server.client_config import Client, ExecutorTask, Launch, http_launch, launch_for
+from server.client_forms import render
 from server.config import Settings
 from server.mcp.services import open_store
 

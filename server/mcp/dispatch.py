@@ -9,15 +9,10 @@ from handoff_core.contract.scope import read_scope
 from handoff_core.layout import FOCUSED_LENGTH
 from handoff_core.services.writing.store import StoredFile
 from handoff_core.services.writing.workspaces import push_target
-from server.client_config import (
-    ExecutorTask,
-    claude_settings,
-    codex_args,
-    commands,
-    http_launch,
-    launch_for,
-    render,
-)
+from server.claude_config import claude_settings
+from server.client_config import ExecutorTask, http_launch, launch_for
+from server.client_forms import commands, render
+from server.codex_config import codex_args
 from server.config import Settings
 from server.mcp.models import ExecutorConfig
 
