@@ -1,18 +1,25 @@
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
-from bench.requests import DEMO, implementation, report_of, review
+from bench.loopback import loopback_listener, served
+from handoff_core.services.capabilities.tokens import lead_token, load_secret
 from handoff_core.services.writing.store import Store
-from tests import leftovers
+from server.config import Settings
+from server.web.auth import Endpoint
+from server.web.team import team_app
+from tests.support import leftovers
+from tests.support.changes import make_change
+from tests.support.gitrepo import git, make_repo
+from tests.support.remote import Elsewhere
+from tests.support.team import Team
 
-CHANGE = DEMO
 _ADOPTING = pytest.StashKey[bool]()  # whether this run adopts orphans, to find what tests leave behind
-__all__ = ["CHANGE", "implementation", "make_change", "report_of", "review"]
 
 # Same examples on every run (no example database, derandomized), and no per-example deadline:
 # a loaded CI machine must not turn a slow example into a failure.
@@ -45,13 +52,6 @@ def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
-def make_change(state_root: Path, change: str = CHANGE, outcome: str = "active") -> Path:
-    path = state_root / "specdev" / "changes" / change
-    path.mkdir(parents=True)
-    (path / "README.md").write_text(f"# {change}\n\nOutcome: {outcome}\n")
-    return path
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
@@ -67,6 +67,31 @@ def state_root(project: Path) -> Path:
 @pytest.fixture
 def store(project: Path, state_root: Path) -> Store:
     return Store(state_root, project)
+
+
+# The HTTP team server (the Lead's), served on loopback for a test; and a clone elsewhere, as an executor's machine.
+@pytest.fixture
+async def team(project: Path, state_root: Path, secret_file: Path) -> AsyncIterator[Team]:
+    listener = loopback_listener()
+    endpoint = Endpoint("127.0.0.1", listener.getsockname()[1])
+    app = team_app(
+        Settings(role="lead", project_root=project, state_root=state_root, secret_file=secret_file), endpoint
+    )
+    async with served(app, listener):
+        yield Team(endpoint, lead_token(load_secret(secret_file), state_root), state_root)
+
+
+@pytest.fixture
+def elsewhere(tmp_path: Path, project: Path) -> Elsewhere:
+    make_repo(project)  # the Lead's repository; its handoff tree is ignored, so no clone holds it
+    bare = tmp_path / "shared.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    git(project, "remote", "add", "origin", str(bare))
+    git(project, "push", "-q", "-u", "origin", "main")
+    home = tmp_path / "elsewhere"
+    home.mkdir()
+    git(home, "clone", "-q", str(bare), "clone")
+    return Elsewhere(home, home / "clone", bare)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

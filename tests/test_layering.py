@@ -267,3 +267,30 @@ LONG_ELSEWHERE = (
 def test_no_module_is_longer_than_350_lines() -> None:
     lengths = {str(path.relative_to(ROOT)): len(path.read_text().splitlines()) for path in project_modules()}
     assert {name: n for name, n in lengths.items() if n > MAX_LINES and name not in LONG_ELSEWHERE} == {}
+
+
+def imports_outside_support(path: Path) -> list[str]:
+    """The ``tests`` modules ``path`` imports from outside ``tests.support``, anywhere in it."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return sorted(name for name in found if name.split(".")[0] == "tests" and not name.startswith("tests.support."))
+
+
+def test_a_test_module_imported_by_another_is_caught(tmp_path: Path) -> None:
+    source = tmp_path / "test_x.py"
+    source.write_text("from tests.support.calls import call\ndef f():\n    from tests.server.test_tools import call\n")
+    assert imports_outside_support(source) == ["tests.server.test_tools.call"]
+
+
+def test_shared_test_helpers_are_imported_from_tests_support_only() -> None:
+    """No test module, conftest or helper elsewhere in tests/ is imported by another module: what the
+    tests share lives in tests/support, and conftest.py holds fixtures."""
+    paths = [*(ROOT / "tests").rglob("*.py"), *(ROOT / "bench").rglob("*.py")]
+    found = {
+        str(path.relative_to(ROOT)): imports_outside_support(path) for path in paths if "node_modules" not in path.parts
+    }
+    assert {path: names for path, names in found.items() if names} == {}

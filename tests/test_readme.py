@@ -16,18 +16,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from server.config import LEAD_TOOLS, SHARED_TOOLS
-from tests.server.test_tools import call
+from tests.support.calls import call
+from tests.support.readme import CLONE, FENCE, README, ROOT, filled, region
 
-ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
 MAX_LINES = 250
-FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
-CLONE = "/path/to/handoff-mcp"  # how the README names this clone
-
-
-def region(name: str) -> str:
-    text = README.read_text()
-    return text[text.index(f"<!-- {name}:start -->") : text.index(f"<!-- {name}:end -->")]
 
 
 def test_the_readme_stays_a_first_hour_read() -> None:
@@ -85,12 +77,6 @@ def stdio(entry: dict[str, Any], env: dict[str, str]) -> StdioServerParameters:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def filled(text: str, values: dict[str, str]) -> str:
-    for placeholder, value in values.items():
-        text = re.sub(rf"\b{placeholder}\b", value, text)
-    return text
 
 
 @pytest.mark.slow

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.evidence.gitrepo import make_repo
+from tests.support.gitrepo import make_repo
 
 
 @pytest.fixture

@@ -12,16 +12,14 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.agents.agents import AgentRun, agent_env, claude_exec
-from tests.agents.model_anthropic import AnthropicModel
-from tests.agents.model_server import Block, ToolCall, Turn
-from tests.agents.test_claude_executor import once_connected, report_call
-from tests.core.evidence.gitrepo import git
-from tests.server.test_remote_executor import Elsewhere, elsewhere
-from tests.server.test_team import Team, team
-from tests.server.test_tools import call, task_args
-
-__all__ = ["elsewhere", "team"]
+from tests.support.agents import AgentRun, agent_env, claude_exec
+from tests.support.calls import call, task_args
+from tests.support.executor_runs import once_connected, report_call
+from tests.support.gitrepo import git
+from tests.support.model_anthropic import AnthropicModel
+from tests.support.model_server import Block, ToolCall, Turn
+from tests.support.remote import Elsewhere
+from tests.support.team import Team
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # the real Claude Code CLI against a served team server
 

@@ -4,59 +4,18 @@ scripted: what lands, what the guard denies, and what the CLI told the model."""
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 
 from handoff_core.files.executor_home import executor_home
 from handoff_core.services.capabilities.tokens import executor_session_id
-from tests.agents.agents import agent_env, claude_exec, write_report_arguments
-from tests.agents.model_anthropic import AnthropicModel
-from tests.agents.model_server import Text, ToolCall, Turn, Until
-from tests.server.test_tools import FOCUS, call, task_args
-from tests.server.wire import serve_command
+from tests.support.agents import agent_env, claude_exec
+from tests.support.executor_runs import dispatch, lead_call, once_connected, report_call
+from tests.support.model_anthropic import AnthropicModel
+from tests.support.model_server import Text, ToolCall, Turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # the real Claude Code CLI and server processes
-
-
-async def lead_call(
-    project: Path, secret_file: Path, name: str, home: Path | None = None, **args: Any
-) -> dict[str, Any]:
-    """One tool of the Lead's stdio server (under ``home``: the HOME the executors ran with)."""
-    command = serve_command("lead", project, secret_file)
-    # This user's cache, as the executor's sandboxed launch found it: its home lies there.
-    env = {"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]} | ({"HOME": str(home)} if home is not None else {})
-    async with Client(StdioServerParameters(command=command[0], args=command[1:], env=env)) as lead:
-        return await call(lead, name, **args)
-
-
-async def dispatch(project: Path, secret_file: Path, **overrides: Any) -> dict[str, Any]:
-    """``create_task`` through the Lead's stdio server, as the Lead's client calls it."""
-    return await lead_call(project, secret_file, "create_task", **task_args(**overrides))
-
-
-def has_tool(name: str) -> Callable[[dict[str, Any]], bool]:
-    """Whether a Messages request offers the tool ``name`` (an MCP server's tools arrive once it connects)."""
-    return lambda body: any(tool.get("name") == name for tool in body.get("tools", []))
-
-
-def once_connected(call: ToolCall, then: Turn | None = None) -> Until:
-    """``call`` (or ``then``) once Claude Code lists the tool; meanwhile, what a model does: wait for
-    the MCP servers."""
-    turn = [call] if then is None else then
-    assert not isinstance(turn, Until)
-    return Until(has_tool(call.name), turn, [ToolCall("WaitForMcpServers", {"servers": ["handoff"]})])
-
-
-def report_call(created: dict[str, Any]) -> ToolCall:
-    arguments = write_report_arguments(created["dispatch_message"])
-    arguments |= {"status": "completed", "focused": FOCUS, "artifacts": "src/a1/new.py"}
-    return ToolCall("mcp__handoff__write_report", arguments | {"verification": "pytest: exit 0"})
 
 
 async def test_claude_code_lands_an_edit_in_scope_is_denied_one_outside_and_reports(

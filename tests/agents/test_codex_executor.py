@@ -10,18 +10,12 @@ from typing import Any
 import pytest
 
 from handoff_core.files.executor_home import executor_home
-from tests.agents.agents import agent_env, codex_exec, codex_line, codex_provider
-from tests.agents.model_openai import FREEFORM, OpenAIModel
-from tests.agents.model_server import Text, ToolCall, Turn
-from tests.agents.test_claude_executor import dispatch, lead_call, report_call
+from tests.support.agents import agent_env, codex_exec, codex_line, codex_provider
+from tests.support.executor_runs import dispatch, lead_call, patch, report_call
+from tests.support.model_openai import OpenAIModel
+from tests.support.model_server import Text, ToolCall, Turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # the real Codex CLI and server processes
-
-
-def patch(*files: str) -> ToolCall:
-    """``apply_patch`` as a freeform call, adding each file (relative to the working directory)."""
-    body = "".join(f"*** Add File: {name}\n+VALUE = 1\n" for name in files)
-    return ToolCall(f"{FREEFORM}apply_patch", {"input": f"*** Begin Patch\n{body}*** End Patch\n"})
 
 
 def codex_report(created: dict[str, Any]) -> ToolCall:

@@ -17,13 +17,13 @@ from mcp.client.stdio import StdioServerParameters
 
 from handoff_core.services.capabilities.tokens import executor_session_id
 from handoff_core.services.evidence.endings import MAX_STOP_BLOCKS, ended_without_report
-from tests.agents.agents import agent_env, claude_exec, codex_exec, codex_line, codex_provider
-from tests.agents.model_anthropic import AnthropicModel
-from tests.agents.model_openai import OpenAIModel
-from tests.agents.model_server import ToolCall, Turn
-from tests.agents.test_claude_executor import dispatch
-from tests.server.test_tools import call
-from tests.server.wire import serve_command
+from tests.support.agents import agent_env, claude_exec, codex_exec, codex_line, codex_provider
+from tests.support.calls import call
+from tests.support.executor_runs import dispatch
+from tests.support.model_anthropic import AnthropicModel
+from tests.support.model_openai import OpenAIModel
+from tests.support.model_server import ToolCall, Turn
+from tests.support.wire import serve_command
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # the real agent CLIs and server processes
 

@@ -7,35 +7,26 @@ Lead's CLI sent its model back."""
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.agents.agents import agent_env, claude_exec, codex_lead, codex_provider
-from tests.agents.model_anthropic import AnthropicModel
-from tests.agents.model_openai import OpenAIModel
-from tests.agents.model_server import Block, Text, ToolCall, Turn, Until
-from tests.agents.test_claude_executor import once_connected, report_call
-from tests.core.evidence.gitrepo import git
-from tests.server.test_tools import FOCUS, task_args
-from tests.server.wire import SCRIPT
+from tests.support.agents import agent_env, claude_exec, codex_lead, codex_provider
+from tests.support.calls import FOCUS, task_args
+from tests.support.executor_runs import once_connected, report_call
+from tests.support.gitrepo import git
+from tests.support.lead_runs import lead_config
+from tests.support.model_anthropic import AnthropicModel
+from tests.support.model_openai import OpenAIModel
+from tests.support.model_server import Block, Text, ToolCall, Turn, Until
+from tests.support.wire import SCRIPT
 
 pytestmark = pytest.mark.slow  # the real agent CLIs, the Lead's and the executor's servers as processes
 
 Call = Callable[[str, dict[str, Any]], ToolCall]  # a handoff tool call as the Lead's CLI names it
 Outputs = Callable[[dict[str, Any]], dict[str, str]]  # the tool results a request carries, by call id
-
-
-def lead_config(repo: Path, secret_file: Path, client: str, *extra: str) -> str:
-    """What ``handoff-mcp config --role lead`` prints, exactly, run as the person runs it."""
-    args = ["config", "--role", "lead", "--client", client, "--project-root", str(repo), *extra]
-    done = subprocess.run(
-        [str(SCRIPT), *args, "--secret-file", str(secret_file)], capture_output=True, text=True, timeout=60, check=True
-    )
-    return done.stdout
 
 
 def run_executor(repo: Path, home: Path, created: dict[str, Any]) -> None:

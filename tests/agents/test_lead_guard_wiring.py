@@ -11,14 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents.agents import agent_env, codex_lead, codex_provider
-from tests.agents.model_openai import OpenAIModel
-from tests.agents.model_server import Text, Turn
-from tests.agents.test_claude_executor import dispatch
-from tests.agents.test_codex_executor import patch
-from tests.agents.test_lead import lead_config
-from tests.server.test_client_config import cli
-from tests.server.wire import SCRIPT
+from tests.support.agents import agent_env, codex_lead, codex_provider
+from tests.support.cli import cli
+from tests.support.executor_runs import dispatch, patch
+from tests.support.lead_runs import lead_config
+from tests.support.model_openai import OpenAIModel
+from tests.support.model_server import Text, Turn
+from tests.support.wire import SCRIPT
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # the real Codex CLI and server processes
 
@@ -83,9 +82,9 @@ async def test_the_plugins_lead_hook_guards_once_trusted(
 
 
 async def test_the_printed_claude_code_lead_settings_guard_its_edits(repo: Path, secret_file: Path, home: Path) -> None:
-    from tests.agents.agents import claude_exec
-    from tests.agents.model_anthropic import AnthropicModel
-    from tests.agents.model_server import ToolCall
+    from tests.support.agents import claude_exec
+    from tests.support.model_anthropic import AnthropicModel
+    from tests.support.model_server import ToolCall
 
     await dispatch(repo, secret_file)  # an executor holds src/a1/**
     (repo / ".mcp.json").write_text(lead_config(repo, secret_file, "claude-code"))

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from handoff_core.files.executor_home import executor_home
-from tests.agents.agents import agent_env, claude_exec, codex_exec, codex_line, codex_provider
-from tests.agents.model_anthropic import AnthropicModel
-from tests.agents.model_openai import OpenAIModel
-from tests.agents.model_server import Text, ToolCall, Turn
-from tests.agents.test_claude_executor import dispatch, lead_call, once_connected, report_call
-from tests.core.evidence.gitrepo import add_worktree, git
+from tests.support.agents import agent_env, claude_exec, codex_exec, codex_line, codex_provider
+from tests.support.executor_runs import dispatch, lead_call, once_connected, report_call
+from tests.support.gitrepo import add_worktree, git
+from tests.support.model_anthropic import AnthropicModel
+from tests.support.model_openai import OpenAIModel
+from tests.support.model_server import Text, ToolCall, Turn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # the real agent CLIs and server processes
 

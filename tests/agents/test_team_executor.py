@@ -17,15 +17,14 @@ from handoff_core.services.capabilities.tokens import lead_token, load_secret
 from server.config import Settings
 from server.web.auth import Endpoint
 from server.web.team import team_app
-from tests.agents.agents import agent_env, claude_exec, codex_exec, codex_line, codex_provider
-from tests.agents.model_anthropic import AnthropicModel
-from tests.agents.model_openai import OpenAIModel
-from tests.agents.model_server import Block, Text, ToolCall, Turn
-from tests.agents.test_claude_executor import once_connected, report_call
-from tests.agents.test_codex_executor import patch
-from tests.core.evidence.gitrepo import add_worktree, git
-from tests.server.test_team import Team
-from tests.server.test_tools import call, task_args
+from tests.support.agents import agent_env, claude_exec, codex_exec, codex_line, codex_provider
+from tests.support.calls import call, task_args
+from tests.support.executor_runs import once_connected, patch, report_call
+from tests.support.gitrepo import add_worktree, git
+from tests.support.model_anthropic import AnthropicModel
+from tests.support.model_openai import OpenAIModel
+from tests.support.model_server import Block, Text, ToolCall, Turn
+from tests.support.team import Team
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # the real agent CLIs against a served team server
 

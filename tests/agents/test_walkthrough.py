@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from tests.agents.agents import agent_env, claude_exec, codex_lead, codex_provider, write_report_arguments
-from tests.agents.model_anthropic import AnthropicModel
-from tests.agents.model_openai import OpenAIModel
-from tests.agents.model_server import Block, Text, ToolCall, Turn, Until
-from tests.server.test_client_config import cli
-from tests.test_readme import CLONE, FENCE, README, ROOT, filled, region
+from tests.support.agents import agent_env, claude_exec, codex_lead, codex_provider, write_report_arguments
+from tests.support.cli import cli
+from tests.support.model_anthropic import AnthropicModel
+from tests.support.model_openai import OpenAIModel
+from tests.support.model_server import Block, Text, ToolCall, Turn, Until
+from tests.support.readme import CLONE, FENCE, README, ROOT, filled, region
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # the real agent CLIs and server processes
 

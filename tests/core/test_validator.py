@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
+from bench.requests import implementation, report_of, review
 from handoff_core.contract.proof import PROOF_INVALID, signing_key
 from handoff_core.services.writing.store import Store
 from handoff_core.validator import arguments
-from tests.conftest import implementation, make_change, report_of, review
+from tests.support.changes import make_change
 
 SIGNING_TOKEN = "validator-token-aaaaaaaaaaaaaaaaa"
 SCRIPT = Path(sys.executable).parent / "handoff-validate"

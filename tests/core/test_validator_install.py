@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation, report_of
 from bench.validator import console_script, link_dependencies, site_packages
 from handoff_core.contract.proof import PROOF_INVALID, signing_key
 from handoff_core.services.writing.store import Store
 from handoff_core.validator import arguments
-from tests.conftest import implementation, report_of
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(sys.executable).parent / "handoff-validate"

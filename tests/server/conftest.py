@@ -9,7 +9,7 @@ from mcp.server.mcpserver import MCPServer
 
 from server.config import Role, Settings
 from server.mcp.app import build_server
-from tests.conftest import make_change
+from tests.support.changes import make_change
 
 
 @pytest.fixture

@@ -16,11 +16,10 @@ from handoff_core.errors import ChangeNotFound, HandoffError
 from handoff_core.services.tree.queries import Queries
 from server.mcp.answers import SharedAnswers
 from server.mcp.registration import HandoffTool
-from tests.server.test_team import Team, dispatch, team
-from tests.server.test_tools import call
+from tests.support.calls import call
+from tests.support.team import Team, dispatch
 
 pytestmark = pytest.mark.anyio
-__all__ = ["team"]
 HOLD_SECONDS = 30  # the longest any held making waits for the test to let it go
 
 

@@ -16,6 +16,7 @@ import pytest
 from mcp import Client
 
 from bench.loopback import loopback_listener, served
+from bench.requests import implementation, report_of, review
 from handoff_core.contract.proof import signing_key
 from handoff_core.contract.scope import Scope
 from handoff_core.services.writing.store import Store
@@ -23,10 +24,10 @@ from server.mcp.app import build_server
 from server.web.board import MAX_STREAMS, BoardAccess, standalone
 from server.web.board_model import BoardModel
 from server.web.watcher import Changes, watch_board
-from tests.conftest import CHANGE, implementation, report_of, review
-from tests.core.evidence.gitrepo import FOCUS, add_worktree, commit_all, make_repo, write
-from tests.server.test_status_surfaces import audited_and_failed
-from tests.server.test_tools import call, task_args
+from tests.support.calls import call, task_args
+from tests.support.changes import CHANGE
+from tests.support.gitrepo import FOCUS, add_worktree, commit_all, make_repo, write
+from tests.support.surfaces import audited_and_failed
 
 pytestmark = pytest.mark.anyio
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -7,7 +7,6 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import replace
@@ -15,14 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation, report_of, review
 from handoff_core.contract.ids import Ref
 from handoff_core.services.capabilities.tokens import load_secret, report_token, token_check
 from handoff_core.services.writing.store import Store
 from server.cli import main
-from tests.conftest import implementation, report_of, review
-from tests.core.files.test_archives import zip_of
-
-SCRIPT = Path(sys.executable).parent / "handoff-mcp"
+from tests.support.archives import zip_of
+from tests.support.cli_scripts import SCRIPT
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

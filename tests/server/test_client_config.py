@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import shutil
@@ -17,8 +16,8 @@ import pytest
 from server.cli import main
 from server.client_config import server_command
 from server.config import ROLE_TOOLS
+from tests.support.cli import cli, run
 
-CLIENTS_DIR = Path(__file__).resolve().parents[1] / "clients"
 README = Path(__file__).resolve().parents[2] / "README.md"
 DOC_COMMAND = "/opt/handoff-mcp/bin/handoff-mcp"
 
@@ -33,22 +32,6 @@ def approved(project: Path) -> None:
     subprocess.run(["git", "init", "-q"], cwd=project, check=True, timeout=60)
     (project / ".claude").mkdir()
     (project / ".claude" / "settings.local.json").write_text(json.dumps({"enabledMcpjsonServers": ["handoff"]}))
-
-
-def cli(name: str) -> str:
-    found = CLIENTS_DIR / "node_modules" / ".bin" / name
-    if not found.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{name} is not installed in tests/clients: scripts/test installs it with npm ci")
-        pytest.skip(f"{name} is not installed (run scripts/test, which installs the npm clients)")
-    return str(found)
-
-
-def run(command: list[str], cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": os.environ["PATH"], "HOME": str(home), "CODEX_HOME": str(home / ".codex")}
-    env |= {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
-    (home / ".codex").mkdir(parents=True, exist_ok=True)
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
 @pytest.mark.slow
@@ -182,8 +165,8 @@ def test_the_printed_claude_mcp_add_line_says_what_approves_it_and_that_works(
 def test_every_executor_form_for_a_task_carries_its_hooks_or_says_on_stderr_where_they_go(
     project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from bench.requests import implementation
     from handoff_core.services.writing.store import Store
-    from tests.conftest import implementation
 
     ref = str(Store(project / "speculo" / ".speculo", project).create_task(implementation()).ref)
     secret = ["--secret-file", str(tmp_path / "no-secret")]  # the Lead's secret is not here: no session pinned

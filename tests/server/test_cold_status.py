@@ -19,7 +19,7 @@ from server.config import Settings
 from server.mcp import summaries
 from server.mcp.app import build_server
 from server.mcp.tools import shared
-from tests.server.test_tools import call
+from tests.support.calls import call
 
 pytestmark = pytest.mark.anyio
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation
 from handoff_core.errors import ConfigError, OwnershipConflict
 from server.cli import main
 from server.config import settings_from
 from server.mcp.services import open_store
-from tests.conftest import implementation
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "-1", "1.5", "３"])

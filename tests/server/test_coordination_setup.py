@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.server.test_stdio import SCRIPT
-from tests.server.test_tools import call, refused
+from tests.support.calls import call, refused
+from tests.support.stdio import SCRIPT
 
 pytestmark = pytest.mark.anyio
 

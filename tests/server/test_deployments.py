@@ -19,10 +19,10 @@ from mcp.client.stdio import StdioServerParameters
 
 from server.config import Settings
 from server.mcp.app import build_server
-from tests.conftest import make_change
-from tests.server.content import text_of
-from tests.server.test_stdio import write_report_call
-from tests.server.test_tools import FOCUS, call, refused, task_args
+from tests.support.calls import FOCUS, call, refused, task_args
+from tests.support.changes import make_change
+from tests.support.content import text_of
+from tests.support.stdio import write_report_call
 
 pytestmark = pytest.mark.anyio
 REPORT = {"status": "completed", "focused": FOCUS, "artifacts": "src/a1/x.py", "verification": "pytest: exit 0"}

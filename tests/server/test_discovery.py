@@ -9,8 +9,8 @@ import pytest
 
 from handoff_core.layout import DEFAULT_STATE_ROOT
 from server.discovery import find_project
-from tests.core.evidence.gitrepo import add_worktree, make_repo
-from tests.hung_git import alive, hang_git
+from tests.support.gitrepo import add_worktree, make_repo
+from tests.support.hung_git import alive, hang_git
 
 
 def test_a_git_that_hangs_during_discovery_is_stopped_with_all_it_started(

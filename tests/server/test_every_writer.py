@@ -4,24 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp import Client
 
 from handoff_core.services.writing.store import Store
 from server.cli import main
-from tests.conftest import CHANGE, make_change
-from tests.core.evidence.gitrepo import add_worktree, commit_all, make_repo, write
-from tests.server.content import text_of
-from tests.server.test_tools import call, refused, report_args, task_args
+from tests.support.calls import call, refused, report_args, task_args
+from tests.support.changes import CHANGE, make_change
+from tests.support.content import text_of
+from tests.support.gitrepo import add_worktree, commit_all, make_repo, write
+from tests.support.writers import observation
 
 pytestmark = pytest.mark.anyio
-
-
-def observation(**overrides: Any) -> dict[str, Any]:
-    base = task_args(topic="observe", kind="test-observation", workspace="", writable=[], shared=[])
-    return {**base, **overrides}
 
 
 async def test_a_test_observation_is_refused_a_port_an_implementation_holds(lead: Client) -> None:
@@ -100,7 +95,7 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
 def test_the_cli_archive_check_exits_one_naming_the_writers(
     store: Store, project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.conftest import implementation
+    from bench.requests import implementation
 
     ref = store.create_task(implementation()).ref
     code, out = cli(capsys, "status", "--project-root", str(project), "--change", CHANGE, "--archive-check")
@@ -115,7 +110,7 @@ def test_the_cli_archive_check_exits_one_naming_the_writers(
 def test_the_cli_status_labels_original_contract_tasks_and_shows_links(
     store: Store, project: Path, state_root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.core.services.rules.test_every_writer import original_task
+    from tests.support.writers import original_task
 
     original_task(state_root)
     code, out = cli(capsys, "status", "--project-root", str(project), "--json")
@@ -128,7 +123,7 @@ async def test_the_leads_claim_admits_its_own_edits_and_an_executors_denies_them
     lead: Client, project: Path, store: Store
 ) -> None:
     from handoff_core.services.evidence.lead_guard import decide_lead
-    from tests.core.services.evidence.test_lead_guard import event
+    from tests.support.lead_events import event
 
     await call(
         lead,

@@ -9,9 +9,9 @@ import pytest
 from mcp import Client
 
 from handoff_core.contract.proof import PROOF_INVALID
-from tests.conftest import CHANGE, make_change
-from tests.core.evidence.gitrepo import add_worktree, commit_all, git, make_repo, write
-from tests.server.test_tools import call, refused, report_args, task_args
+from tests.support.calls import call, refused, report_args, task_args
+from tests.support.changes import CHANGE, make_change
+from tests.support.gitrepo import add_worktree, commit_all, git, make_repo, write
 
 pytestmark = pytest.mark.anyio
 
@@ -112,7 +112,7 @@ async def test_a_reviews_artifacts_are_set_aside_in_the_reviewed_audit_only_whil
 async def test_the_readme_walkthrough_s_current_task_is_audited_since_its_dispatch(
     lead: Client, executor: Client, project: Path, state_root: Path
 ) -> None:
-    from tests.test_readme import FENCE, filled, region
+    from tests.support.readme import FENCE, filled, region
 
     blocks = {info.split()[1]: body for info, body in FENCE.findall(region("walkthrough")) if info.startswith("json")}
     git(project, "init", "-q")  # "any git repository": a new one, as the README's own test makes

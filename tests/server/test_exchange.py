@@ -14,28 +14,13 @@ import pytest
 from mcp import Client
 
 from handoff_core.contract.return_policy import ReturnPolicy
-from tests.core.files.test_archives import zip64_local, zip_of
-from tests.server.content import text_of
-from tests.server.test_stdio import params
-from tests.server.test_tools import call, refused, task_args
+from tests.support.archives import zip64_local, zip_of
+from tests.support.calls import call, refused, task_args
+from tests.support.content import text_of
+from tests.support.exchange import IDS, cache_file, inbound, sealed_review
+from tests.support.stdio import params
 
 pytestmark = pytest.mark.anyio
-IDS = {"scope_id": "s1", "dispatch_id": "d1", "attempt_id": "a1"}
-
-
-async def sealed_review(lead: Client, project: Path) -> dict[str, Any]:
-    """A review task packaged as dispatch d1; the ids a return to it needs."""
-    created = await call(lead, "create_task", **task_args(kind="review", workspace="", writable=[], shared=[]))
-    (project / "docs").mkdir(exist_ok=True)
-    (project / "docs" / "a.md").write_text("# A\n")
-    await call(lead, "package_dispatch", ref=created["ref"], scope_id="s1", dispatch_id="d1", files=["docs"])
-    return {**IDS, "task_id": created["ref"].split("/")[2]}
-
-
-def inbound(project: Path, ids: dict[str, Any]) -> list[str]:
-    """Every path of the dispatch's inbound folder: empty when no return was persisted."""
-    root = project / "temp" / "task-delivery" / "s1" / ids["task_id"] / "d1" / "inbound"
-    return sorted(path.relative_to(root).as_posix() for path in root.rglob("*")) if root.exists() else []
 
 
 def fifo(tmp_path: Path) -> str:
@@ -56,12 +41,6 @@ def folder_link_to_proc(tmp_path: Path) -> str:
 def hard_link_to_secret(tmp_path: Path) -> str:
     os.link(tmp_path / "config" / "secret", tmp_path / "answer.zip")
     return str(tmp_path / "answer.zip")
-
-
-def cache_file(tmp_path: Path) -> str:
-    (tmp_path / "cache").mkdir(exist_ok=True)
-    (tmp_path / "cache" / "claims.json").write_bytes(zip_of(("RETURN.md", b"# Return\n")))  # a ZIP, even
-    return str(tmp_path / "cache" / "claims.json")
 
 
 def oversized(tmp_path: Path) -> str:

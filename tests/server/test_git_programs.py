@@ -26,9 +26,9 @@ from server.config import Settings
 from server.mcp.app import build_server
 from server.mcp.services import open_store
 from server.web.board_model import BoardModel
-from tests.conftest import CHANGE
-from tests.core.evidence.gitrepo import ENV, add_worktree, git, make_repo
-from tests.server.test_tools import call, report_args, task_args
+from tests.support.calls import call, report_args, task_args
+from tests.support.changes import CHANGE
+from tests.support.gitrepo import ENV, add_worktree, git, make_repo
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # real git, the CLI and the hook as processes
 HANDOFF_MCP = Path(sys.executable).parent / "handoff-mcp"

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope
 from handoff_core.services.writing.store import Store
 from server.cli import main
-from tests.conftest import implementation
-from tests.core.evidence.gitrepo import ENV, add_worktree, git, make_repo, write
-from tests.server.test_client_config import cli, run
+from tests.support.cli import cli, run
+from tests.support.gitrepo import ENV, add_worktree, git, make_repo, write
+from tests.support.guard_calls import event, guard
 
 pytestmark = pytest.mark.slow  # every test here runs handoff-mcp guard, git or an agent CLI as a process
-SCRIPT = Path(sys.executable).parent / "handoff-mcp"
 
 
 @pytest.fixture
@@ -33,21 +33,6 @@ def worktree(project: Path) -> Path:
 def ref(store: Store, worktree: Path) -> Ref:
     scope = Scope(workspace="required", writable=("src/a1/**",), worktree=str(worktree), branch="task-a")
     return store.create_task(implementation(scope=scope)).ref
-
-
-def guard(
-    project: Path, *args: str, stdin: str = "", cwd: Path | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    command = [str(SCRIPT), "guard", *args, "--project-root", str(project)]
-    return subprocess.run(
-        command, input=stdin, capture_output=True, text=True, timeout=60, check=False, cwd=cwd, env=env or ENV
-    )
-
-
-def event(path: Path, cwd: Path) -> str:
-    return json.dumps(
-        {"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {"file_path": str(path)}, "cwd": str(cwd)}
-    )
 
 
 def test_the_hook_answers_a_deny_in_the_documented_form_and_nothing_for_an_allow(

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.requests import implementation, report_of
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope
 from handoff_core.services.evidence.endings import ended_without_report
 from handoff_core.services.writing.store import Store
-from tests.conftest import implementation, report_of
-from tests.core.evidence.gitrepo import ENV, add_worktree, git, make_repo, write
+from tests.support.gitrepo import ENV, add_worktree, git, make_repo, write
 
 pytestmark = pytest.mark.slow  # every test here starts handoff-mcp guard or git as a process
 SCRIPT = Path(sys.executable).parent / "handoff-mcp"

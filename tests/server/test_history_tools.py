@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.core.services.secret_forms import FORMS
-from tests.logs import CLAUDE_ID, claude_log
-from tests.server.content import text_of
-from tests.server.test_tools import call, refused, report_args, task_args
+from tests.support.calls import call, refused, report_args, task_args
+from tests.support.content import text_of
+from tests.support.logs import CLAUDE_ID, claude_log
+from tests.support.secret_forms import FORMS
 
 pytestmark = pytest.mark.anyio
 FOCUS = "Built the parser. Kept YAML strict. Stopped before the CLI. Next: wire the CLI."

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.server.test_tools import task_args
-from tests.server.wire import serve_command
+from tests.support.calls import task_args
+from tests.support.interop import CLIENTS
+from tests.support.wire import serve_command
 
-CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 pytestmark = pytest.mark.slow  # a node client and a server process
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.requests import implementation
 from handoff_core.contract.ids import Ref
 from handoff_core.services.capabilities.tokens import token_check
 from handoff_core.services.writing.store import Store
-from tests.conftest import implementation
-from tests.core.evidence.gitrepo import ENV, git, make_repo, write
-from tests.server.test_guard_cli import event, guard
+from tests.support.gitrepo import ENV, git, make_repo
+from tests.support.guard_calls import commit, event, guard
 
 pytestmark = pytest.mark.slow
 
@@ -40,21 +39,6 @@ def test_the_leads_hook_denies_a_held_path_in_the_documented_form(project: Path,
     assert str(held) in output["permissionDecisionReason"]
     allowed = guard(project, "--lead", stdin=event(project / "src/b/other.py", project))
     assert (allowed.returncode, allowed.stdout) == (0, "")
-
-
-def commit(tree: Path, *paths: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    for path in paths:
-        write(tree, path, f"changed {path}\n")
-        git(tree, "add", path)
-    return subprocess.run(
-        ["git", "commit", "-q", "-m", "work"],
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env=env or ENV,
-    )
 
 
 def test_the_main_tree_hook_refuses_staging_a_path_an_executor_holds(project: Path, held: Ref) -> None:

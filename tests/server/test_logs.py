@@ -11,8 +11,8 @@ from handoff_core.errors import ConfigError
 from handoff_core.services.capabilities.tokens import lead_token, load_secret
 from server import logs
 from server.cli import main
-from tests.server.test_tools import FOCUS, task_args
-from tests.server.wire import answer, request, serve_command, stdio_server
+from tests.support.calls import FOCUS, task_args
+from tests.support.wire import answer, request, serve_command, stdio_server
 
 
 def round_trip(project: Path, secret_file: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[str, str]:

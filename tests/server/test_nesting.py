@@ -11,12 +11,11 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.server.test_stdio import SCRIPT
-from tests.server.test_team import Team, team
-from tests.server.test_tools import task_args
+from tests.support.calls import task_args
+from tests.support.stdio import SCRIPT
+from tests.support.team import Team
 
 pytestmark = pytest.mark.anyio
-__all__ = ["team"]
 DEPTHS = [200, 1_000, 100_000]
 INIT = {
     "jsonrpc": "2.0",

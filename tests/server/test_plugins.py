@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from server.config import ROLE_TOOLS
-from tests.server.test_client_config import cli
+from tests.support.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "plugins" / "handoff-mcp"

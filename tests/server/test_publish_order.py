@@ -10,7 +10,7 @@ from mcp import Client
 
 from server.config import Role, Settings
 from server.mcp.app import build_server
-from tests.server.test_tools import call, refused, report_args, task_args
+from tests.support.calls import call, refused, report_args, task_args
 
 pytestmark = pytest.mark.anyio
 

@@ -10,12 +10,10 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.core.evidence.gitrepo import ENV, make_repo
-from tests.core.services.rules.test_every_writer import ORIGINAL_TASK
-from tests.server.test_every_writer import observation
-from tests.server.test_guard_cli import event, guard
-from tests.server.test_lead_guard_cli import commit
-from tests.server.test_tools import call, refused, task_args
+from tests.support.calls import call, refused, task_args
+from tests.support.gitrepo import ENV, make_repo
+from tests.support.guard_calls import commit, event, guard
+from tests.support.writers import ORIGINAL_TASK, observation
 
 pytestmark = pytest.mark.anyio
 

@@ -20,8 +20,8 @@ from handoff_core.errors import OwnershipConflict
 from server.config import ROLE_TOOLS, Role, Settings
 from server.mcp.app import DeferredTools, HandoffServer, build_server
 from server.mcp.registration import READ_ONLY, HandoffTool, tool
-from tests.server.content import text_of
-from tests.server.test_tools import call, task_args
+from tests.support.calls import call, task_args
+from tests.support.content import text_of
 
 pytestmark = pytest.mark.anyio
 

@@ -5,63 +5,18 @@ team server's TASK, pushes, reports; the Lead audits through the remote."""
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
-from tests.core.evidence.gitrepo import ENV, git, make_repo, write
-from tests.server.test_team import REPORT, Team, team
-from tests.server.test_tools import call, refused, task_args
-
-__all__ = ["team"]
+from tests.support.calls import call, refused, task_args
+from tests.support.gitrepo import git, make_repo, write
+from tests.support.remote import Elsewhere
+from tests.support.team import REPORT, Team
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # git, the guard and its hooks run as processes
-BIN = str(Path(sys.executable).parent)
-
-
-@dataclass
-class Elsewhere:
-    """The executor's machine: a HOME of its own, a clone of the shared remote, no handoff tree."""
-
-    home: Path
-    clone: Path
-    bare: Path
-
-    def env(self, token: str = "") -> dict[str, str]:
-        path = f"{BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}"
-        env = {**ENV, "HOME": str(self.home), "XDG_CACHE_HOME": str(self.home / ".cache"), "PATH": path}
-        env.pop("HANDOFF_PROJECT_ROOT", None)
-        env.pop("HANDOFF_STATE_ROOT", None)
-        return env | ({"HANDOFF_TOKEN": token} if token else {})
-
-    async def sh(self, line: str, token: str = "", stdin: str = "") -> subprocess.CompletedProcess[str]:
-        def run() -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                ["sh", "-c", line], cwd=self.clone, env=self.env(token), input=stdin,
-                capture_output=True, text=True, timeout=60, check=False,
-            )  # fmt: skip
-
-        return await anyio.to_thread.run_sync(run)
-
-
-@pytest.fixture
-def elsewhere(tmp_path: Path, project: Path) -> Elsewhere:
-    make_repo(project)  # the Lead's repository; its handoff tree is ignored, so no clone holds it
-    bare = tmp_path / "shared.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
-    git(project, "remote", "add", "origin", str(bare))
-    git(project, "push", "-q", "-u", "origin", "main")
-    home = tmp_path / "elsewhere"
-    home.mkdir()
-    git(home, "clone", "-q", str(bare), "clone")
-    return Elsewhere(home, home / "clone", bare)
 
 
 class Launch:

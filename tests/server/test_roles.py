@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
-from tests.server.test_tools import call, refused, report_args, task_args
+from tests.support.calls import call, refused, report_args, task_args
 
 pytestmark = pytest.mark.anyio
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp import Client
@@ -17,49 +16,11 @@ from mcp.server.mcpserver import MCPServer
 from handoff_core.contract.ids import parse_ref
 from server.config import Role, Settings
 from server.mcp.app import build_server
-from tests.server.test_tools import call, refused, task_args
-from tests.server.wire import serve_command
+from tests.support.calls import call, task_args
+from tests.support.scope_refusals import REVIEW, all_refused, every_tool_is_refused
+from tests.support.wire import serve_command
 
 pytestmark = pytest.mark.anyio
-
-REVIEW = {"kind": "review", "workspace": "", "writable": [], "shared": []}
-
-
-def placeholder(schema: dict[str, Any]) -> Any:
-    """A value of a parameter's schema: the first choice of an enum, else the simplest of its type."""
-    if "enum" in schema:
-        return schema["enum"][0]
-    simplest = {"string": "x", "integer": 1, "number": 1, "boolean": False, "array": [], "object": {}}
-    return simplest.get(schema.get("type", "string"), "x")
-
-
-def reaching_for(tool: Any, other: dict[str, Any], mine: dict[str, Any]) -> dict[str, Any]:
-    """Arguments for ``tool`` that name the other task wherever a parameter names a task, and a
-    well-formed value everywhere else (this session's own token where a token is asked)."""
-    ref = parse_ref(other["ref"])
-    properties: dict[str, Any] = tool.input_schema.get("properties", {})
-    named = {"ref": str(ref), "change": ref.change, "session": ref.session, "token": mine["report_token"]}
-    arguments = {name: named[name] for name in properties if name in named}
-    for name in tool.input_schema.get("required", []):
-        arguments.setdefault(name, placeholder(properties[name]))
-    return arguments
-
-
-async def every_tool_is_refused(executor: Client, other: dict[str, Any], mine: dict[str, Any]) -> list[str]:
-    """Each executor tool's name with its refusal's code, and the resource read's outcome last."""
-    tools = (await executor.list_tools()).tools
-    assert {tool.name for tool in tools} >= {"read_task", "write_report", "read_handoff", "write_handoff"}
-    outcomes = [
-        f"{tool.name}: {await refused(executor, tool.name, **reaching_for(tool, other, mine))}" for tool in tools
-    ]
-    with pytest.raises(Exception, match="scope_refused") as caught:
-        await executor.read_resource(f"handoff://{other['ref']}/TASK.md")
-    outcomes.append(f"resource: {'scope_refused' if 'scope_refused' in str(caught.value) else caught.value}")
-    return outcomes
-
-
-def all_refused(outcomes: list[str]) -> bool:
-    return all(line.endswith(": scope_refused") for line in outcomes)
 
 
 async def test_every_executor_tool_refuses_another_tasks_ref_in_process(

@@ -15,8 +15,8 @@ from typing import IO
 import httpx2
 import pytest
 
-from tests.core.evidence.gitrepo import make_repo
-from tests.server.wire import SCRIPT, serve_command
+from tests.support.gitrepo import make_repo
+from tests.support.wire import SCRIPT, serve_command
 
 pytestmark = pytest.mark.slow  # each test starts handoff-mcp
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
+from bench.requests import implementation, report_of, review
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.proof import signing_key
 from handoff_core.contract.scope import Scope
@@ -21,9 +22,10 @@ from server.cli import main
 from server.config import Role, Settings
 from server.mcp.services import open_store
 from server.web.board_model import BoardModel
-from tests.conftest import CHANGE, implementation, report_of, review
-from tests.core.evidence.gitrepo import FOCUS, add_worktree, commit_all, make_repo, write
-from tests.server.test_tools import call
+from tests.support.calls import call
+from tests.support.changes import CHANGE
+from tests.support.gitrepo import FOCUS
+from tests.support.surfaces import audited_and_failed
 
 pytestmark = pytest.mark.anyio
 FACTS = ("state", "claim", "proof", "audit", "verification", "problems", "attention")
@@ -33,27 +35,6 @@ def token_of(store: Store, secret_file: Path) -> Callable[[Ref], str]:
     """Each task's report token as the Lead's server derives it: the anchor checks its signing key too."""
     secret = load_secret(secret_file)
     return lambda ref: report_token(secret, store.roots.state_root, ref)
-
-
-def plain_token(ref: Ref) -> str:
-    """A report token for a store that holds no Lead's secret: any one seeds a key its REPORT verifies by."""
-    return "t" * 24
-
-
-def audited_and_failed(store: Store, token: Callable[[Ref], str] = plain_token) -> Ref:
-    """A worktree task returned completed and proven, whose change leaves its scope: its audit fails."""
-    project = store.roots.project_root
-    make_repo(project)
-    tree = add_worktree(project, "task-a")
-    scope = Scope(workspace="required", writable=("src/a1/**",), worktree=str(tree), branch="task-a")
-    ref = store.create_task(replace(implementation(scope=scope), signing_key=lambda ref: signing_key(token(ref)))).ref
-    write(tree, "src/b/other.py", "not this task's\n")
-    checkpoint = commit_all(tree)
-    report = report_of(
-        ref, status="completed", focused=FOCUS, artifacts="x", verification="y", source_checkpoint=checkpoint
-    )
-    store.write_report(report, ref.change, token=token(ref))
-    return ref
 
 
 def troubled_tree(store: Store, token: Callable[[Ref], str]) -> dict[str, str]:

@@ -4,34 +4,19 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 
 from handoff_core.validator import arguments
-from tests.server.test_tools import FOCUS, call, task_args
-from tests.server.wire import HANDSHAKE
+from tests.support.calls import FOCUS, call, task_args
+from tests.support.stdio import SCRIPT, params, write_report_call
+from tests.support.wire import HANDSHAKE
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # every test here starts the server or the CLI as a process
-SCRIPT = Path(sys.executable).parent / "handoff-mcp"
-
-
-def params(role: str, project: Path, secret_file: Path) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=str(SCRIPT),
-        args=["serve", "--role", role, "--project-root", str(project), "--secret-file", str(secret_file)],
-    )
-
-
-def write_report_call(message: str) -> dict[str, Any]:
-    """The JSON arguments line of a dispatch message, as an executor would copy it."""
-    line = next(line.strip() for line in message.splitlines() if line.strip().startswith('{"ref"'))
-    return dict(json.loads(line))
 
 
 async def test_a_lead_and_an_executor_process_complete_a_dispatch(project: Path, secret_file: Path) -> None:
@@ -117,8 +102,8 @@ def test_serve_without_a_role_exits_with_a_usage_error(project: Path) -> None:
 
 
 def test_the_status_command_prints_a_table_with_states_and_slots(project: Path, secret_file: Path) -> None:
+    from bench.requests import implementation
     from handoff_core.services.writing.store import Store
-    from tests.conftest import implementation
 
     Store(project / "speculo" / ".speculo", project).create_task(implementation())
     result = subprocess.run(
@@ -131,9 +116,9 @@ def test_the_status_command_prints_a_table_with_states_and_slots(project: Path, 
 
 
 def test_the_token_command_prints_the_same_token_as_the_dispatch(project: Path, secret_file: Path) -> None:
+    from bench.requests import implementation
     from handoff_core.services.capabilities.tokens import load_secret, report_token
     from handoff_core.services.writing.store import Store
-    from tests.conftest import implementation
 
     store = Store(project / "speculo" / ".speculo", project)
     load_secret(secret_file)  # made by the Lead's server when it started

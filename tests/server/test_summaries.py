@@ -11,8 +11,8 @@ from mcp import Client
 from bench.requests import review
 from handoff_core.services.writing.store import Store
 from server.mcp.summaries import status_summary
-from tests.server.content import text_of
-from tests.server.wire import answer, request, serve_command, stdio_server
+from tests.support.content import text_of
+from tests.support.wire import answer, request, serve_command, stdio_server
 
 pytestmark = pytest.mark.anyio
 TASKS = 150  # more than one page of the default view holds

@@ -12,20 +12,20 @@ from unittest.mock import ANY
 import pytest
 from mcp import Client
 
+from bench.requests import implementation
 from handoff_core.contract.anchor import TASK_CHANGED
 from handoff_core.contract.proof import sign_report, signing_key
 from handoff_core.contract.report import Report, render_report
 from handoff_core.contract.task import SIGNING_KEY_RE
 from handoff_core.services.capabilities.tokens import load_secret
 from handoff_core.services.writing.store import Store
-from tests.conftest import CHANGE, implementation
-from tests.core.evidence.gitrepo import add_worktree, commit_all, git, make_repo, write
-from tests.server.test_team import Team, dispatch, team
-from tests.server.test_team import report_args as team_report_args
-from tests.server.test_tools import FOCUS, call, refused, report_args, task_args
+from tests.support.calls import FOCUS, call, refused, report_args, task_args
+from tests.support.changes import CHANGE
+from tests.support.gitrepo import add_worktree, commit_all, git, make_repo, write
+from tests.support.team import Team, dispatch
+from tests.support.team import report_args as team_report_args
 
 pytestmark = pytest.mark.anyio
-__all__ = ["team"]  # the team server's fixture, used here
 VALIDATE = Path(sys.executable).parent / "handoff-validate"
 HANDOFF_MCP = Path(sys.executable).parent / "handoff-mcp"
 

@@ -6,80 +6,32 @@ import json
 import os
 import shutil
 import warnings
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
-from mcp import Client, types
-from mcp.client.streamable_http import streamable_http_client
+from mcp import types
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.subscriptions import ResourceUpdated
 
-from bench.http import bearer_client
 from bench.loopback import loopback_listener, served
 from handoff_core.contract.report import Report, render_report
 from handoff_core.errors import ConfigError
 from handoff_core.services.capabilities.tokens import lead_token, load_secret
-from server.config import Role, Settings, TeamOptions
+from server.config import Settings, TeamOptions
 from server.web.auth import Endpoint
 from server.web.team import team_app
-from tests.conftest import CHANGE
-from tests.server.content import text_of
-from tests.server.test_exchange import cache_file, inbound, sealed_review
-from tests.server.test_interop import CLIENTS
-from tests.server.test_scope import REVIEW, all_refused, every_tool_is_refused
-from tests.server.test_tools import FOCUS, call, refused, task_args
+from tests.support.calls import FOCUS, call, refused, task_args
+from tests.support.changes import CHANGE
+from tests.support.content import text_of
+from tests.support.exchange import cache_file, inbound, sealed_review
+from tests.support.interop import CLIENTS
+from tests.support.scope_refusals import REVIEW, all_refused, every_tool_is_refused
+from tests.support.team import Team, dispatch, report_args
 
 pytestmark = pytest.mark.anyio
-REPORT = {"status": "completed", "focused": FOCUS, "artifacts": "src/a1/x.py", "verification": "pytest: exit 0"}
-
-
-@asynccontextmanager
-async def transport(url: str, token: str) -> AsyncIterator[Any]:
-    """The SDK's streamable HTTP transport with a bearer token; the HTTP client is closed with it."""
-    async with (
-        bearer_client(token) as http,
-        streamable_http_client(url, http_client=http) as streams,
-    ):
-        yield streams
-
-
-@dataclass
-class Team:
-    endpoint: Endpoint
-    lead_token: str
-    state_root: Path
-
-    def client(self, role: Role, token: str, **options: Any) -> Client:
-        return Client(transport(self.endpoint.url(role), token), **options)
-
-    def lead(self, **options: Any) -> Client:
-        return self.client("lead", self.lead_token, **options)
-
-
-@pytest.fixture
-async def team(project: Path, state_root: Path, secret_file: Path) -> AsyncIterator[Team]:
-    listener = loopback_listener()
-    endpoint = Endpoint("127.0.0.1", listener.getsockname()[1])
-    app = team_app(
-        Settings(role="lead", project_root=project, state_root=state_root, secret_file=secret_file), endpoint
-    )
-    async with served(app, listener):
-        yield Team(endpoint, lead_token(load_secret(secret_file), state_root), state_root)
-
-
-async def dispatch(team: Team, **overrides: Any) -> dict[str, Any]:
-    async with team.lead() as lead:
-        return await call(lead, "create_task", **task_args(**overrides))
-
-
-def report_args(created: dict[str, Any]) -> dict[str, Any]:
-    return {"ref": created["ref"], "token": created["report_token"], "task_sha256": created["task_sha256"], **REPORT}
 
 
 async def test_a_full_round_trip_with_the_leads_subscription_firing(team: Team) -> None:

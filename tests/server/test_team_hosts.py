@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.server.test_team import Team
-from tests.server.test_team_limits import serving
+from tests.support.team import Team
+from tests.support.team_limits import serving
 
 pytestmark = pytest.mark.anyio
 PUBLIC = "https://team.example"

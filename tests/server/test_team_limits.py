@@ -6,7 +6,6 @@ import os
 import re
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,19 +13,18 @@ import anyio
 import httpx2
 import pytest
 
-from bench.loopback import loopback_listener, served
-from handoff_core.services.capabilities.tokens import lead_token, load_secret, report_token, token_check
+from bench.requests import review
+from handoff_core.services.capabilities.tokens import load_secret, report_token, token_check
 from handoff_core.services.writing.store import Store
-from server.config import Settings, TeamOptions
-from server.web.auth import REFUSALS, Endpoint
+from server.config import TeamOptions
+from server.web.auth import REFUSALS
 from server.web.connections import UVICORN, HeaderDeadline
-from server.web.team import proxy_headers, team_app
-from tests.conftest import review
-from tests.server.test_team import Team, dispatch, team
-from tests.server.test_tools import call
+from server.web.team import proxy_headers
+from tests.support.calls import call
+from tests.support.team import Team, dispatch
+from tests.support.team_limits import serving
 
 pytestmark = pytest.mark.anyio
-__all__ = ["team"]
 INIT = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -70,25 +68,6 @@ async def test_a_refused_token_costs_no_walk_of_the_tree(team: Team) -> None:
             _counting.clear()
     assert set(answers) == {401}
     assert _walks == []
-
-
-@asynccontextmanager
-async def serving(
-    project: Path,
-    state_root: Path,
-    secret_file: Path,
-    uvicorn: dict[str, Any] | None = None,
-    public_url: str | None = None,
-    **options: Any,
-) -> AsyncIterator[Team]:
-    """A team server as ``run_team`` serves it (``connections.UVICORN``, or ``uvicorn``)."""
-    listener = loopback_listener()
-    endpoint = Endpoint("127.0.0.1", listener.getsockname()[1], public_url=public_url)
-    app = team_app(
-        Settings(role="lead", project_root=project, state_root=state_root, secret_file=secret_file), endpoint, **options
-    )
-    async with served(app, listener, **(UVICORN if uvicorn is None else uvicorn)):
-        yield Team(endpoint, lead_token(load_secret(secret_file), state_root), state_root)
 
 
 async def test_refused_tokens_from_one_address_are_limited_and_other_addresses_are_not(

@@ -16,11 +16,10 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 
 import server
 from server.mcp.arrivals import MAX_FOLLOWED, MAX_STREAMS
-from tests.server.test_team import Team, dispatch, report_args, team
-from tests.server.test_tools import call
+from tests.support.calls import call
+from tests.support.team import Team, dispatch, report_args
 
 pytestmark = pytest.mark.anyio
-__all__ = ["team"]
 REVIEW = {"kind": "review", "workspace": "", "writable": []}
 
 

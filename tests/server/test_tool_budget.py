@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from server.config import ROLES, TOOLS_LIST_BUDGET, Role
-from tests.server.wire import serve_command, stdio_server
+from tests.support.wire import serve_command, stdio_server
 
 
 def tools_list_line(role: Role, project: Path, secret_file: Path) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,59 +14,12 @@ from mcp import Client
 from bench.trees import generate
 from handoff_core.files.reader import read_snapshot
 from handoff_core.services.capabilities.tokens import executor_session_id
-from tests.conftest import CHANGE, make_change
-from tests.core.files.test_archives import zip_of
-from tests.server.content import resource_text, text_of
+from tests.support.archives import zip_of
+from tests.support.calls import call, refused, report_args, task_args
+from tests.support.changes import CHANGE, make_change
+from tests.support.content import resource_text, text_of
 
 pytestmark = pytest.mark.anyio
-FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
-
-
-def task_args(**overrides: Any) -> dict[str, Any]:
-    args: dict[str, Any] = {
-        "change": CHANGE,
-        "topic": "implement-a1",
-        "kind": "implementation",
-        "goal": "Implement A1 so that `pytest tests/a1` passes.",
-        "inputs": "SPEC.md §A1",
-        "acceptance": "`pytest tests/a1 -q` exits 0",
-        "workspace": "current",
-        "writable": ["src/a1/**"],
-        "shared": ["pyproject.toml=lead"],
-    }
-    args.update(overrides)
-    return args
-
-
-async def call(client: Client, name: str, **arguments: Any) -> dict[str, Any]:
-    result = await client.call_tool(name, arguments)
-    assert not result.is_error, result.content
-    assert isinstance(result.structured_content, dict), result.structured_content
-    return result.structured_content
-
-
-async def refused(client: Client, name: str, **arguments: Any) -> str:
-    """The stable code of a refused call."""
-    result = await client.call_tool(name, arguments)
-    assert result.is_error
-    text = text_of(result)
-    match = re.match(r"Error executing tool \w+: ([a-z_]+): ", text)
-    assert match, text
-    return match.group(1)
-
-
-def report_args(created: dict[str, Any], **overrides: Any) -> dict[str, Any]:
-    args = {
-        "ref": created["ref"],
-        "token": created["report_token"],
-        "status": "completed",
-        "focused": FOCUS,
-        "artifacts": "src/a1/core.py",
-        "verification": "pytest: exit 0",
-        "task_sha256": created["task_sha256"],
-    }
-    args.update(overrides)
-    return args
 
 
 async def test_create_task_returns_ref_paths_hash_token_and_dispatch_message(lead: Client, state_root: Path) -> None:

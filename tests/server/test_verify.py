@@ -12,11 +12,11 @@ import pytest
 from mcp import Client
 
 from server.cli import main
-from tests.conftest import CHANGE
-from tests.core.evidence.gitrepo import add_worktree, commit_all, write
-from tests.core.services.acceptance.calc import PYTEST, RIGHT, calc_repo
-from tests.server.test_cli import SCRIPT
-from tests.server.test_tools import call, refused, report_args, task_args
+from tests.support.calc import PYTEST, RIGHT, calc_repo
+from tests.support.calls import call, refused, report_args, task_args
+from tests.support.changes import CHANGE
+from tests.support.cli_scripts import SCRIPT
+from tests.support.gitrepo import add_worktree, commit_all, write
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -12,8 +12,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.server.content import text_of
-from tests.server.test_tools import call, refused, report_args, task_args
+from tests.support.calls import call, refused, report_args, task_args
+from tests.support.content import text_of
 
 pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).resolve().parents[2]

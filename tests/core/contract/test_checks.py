@@ -18,8 +18,8 @@ from handoff_core.contract.task_file import parse_task, render_task
 from handoff_core.contract.validate import task_problems
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import DEFAULT_CHECK_TIMEOUT, MAX_CHECK_TIMEOUT, MAX_CHECKS, TASK_SECTIONS
-from tests.core.contract.test_task import make_task
-from tests.core.services.writing.test_fence_structure import headings, seed_body_lines
+from tests.support.fences import headings, seed_body_lines
+from tests.support.tasks import make_task
 
 RUN = (
     st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp", "Co", "Cn")), min_size=1, max_size=80)

@@ -9,13 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from wcmatch import glob as wc
 
+from bench.requests import implementation
 from handoff_core.contract.glob_overlap import Budget, overlap
 from handoff_core.contract.globs import MAX_GLOB_LENGTH, MAX_GLOBS, glob_regex
 from handoff_core.contract.scope import Scope
 from handoff_core.errors import InvalidContent, OwnershipConflict
 from handoff_core.services.writing.store import Store
-from tests.conftest import implementation
-from tests.core.strategies import globs, instance, paths
+from tests.support.strategies import globs, instance, paths
 
 FLAGS = wc.GLOBSTAR | wc.DOTGLOB
 

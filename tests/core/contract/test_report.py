@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
@@ -19,17 +18,10 @@ from handoff_core.contract.report import (
     summary_line,
 )
 from handoff_core.errors import InvalidContent
-from tests.core.strategies import long_markdown, markdown
+from tests.support.reports import captured_text
+from tests.support.strategies import long_markdown, markdown
 
 SHA = "9f2c" + "0" * 60
-
-
-def captured_text(report: Report) -> str | None:
-    """The verbatim text of a Lead capture, as it was captured (fenced as ``text`` in its artifacts)."""
-    if report.captured_by != "Lead":
-        return None
-    match = re.search(r"^(`{3,})text\n(.*)\n\1$", report.artifacts, re.DOTALL | re.MULTILINE)
-    return match.group(2) if match else None
 
 
 def make_report(**overrides: object) -> Report:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import cast
 
 import pytest
 from hypothesis import given, settings
@@ -12,7 +12,8 @@ from handoff_core.contract.task_file import parse_task, render_task
 from handoff_core.contract.validate import task_problems
 from handoff_core.errors import HandoffError, InvalidContent, OwnershipConflict
 from handoff_core.layout import AUTHORISED_ACTIONS, AuthorisedAction, Workspace
-from tests.core.strategies import long_markdown, markdown
+from tests.support.strategies import long_markdown, markdown
+from tests.support.tasks import make_task
 
 GLOB = st.from_regex(r"\A[a-z0-9_.*]+(/[a-z0-9_.*]+){0,3}\Z").filter(
     lambda g: all(s not in (".", "..") for s in g.split("/"))
@@ -20,27 +21,6 @@ GLOB = st.from_regex(r"\A[a-z0-9_.*]+(/[a-z0-9_.*]+){0,3}\Z").filter(
 
 
 STOP_CONDITION = st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9 ,.:;()'/-]{0,60}[A-Za-z0-9.)]\Z")
-
-
-def make_task(**overrides: object) -> Task:
-    fields: dict[str, Any] = {
-        "session": "20261130T044500Z",
-        "task": "001-implement-a1",
-        "kind": "implementation",
-        "goal": "Implement A1.",
-        "inputs": "SPEC.md",
-        "scope": Scope(
-            workspace="current",
-            writable=("src/a1/**",),
-            read_only=("docs/**",),
-            shared=(SharedPath("pyproject.toml", "lead"),),
-        ),
-        "acceptance": "pytest exits 0",
-        "report_path": "speculo/.speculo/specdev/changes/x/REPORT.md",
-        "change": "2026-11-30-demo",
-    }
-    fields.update(overrides)
-    return Task(**fields)
 
 
 @settings(max_examples=150)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation, report_of
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.proof import signing_key
 from handoff_core.contract.validate import check_handoff
@@ -27,7 +28,7 @@ from handoff_core.errors import InvalidContent
 from handoff_core.files.publishing import new_temp_name
 from handoff_core.services.writing.store import Store
 from handoff_core.validator import arguments
-from tests.conftest import CHANGE, implementation, make_change, report_of
+from tests.support.changes import CHANGE, make_change
 
 Edit = Callable[[str], str]
 SEED = os.environ.get("HANDOFF_SEED_VALIDATOR", "")  # e.g. "node /path/to/validate-handoff.mjs"

@@ -11,8 +11,8 @@ import pytest
 
 from handoff_core.errors import GitError
 from handoff_core.files import git, git_remote
-from tests.core.evidence.gitrepo import add_worktree, commit_all, counting_git, make_repo, started, write
-from tests.core.evidence.gitrepo import git as git_cli
+from tests.support.gitrepo import add_worktree, commit_all, counting_git, make_repo, started, write
+from tests.support.gitrepo import git as git_cli
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from handoff_core.files.git_config import (
     sets_attributes,
     silent,
 )
-from tests.core.evidence.gitrepo import ENV, add_worktree, git, make_repo
+from tests.support.gitrepo import ENV, add_worktree, git, make_repo
 
 pytestmark = pytest.mark.slow  # real git
 BASE = b"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from handoff_core.files.interpreter import Child
-from tests.core.files import child_entries
-from tests.leftovers import children
+from tests.support import child_entries
+from tests.support.leftovers import children
 
 ENTRY = child_entries.__name__
 

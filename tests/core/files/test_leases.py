@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from handoff_core.files.leases import unwritten
-from tests.core.files.mappings import written_mapping
+from tests.support.mappings import written_mapping
 
 
 def unwritten_now(path: Path) -> bool:

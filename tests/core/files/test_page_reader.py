@@ -9,8 +9,8 @@ import shutil
 from handoff_core.files.page_reader import MAX_ROUNDS, PageReader
 from handoff_core.files.reader import read_snapshot
 from handoff_core.services.writing.store import Store
-from tests.conftest import CHANGE, make_change
-from tests.core.services.tree.test_glance import history, odd_files, task_file
+from tests.support.changes import CHANGE, make_change
+from tests.support.glances import history, odd_files, task_file
 
 
 def test_a_page_reader_reads_every_task_as_read_snapshot_does(store: Store) -> None:

@@ -11,21 +11,16 @@ from typing import Any
 
 import pytest
 
-from handoff_core.contract.ids import Ref
-from handoff_core.contract.report import Report
+from bench.requests import implementation
 from handoff_core.errors import StorageError, WriteConflict
 from handoff_core.files import publishing as publish_module
 from handoff_core.files.publishing import new_temp_name, publish, repair_links, replace_whole
 from handoff_core.layout import is_temp
 from handoff_core.services.writing.store import Store
-from tests.conftest import implementation, report_of
-from tests.core.files import faults
+from tests.support import faults
+from tests.support.reports import report_for
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def report_for(ref: Ref, focused: str = "Did it. Tested it. Stopped. Next: review.") -> Report:
-    return report_of(ref, status="completed", focused=focused, artifacts="src/a1/x.py", verification="pytest: exit 0")
 
 
 def _dir_fd(path: Path) -> int:

@@ -10,12 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bench.requests import implementation, review
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.snapshot import PROBE_STAMP, Probe, probe_ctimes
 from handoff_core.files.reader import _stamps, read_change_snapshots
 from handoff_core.services.writing.store import Store
-from tests.conftest import CHANGE, implementation, review
-from tests.core.files.mappings import written_mapping
+from tests.support.changes import CHANGE
+from tests.support.mappings import written_mapping
 
 
 @pytest.mark.parametrize("readers", [0, 2])

@@ -16,7 +16,7 @@ from typing import IO
 import pytest
 
 from handoff_core.files import landlock
-from tests.core.services.containment.sandboxing import RUN_BOUND_S, Project, make_project, terminal_controls
+from tests.support.sandboxing import RUN_BOUND_S, Project, make_project, terminal_controls
 
 pytestmark = [
     pytest.mark.slow,  # each test starts the sandbox and the commands in it

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import time
 
+from bench.requests import implementation, report_of, review
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.snapshot import Probe
 from handoff_core.files.reader import read_change_snapshots
 from handoff_core.files.sightings import Sighting, sight_change
 from handoff_core.services.writing.store import Store
-from tests.conftest import CHANGE, implementation, report_of, review
+from tests.support.changes import CHANGE
 
 
 class Probes:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from handoff_core.errors import GitError
 from handoff_core.files.submodules import SUBMODULE_LISTING, may_hold_gitlinks, submodule_listing
-from tests.core.evidence.gitrepo import ENV, git, make_repo, write
+from tests.support.gitrepo import ENV, git, make_repo, write
 
 pytestmark = pytest.mark.slow  # real git
 

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import review
 from handoff_core.errors import ChangeNotActive, NotFound, TaskNotFound, WriteConflict
 from handoff_core.files.task_dir import Roots, open_task_dir, sha256
 from handoff_core.services.writing.store import Store
-from tests.conftest import CHANGE, review
+from tests.support.changes import CHANGE
 
 
 def test_a_missing_file_is_not_found_and_an_optional_one_is_none(store: Store) -> None:

@@ -7,7 +7,7 @@ import pytest
 from handoff_core.contract.checks import Check
 from handoff_core.contract.report import Report, render_report
 from handoff_core.services.acceptance.claims import claimed_passes
-from tests.core.evidence.gitrepo import FOCUS
+from tests.support.gitrepo import FOCUS
 
 CHECKS = (Check("python -m pytest -q tests"), Check("ruff check ."))
 

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import review
 from handoff_core.contract.anchor import TASK_CHANGED
 from handoff_core.contract.checks import Check
 from handoff_core.layout import TASK_FILE
 from handoff_core.services.acceptance.verification import NO_CHECKS, verify_task
 from handoff_core.services.views.status_view import TaskFacts, task_facts
-from tests.conftest import review
-from tests.core.evidence.gitrepo import git, write
-from tests.core.services.acceptance.calc import PYTEST, RIGHT_FILES, TEST, Calc, make_calc, pids_running
+from tests.support.calc import PYTEST, RIGHT_FILES, TEST, Calc, make_calc, pids_running
+from tests.support.gitrepo import git, write
 
 pytestmark = pytest.mark.slow
 

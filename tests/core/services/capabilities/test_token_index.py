@@ -7,13 +7,13 @@ import re
 
 import pytest
 
+from bench.requests import review
 from handoff_core.contract.ids import Ref
 from handoff_core.errors import QuotedTokenCheck
 from handoff_core.services.capabilities.token_index import TokenIndex
 from handoff_core.services.capabilities.tokens import token_check
 from handoff_core.services.writing.dispatch import TaskRequest
 from handoff_core.services.writing.store import Store
-from tests.conftest import review
 
 TOKEN_A = "token-of-task-a"
 FIELDS = ("goal", "inputs", "acceptance", "return_notes")

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation
 from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.scope import Scope
 from handoff_core.files import landlock
 from handoff_core.services.capabilities.tokens import report_token
 from handoff_core.services.evidence import endings
-from tests.conftest import implementation
-from tests.core.services.containment.sandboxing import Project, make_project
+from tests.support.sandboxing import Project, make_project
 
 pytestmark = [
     pytest.mark.slow,  # each test starts the sandbox, its broker and a client in it

@@ -11,8 +11,8 @@ import pytest
 
 from handoff_core.files import landlock
 from handoff_core.files.executor_home import executor_home
-from tests.core.evidence.gitrepo import git
-from tests.core.services.containment.sandboxing import Project, make_project
+from tests.support.gitrepo import git
+from tests.support.sandboxing import Project, make_project
 
 pytestmark = [
     pytest.mark.slow,  # each test starts the sandbox and the commands in it

@@ -17,8 +17,8 @@ import pytest
 from handoff_core.contract.scope import Scope
 from handoff_core.files import landlock
 from handoff_core.files.executor_home import executor_home
-from tests.core.evidence.gitrepo import git, write
-from tests.core.services.containment.sandboxing import (
+from tests.support.gitrepo import git, write
+from tests.support.sandboxing import (
     RUN_BOUND_S,
     SECRET,
     Project,

@@ -12,7 +12,7 @@ import pytest
 
 import handoff_core
 from handoff_core.files import landlock
-from tests.core.services.containment.sandboxing import RUN_BOUND_S, Launch, Project, make_project
+from tests.support.sandboxing import RUN_BOUND_S, Launch, Project, make_project
 
 pytestmark = [
     pytest.mark.slow,  # each test starts the sandbox and the commands in it

@@ -19,8 +19,8 @@ from handoff_core.files.interpreter import import_path
 from handoff_core.layout import CHECK_MAX_OUTPUT
 from handoff_core.services.acceptance.replayed import Refused, Replayed, check_environment, replay
 from handoff_core.services.acceptance.scratch import Scratch
-from tests.core.services.acceptance.calc import pids_running
-from tests.core.services.containment.sandboxing import without_landlock
+from tests.support.calc import pids_running
+from tests.support.sandboxing import without_landlock
 
 pytestmark = pytest.mark.slow
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope
 from handoff_core.services.evidence.audit import audit_task
 from handoff_core.services.writing.store import Store
-from tests.conftest import implementation
-from tests.core.evidence.gitrepo import add_worktree, commit_all, git, make_repo, report, write
+from tests.support.gitrepo import add_worktree, commit_all, git, make_repo, report, write
 
 OUT_OF_SCOPE = "src/b/other.py"
 OLD = 1_600_000_000  # a file time long before any index these tests write

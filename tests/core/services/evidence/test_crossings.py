@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope
 from handoff_core.files.task_dir import StoredFile as StoredTask
 from handoff_core.services.evidence.audit import audit_task
 from handoff_core.services.writing.store import Store
 from server.client_config import hook_entry
-from tests.conftest import implementation
-from tests.core.evidence.gitrepo import ENV, add_worktree, commit_all, make_repo, report, write
+from tests.support.gitrepo import ENV, add_worktree, commit_all, make_repo, report, write
 
 pytestmark = pytest.mark.slow  # the hooks run as their own processes
 

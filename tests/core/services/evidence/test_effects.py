@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope
 from handoff_core.layout import AuthorisedAction
 from handoff_core.services.evidence.audit import Audit, audit_task
 from handoff_core.services.writing.store import Store
-from tests.conftest import implementation
-from tests.core.evidence.gitrepo import ENV, add_worktree, commit_all, git, make_repo, report, write
+from tests.support.gitrepo import ENV, add_worktree, commit_all, git, make_repo, report, write
 
 COMMIT_FORMS = {
     "braces": "{ git commit -q -m work; }",

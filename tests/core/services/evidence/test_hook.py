@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope, SharedPath
 from handoff_core.services.evidence.codex_patch import patch_paths
 from handoff_core.services.evidence.hook import run
 from handoff_core.services.writing.store import Store
-from tests.conftest import implementation
-from tests.core.evidence.gitrepo import add_worktree, make_repo
+from tests.support.gitrepo import add_worktree, make_repo
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation
 from handoff_core.contract.scope import Scope
 from handoff_core.services.writing.store import Store
 from server.client_config import hook_entry
-from tests.conftest import implementation
-from tests.core.evidence.gitrepo import add_worktree, make_repo
+from tests.support.gitrepo import add_worktree, make_repo
 
 pytestmark = pytest.mark.slow  # the hook runs as its own process
 FLOOR = "import json, sys\njson.loads(sys.stdin.buffer.read())\n"

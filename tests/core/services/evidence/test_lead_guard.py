@@ -5,16 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from bench.requests import implementation, review
 from handoff_core.contract.scope import Scope
 from handoff_core.services.evidence.lead_guard import decide_lead
 from handoff_core.services.writing.store import Store
-from tests.conftest import implementation, review
-
-
-def event(path: Path, cwd: Path, tool: str = "Write") -> bytes:
-    return json.dumps(
-        {"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": {"file_path": str(path)}, "cwd": str(cwd)}
-    ).encode()
+from tests.support.lead_events import event
 
 
 def test_a_write_to_a_path_an_executor_holds_is_denied_naming_it(store: Store, project: Path) -> None:
@@ -43,7 +38,7 @@ def test_a_read_only_tasks_artifacts_are_held_too(store: Store, project: Path) -
 
 
 def test_a_path_held_in_the_executors_worktree_is_denied_there_too(store: Store, project: Path, tmp_path: Path) -> None:
-    from tests.core.evidence.gitrepo import add_worktree, make_repo
+    from tests.support.gitrepo import add_worktree, make_repo
 
     make_repo(project)
     tree = add_worktree(project, "task-a")

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation
 from handoff_core.contract.scope import Scope
 from handoff_core.services.writing.store import Store
 from server.client_config import hook_entry
-from tests.conftest import implementation
-from tests.core.evidence.gitrepo import ENV, add_worktree, counting_git, git, make_repo, started, write
+from tests.support.gitrepo import ENV, add_worktree, counting_git, git, make_repo, started, write
 
 pytestmark = pytest.mark.slow  # the hook runs as its own process
 OUT_OF_SCOPE = "src/b/other.py"

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.requests import implementation, review
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope
 from handoff_core.services.evidence.audit import audit_task
 from handoff_core.services.writing.store import Store
-from tests.conftest import implementation, review
-from tests.core.evidence.gitrepo import commit_all, git, make_repo, report, write
+from tests.support.gitrepo import commit_all, git, make_repo, report, write
 
 
 def current(store: Store, *writable: str, commits: bool = False) -> Ref:

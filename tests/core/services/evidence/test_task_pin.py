@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation, review
 from handoff_core.contract.scope import Scope, SharedPath
 from handoff_core.contract.task_file import parse_task
 from handoff_core.layout import MAX_FILE_BYTES
 from handoff_core.services.evidence import task_pin
 from handoff_core.services.evidence.task_pin import TaskUnreadable, read_pinned
 from handoff_core.services.writing.store import Store
-from tests.conftest import implementation, review
 
 SCOPES = [
     Scope(workspace="current", writable=("src/a1/**", "docs/*.md"), read_only=("docs/**",)),

@@ -13,7 +13,7 @@ from handoff_core.files.git_config import names_nothing
 from handoff_core.layout import REPORT_STATUSES
 from handoff_core.services.evidence.stop_check import STATUSES
 from handoff_core.services.evidence.tree_status import StatusFailed, changed_paths
-from tests.core.evidence.gitrepo import git, make_repo, write
+from tests.support.gitrepo import git, make_repo, write
 
 
 def test_the_stop_hook_names_the_contract_s_statuses() -> None:

@@ -8,11 +8,11 @@ import os
 import shutil
 import time
 import zipfile
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from bench.requests import review
 from handoff_core.contract.exchange import Channel
 from handoff_core.contract.return_policy import ReturnPolicy
 from handoff_core.contract.task import Task
@@ -20,12 +20,11 @@ from handoff_core.errors import InvalidContent, InvalidIdentifier, WriteConflict
 from handoff_core.services.exchange.outbound import external_dispatches, package_dispatch
 from handoff_core.services.exchange.returns import receive_return
 from handoff_core.services.writing.store import Store
-from tests.conftest import review
-from tests.core.evidence.gitrepo import git, make_repo, write
-from tests.core.files.test_archives import HOSTILE, zip_of
-from tests.hung_git import alive, hang_git
+from tests.support.archives import HOSTILE, zip_of
+from tests.support.exchange import NOW
+from tests.support.gitrepo import git, make_repo, write
+from tests.support.hung_git import alive, hang_git
 
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 GHP = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 

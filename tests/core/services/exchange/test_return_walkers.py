@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import review
 from handoff_core.contract.exchange import Channel
 from handoff_core.services.exchange.outbound import package_dispatch
 from handoff_core.services.exchange.returns import receive_return
 from handoff_core.services.writing.store import Store
-from tests.conftest import review
-from tests.core.evidence.gitrepo import git
-from tests.core.files.test_archives import zip_of
-from tests.core.services.exchange.test_exchange import NOW
+from tests.support.archives import zip_of
+from tests.support.exchange import NOW
+from tests.support.gitrepo import git
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ from handoff_core.services.handoffs import session_handoff as handoff_doc
 from handoff_core.services.handoffs.session_handoff import HandoffDoc
 from handoff_core.services.secrets.secret_scan import redact, scan
 from handoff_core.services.writing.store import Store
-from tests.core.services.secret_forms import FORMS
+from tests.support.secret_forms import FORMS
 
 FOCUS = "Built the parser. Kept YAML strict. Stopped before the CLI. Next: wire the CLI."
 SECRETS = {

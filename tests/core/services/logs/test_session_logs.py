@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from bench.requests import implementation
 from handoff_core.contract.ids import Ref
 from handoff_core.errors import InvalidInput, InvalidLocator
 from handoff_core.services.logs import log_search
 from handoff_core.services.logs import session_logs as sessionlog
 from handoff_core.services.tree.report_view import log_path
 from handoff_core.services.writing.store import Store
-from tests.conftest import implementation
-from tests.logs import CLAUDE_ID, CODEX_ID, claude_log, claude_records, codex_log, write_jsonl
+from tests.support.logs import CLAUDE_ID, CODEX_ID, claude_log, claude_records, codex_log, write_jsonl
 
 
 @pytest.fixture

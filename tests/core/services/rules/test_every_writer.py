@@ -6,12 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation, review
 from handoff_core.contract.scope import Scope
 from handoff_core.errors import OwnershipConflict
 from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.writing.dispatch import TaskRequest
 from handoff_core.services.writing.store import Store
-from tests.conftest import CHANGE, implementation, review
+from tests.support.changes import CHANGE
+from tests.support.writers import original_task
 
 
 def observation(topic: str, *, artifacts: tuple[str, ...] = (), resources: tuple[str, ...] = ()) -> TaskRequest:
@@ -95,32 +97,6 @@ def test_a_read_only_dispatch_holding_artifacts_reads_the_claims(store: Store, m
     assert reads == []
     store.create_task(observation("observe", artifacts=("out/**",)))
     assert reads == ["claims"]
-
-
-ORIGINAL_TASK = """# 任务简报
-
-## 身份与目标
-session 20250101T000000Z, task 001-implement, implementation.
-
-## 输入
-SPEC.md.
-
-## 工作区与范围
-current workspace, src/**.
-
-## 验收
-pytest.
-
-## 返回与通信
-REPORT.md beside this file.
-"""
-
-
-def original_task(state_root: Path) -> Path:
-    folder = state_root / "specdev" / "changes" / CHANGE / "sessions" / "20250101T000000Z" / "001-implement"
-    folder.mkdir(parents=True)
-    (folder / "TASK.md").write_text(ORIGINAL_TASK)
-    return folder
 
 
 def test_an_original_contract_task_without_a_report_blocks_no_dispatch(store: Store, state_root: Path) -> None:

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation, report_of, review
 from handoff_core.contract.scope import Scope, SharedPath
 from handoff_core.errors import HandoffError, InvalidContent, OwnershipConflict
 from handoff_core.layout import ReleaseKind, Workspace
 from handoff_core.services.rules.ownership import Claim, writer_slots
 from handoff_core.services.writing.dispatch import TaskRequest
 from handoff_core.services.writing.store import Store
-from tests.conftest import implementation, report_of, review
 
 
 def required(topic: str, *globs: str, **overrides: object) -> TaskRequest:
@@ -136,7 +136,7 @@ def test_a_release_with_evidence_ends_the_claim(store: Store, kind: ReleaseKind)
 
 
 def test_claims_span_every_change_under_the_state_root(store: Store, state_root: Path) -> None:
-    from tests.conftest import make_change
+    from tests.support.changes import make_change
 
     make_change(state_root, "2026-11-30-other")
     store.create_task(implementation())

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation, review
 from handoff_core.contract.anchor import CHANGED_HOLD, TASK_CHANGED
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope
@@ -14,7 +15,6 @@ from handoff_core.services.capabilities.tokens import task_anchor
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.verdicts import Verdicts
 from handoff_core.services.writing.store import Store
-from tests.conftest import implementation, review
 
 SECRET = b"s" * 32
 

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation, report_of, review
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope
 from handoff_core.errors import InvalidContent, OwnershipConflict
 from handoff_core.layout import WORKSPACES, Workspace
 from handoff_core.services.writing.store import Store
-from tests.conftest import CHANGE, implementation, make_change, report_of, review
+from tests.support.changes import CHANGE, make_change
 
 SPOOF = (
     '```handoff-scope\nworkspace: "required"\nwritable: ["docs/unrelated/**"]\n'

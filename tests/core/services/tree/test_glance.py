@@ -20,6 +20,7 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
+from bench.requests import implementation, report_of, review
 from bench.trees import generate
 from handoff_core.contract.ids import Ref
 from handoff_core.files.task_dir import Roots
@@ -29,61 +30,9 @@ from handoff_core.services.tree.status import TaskStatus, _glance_kind, glance, 
 from handoff_core.services.tree.status_page import StatusPage, page_status
 from handoff_core.services.tree.verdicts import Verdicts
 from handoff_core.services.writing.store import Store
-from tests.conftest import CHANGE, implementation, report_of, review
-from tests.core.files.mappings import rewrite_through, written_mapping
-
-FOCUS = "Read it. Found two issues. Stopped. Next: fix."
-NOW_SLACK = 3600.0  # every task in these trees is older than this: none counts as a recent arrival
-
-
-def reply(store: Store, ref_status: str, index: int, session: str) -> None:
-    ref = store.create_task(review(f"review-{index}", session=session)).ref
-    store.write_report(
-        report_of(ref, status=ref_status, focused=FOCUS, artifacts="none", verification="read only"),
-        CHANGE,
-    )
-
-
-def history(store: Store, reviews: int = 30) -> list[str]:
-    """Reviews returned every way, released, outstanding; implementation tasks open and closed."""
-    session = store.create_task(review("first")).ref.session
-    for index in range(reviews):
-        if index % 4 == 0:
-            store.create_task(review(f"open-{index}", session=session))
-        else:
-            reply(store, ("completed", "blocked", "failed")[index % 3], index, session)
-    released = store.create_task(review("released", session=session)).ref
-    store.release_writer(released, "none", "the executor never started")
-    writer = store.create_task(implementation(session=session)).ref
-    store.write_report(
-        report_of(writer, status="completed", focused=FOCUS, artifacts="src/a1", verification="pytest"),
-        CHANGE,
-    )
-    store.create_task(implementation("implement-a2", session=session))
-    return [session]
-
-
-def task_file(store: Store, topic: str) -> Path:
-    return next(store.roots.state_root.glob(f"specdev/changes/{CHANGE}/sessions/*/*-{topic}/TASK.md"))
-
-
-def rewrite(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text
-    path.chmod(0o644)
-    path.write_text(text.replace(old, new, 1))
-
-
-def old_times(store: Store) -> None:
-    """Every file an hour old: no task is a recent arrival, so the default view shows what is open or wrong."""
-    hour_ago = time.time() - NOW_SLACK
-    for path in store.roots.state_root.rglob("*"):
-        os.utime(path, (hour_ago, hour_ago), follow_symlinks=False)
-
-
-def cold(store: Store) -> Queries:
-    """A fresh server's reader: nothing held, and files count as settled at once."""
-    return Queries(store.roots, Verdicts(settle_seconds=0))
+from tests.support.changes import CHANGE
+from tests.support.glances import FOCUS, cold, history, odd_files, old_times, reply, rewrite, task_file
+from tests.support.mappings import rewrite_through, written_mapping
 
 
 def pages(queries: Queries, view: str, *, glancing: bool) -> tuple[list[StatusPage], list[TaskStatus]]:
@@ -337,24 +286,6 @@ def test_an_answer_asked_before_any_judging_holds_no_second_copy_of_the_tasks_gl
     assert peak / len(first) <= ANSWER_BYTES_PER_HELD_TASK
     assert again == first
     assert queries.wait_judged(timeout=60)
-
-
-def odd_files(store: Store) -> None:
-    """Tasks whose files a cold walk must read exactly as the full reader does, or leave to it."""
-    crlf = task_file(store, "review-1")
-    crlf.chmod(0o644)
-    crlf.write_bytes(crlf.read_bytes().replace(b"\n", b"\r\n"))
-    bom = task_file(store, "review-2")
-    bom.chmod(0o644)
-    bom.write_bytes(b"\xef\xbb\xbf" + bom.read_bytes())
-    rewrite(task_file(store, "review-3"), "\n---\n", "\n---\n\xff")  # not UTF-8: its kind is unknown
-    report = task_file(store, "review-5").parent / "REPORT.md"
-    report.chmod(0o644)
-    report.write_bytes(b"```\nStatus: failed\n```\n" + report.read_bytes().replace(b"\n", b"\r\n"))
-    (task_file(store, "review-6").parent / ".REPORT.md.0123456789abcdef.tmp").write_text("")
-    (task_file(store, "review-7").parent / "session-locator.json").symlink_to("/etc/hostname")
-    os.link(task_file(store, "review-10"), store.roots.project_root / "second")
-    rewrite(task_file(store, "review-9"), 'kind: "review"', "kind: review")  # the YAML loader's way
 
 
 def test_a_cold_walk_reads_every_task_as_a_glance_at_its_full_snapshot_does(store: Store) -> None:

@@ -12,7 +12,7 @@ from handoff_core.files.sightings import Sighting, opened_sessions, sight_rounds
 from handoff_core.services.tree.glance_records import _record, decoded, framed
 from handoff_core.services.tree.status import glance_sighted
 from handoff_core.services.writing.store import Store
-from tests.core.services.tree.test_glance import history, old_times
+from tests.support.glances import history, old_times
 
 
 def records_of(store: Store) -> tuple[str, str, list[object]]:

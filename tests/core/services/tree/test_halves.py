@@ -12,15 +12,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bench.requests import review
 from handoff_core.services.tree import halves
 from handoff_core.services.tree.halves import HEAD_START, SPLIT_FROM, Halves, round_sizes, split_at
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.status import TaskStatus
 from handoff_core.services.writing.store import Store
-from tests.conftest import make_change, review
-from tests.core.services.tree import broken_children
-from tests.core.services.tree.test_glance import cold, history, old_times, reply, rewrite
-from tests.leftovers import children
+from tests.support import broken_children
+from tests.support.changes import make_change
+from tests.support.glances import cold, history, old_times, reply, rewrite
+from tests.support.leftovers import children
 
 ROUNDS = 4
 

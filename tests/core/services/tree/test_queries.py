@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation, report_of, review
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import render_report
 from handoff_core.errors import HandoffError, InvalidContent, TaskNotFound, UnsafePath
 from handoff_core.services.tree.waiting import wait_for_reports
 from handoff_core.services.writing.store import Store
-from tests.conftest import CHANGE, implementation, report_of, review
+from tests.support.changes import CHANGE
 
 FOCUS = "Read it. Found two issues. Stopped. Next: fix."
 

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
+from bench.requests import implementation, report_of
 from handoff_core.errors import TaskNotFound
 from handoff_core.services.tree.report_view import MAX_TEXT, read_handoff, suspicious
 from handoff_core.services.writing.store import Store
-from tests.conftest import implementation, report_of
 
 FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
 

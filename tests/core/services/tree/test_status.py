@@ -7,8 +7,8 @@ from pathlib import Path
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.validate import LATE_REPORT
 from handoff_core.services.writing.store import Store
-from tests.conftest import CHANGE
-from tests.core.services.rules.test_every_writer import original_task
+from tests.support.changes import CHANGE
+from tests.support.writers import original_task
 
 
 def test_a_released_original_contract_task_without_a_report_is_never_said_to_have_a_late_report(

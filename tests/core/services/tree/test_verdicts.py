@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import gc
 import itertools
 import os
 import shutil
-import sys
 from pathlib import Path
-from types import FunctionType, ModuleType
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bench.requests import implementation, report_of, review
 from bench.trees import generate
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope
@@ -23,8 +21,9 @@ from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.status import TaskStatus
 from handoff_core.services.tree.verdicts import Shared, Verdicts
 from handoff_core.services.writing.store import Store
-from tests.conftest import CHANGE, implementation, report_of, review
-from tests.core.files.mappings import rewrite_through, written_mapping
+from tests.support.changes import CHANGE
+from tests.support.glances import reachable_bytes
+from tests.support.mappings import rewrite_through, written_mapping
 
 FOCUS = "Read it. Found two issues. Stopped. Next: fix."
 
@@ -133,21 +132,6 @@ def test_forgetting_every_verdict_changes_no_answer(store: Store, warm: Queries)
 
 
 HELD_BYTES_PER_TASK = 600  # what a warm server may hold per task, 586 B measured (its RSS adds allocator slack)
-
-
-def reachable_bytes(root: object) -> int:
-    """``sys.getsizeof`` of every object ``root`` keeps alive, each counted once (shared ones too)."""
-    seen: set[int] = set()
-    stack = [root]
-    total = 0
-    while stack:
-        item = stack.pop()
-        if id(item) in seen or isinstance(item, type | ModuleType | FunctionType):
-            continue
-        seen.add(id(item))
-        total += sys.getsizeof(item)
-        stack += gc.get_referents(item)
-    return total
 
 
 def test_a_warm_reader_holds_a_compact_verdict_per_task(tmp_path: Path) -> None:

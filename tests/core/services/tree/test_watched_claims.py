@@ -28,9 +28,9 @@ from handoff_core.services.tree.claims import ClaimIndex
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.watched_claims import WatchedClaimIndex
 from handoff_core.services.writing.store import Store
-from tests.conftest import CHANGE, make_change
-from tests.core.services.rules.test_every_writer import ORIGINAL_TASK
-from tests.core.services.tree.test_verdicts import reachable_bytes
+from tests.support.changes import CHANGE, make_change
+from tests.support.glances import reachable_bytes
+from tests.support.writers import ORIGINAL_TASK
 
 FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
 FILES = ("TASK.md", "REPORT.md", "RELEASE.md")

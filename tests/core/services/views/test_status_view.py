@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.requests import report_of, review
 from handoff_core.files.executor_home import cache_root
 from handoff_core.services.evidence.endings import record_ending
 from handoff_core.services.evidence.verifications import Recorded, record_verification
@@ -17,9 +18,8 @@ from handoff_core.services.views.status_view import (
     task_facts,
 )
 from handoff_core.services.writing.store import Store
-from tests.conftest import report_of, review
-from tests.core.evidence.gitrepo import FOCUS
-from tests.server.test_status_surfaces import audited_and_failed
+from tests.support.gitrepo import FOCUS
+from tests.support.surfaces import audited_and_failed
 
 
 def returned(store: Store) -> TaskStatus:

@@ -10,7 +10,6 @@ the same sections and that our validator passes, or refuses a text the seed woul
 
 from __future__ import annotations
 
-import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -19,44 +18,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from handoff_core.contract.markdown import body_lines, split_lines
+from bench.requests import report_of, review
+from handoff_core.contract.markdown import body_lines
 from handoff_core.contract.report import parse_report
 from handoff_core.contract.scope import Scope
 from handoff_core.errors import InvalidContent
 from handoff_core.layout import REPORT_NEXT
 from handoff_core.services.writing.store import Store
-from tests.conftest import CHANGE, make_change, report_of, review
-from tests.core.contract.test_report import captured_text
+from tests.support.changes import CHANGE, make_change
+from tests.support.fences import headings, seed_body_lines
+from tests.support.reports import captured_text
 
 FOCUS = "Read it. Found two issues. Stopped. Next: fix."
 TASK_FIELDS = ("goal", "inputs", "acceptance", "return_notes", "scope notes")
 REPORT_FIELDS = ("focused", "artifacts", "verification", "unverified", "problems")
-_SEED_FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$")
-
-
-def seed_body_lines(text: str) -> list[str]:
-    """Lines outside fences as the seed reads them: a fence opens and closes at the first column only."""
-    out: list[str] = []
-    fence: str | None = None
-    for line in split_lines(text):
-        match = _SEED_FENCE.match(line)
-        if fence is not None:
-            if (
-                match
-                and match.group(1)[0] == fence[0]
-                and len(match.group(1)) >= len(fence)
-                and not match.group(2).strip()
-            ):
-                fence = None
-        elif match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
-            fence = match.group(1)
-        else:
-            out.append(line)
-    return out
-
-
-def headings(lines: list[str]) -> list[str]:
-    return [line for line in lines if re.match(r"^#{1,2} ", line)]
 
 
 def seed_misreads(fragment: str) -> bool:

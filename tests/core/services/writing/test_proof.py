@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation, report_of, review
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.proof import PROOF_INVALID, proof_of, signing_key
 from handoff_core.contract.report import Report
@@ -17,7 +18,6 @@ from handoff_core.services.capabilities.tokens import token_check
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.report_view import read_handoff
 from handoff_core.services.writing.store import Store
-from tests.conftest import implementation, report_of, review
 
 FOCUS = "Done: A1 works. Decided: kept the API. Stopped after tests. Next: review."
 TOKEN = "token-of-the-task-aaaaaaaaaaaaaaa"

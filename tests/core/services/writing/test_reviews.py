@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation, review
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope
 from handoff_core.errors import HandoffError
 from handoff_core.services.evidence.audit import audit_task
 from handoff_core.services.writing.store import Store
-from tests.conftest import implementation, review
-from tests.core.evidence.gitrepo import add_worktree, commit_all, git, make_repo, report, write
+from tests.support.gitrepo import add_worktree, commit_all, git, make_repo, report, write
 
 
 @pytest.fixture

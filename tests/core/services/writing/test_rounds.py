@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation, report_of, review
 from handoff_core.errors import HandoffError, InvalidContent
 from handoff_core.services.writing.store import Store
-from tests.conftest import CHANGE, implementation, make_change, report_of, review
+from tests.support.changes import CHANGE, make_change
 
 FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
 

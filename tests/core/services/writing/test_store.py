@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.requests import implementation, report_of, review
 from handoff_core.contract.ids import Ref, check_change, check_round, check_task, check_topic, parse_ref
 from handoff_core.contract.report import Report, parse_report
 from handoff_core.contract.snapshot import MISSING
@@ -31,9 +32,9 @@ from handoff_core.errors import (
 from handoff_core.files.task_dir import TaskDir
 from handoff_core.layout import MAX_FILE_BYTES
 from handoff_core.services.writing.store import Store
-from tests.conftest import CHANGE, implementation, make_change, report_of, review
-from tests.core.contract.test_report import captured_text
-from tests.core.evidence.gitrepo import git, write
+from tests.support.changes import CHANGE, make_change
+from tests.support.gitrepo import git, write
+from tests.support.reports import captured_text
 
 FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
 

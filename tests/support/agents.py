@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.server.test_client_config import cli
+from tests.support.cli import cli
 
 __all__ = [
     "AgentRun",

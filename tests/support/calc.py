@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from bench.requests import implementation
 from handoff_core.contract.checks import Check
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import Report
@@ -16,8 +17,7 @@ from handoff_core.contract.scope import Scope
 from handoff_core.services.capabilities.tokens import report_token, task_anchor
 from handoff_core.services.writing.dispatch import TaskRequest
 from handoff_core.services.writing.store import Store
-from tests.conftest import implementation
-from tests.core.evidence.gitrepo import FOCUS, add_worktree, commit_all, git, write
+from tests.support.gitrepo import FOCUS, add_worktree, commit_all, git, write
 
 __all__ = ["PYTEST", "RIGHT", "RIGHT_FILES", "TEST", "WRONG", "Calc", "calc_repo", "make_calc", "pids_running"]
 

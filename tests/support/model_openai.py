@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from tests.agents.model_server import Block, ModelServer, Text
+from tests.support.model_server import Block, ModelServer, Text
 
 __all__ = ["FREEFORM", "OpenAIModel"]
 

@@ -49,7 +49,7 @@ def main() -> None:
     from handoff_core.contract.ids import parse_ref
     from handoff_core.files import publishing as publish
     from handoff_core.services.writing.store import Store
-    from tests.core.files.test_publishing import report_for
+    from tests.support.reports import report_for
 
     state_root, ref, call, nth, action = sys.argv[1:]
     install(publish, call, int(nth), action)

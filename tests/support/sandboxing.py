@@ -11,11 +11,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.requests import implementation
 from handoff_core.contract.scope import Scope
 from handoff_core.services import containment
 from handoff_core.services.writing.store import Store
-from tests.conftest import implementation
-from tests.core.evidence.gitrepo import ENV, add_worktree, git, make_repo
+from tests.support.gitrepo import ENV, add_worktree, git, make_repo
 
 __all__ = ["ENTRY", "Launch", "Project", "make_project", "terminal_controls", "without_landlock"]
 
