@@ -20,7 +20,7 @@ from handoff_core.services.capabilities.tokens import load_secret, report_token,
 from handoff_core.services.writing.store import Store
 from server.cli import main
 from tests.support.archives import zip_of
-from tests.support.cli_scripts import SCRIPT
+from tests.support.wire import SCRIPT
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from tests.support.calls import call, refused
-from tests.support.stdio import SCRIPT
+from tests.support.wire import SCRIPT
 
 pytestmark = pytest.mark.anyio
 

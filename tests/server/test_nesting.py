@@ -12,8 +12,8 @@ import httpx2
 import pytest
 
 from tests.support.calls import task_args
-from tests.support.stdio import SCRIPT
 from tests.support.team import Team
+from tests.support.wire import SCRIPT
 
 pytestmark = pytest.mark.anyio
 DEPTHS = [200, 1_000, 100_000]

@@ -13,8 +13,8 @@ from mcp import Client
 
 from handoff_core.validator import arguments
 from tests.support.calls import FOCUS, call, task_args
-from tests.support.stdio import SCRIPT, params, write_report_call
-from tests.support.wire import HANDSHAKE
+from tests.support.stdio import params, write_report_call
+from tests.support.wire import HANDSHAKE, SCRIPT
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # every test here starts the server or the CLI as a process
 

@@ -15,8 +15,8 @@ from server.cli import main
 from tests.support.calc import PYTEST, RIGHT, calc_repo
 from tests.support.calls import call, refused, report_args, task_args
 from tests.support.changes import CHANGE
-from tests.support.cli_scripts import SCRIPT
 from tests.support.gitrepo import add_worktree, commit_all, write
+from tests.support.wire import SCRIPT
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 from tests.support.gitrepo import ENV, git, write
+from tests.support.wire import SCRIPT
 
 
 def event(path: Path, cwd: Path) -> str:
@@ -23,9 +23,6 @@ def guard(
     return subprocess.run(
         command, input=stdin, capture_output=True, text=True, timeout=60, check=False, cwd=cwd, env=env or ENV
     )
-
-
-SCRIPT = Path(sys.executable).parent / "handoff-mcp"
 
 
 def commit(tree: Path, *paths: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

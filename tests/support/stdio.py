@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from mcp.client.stdio import StdioServerParameters
+
+from tests.support.wire import SCRIPT
 
 
 def params(role: str, project: Path, secret_file: Path) -> StdioServerParameters:
@@ -21,6 +22,3 @@ def write_report_call(message: str) -> dict[str, Any]:
     """The JSON arguments line of a dispatch message, as an executor would copy it."""
     line = next(line.strip() for line in message.splitlines() if line.strip().startswith('{"ref"'))
     return dict(json.loads(line))
-
-
-SCRIPT = Path(sys.executable).parent / "handoff-mcp"
