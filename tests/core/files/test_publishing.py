@@ -175,7 +175,7 @@ def test_a_crash_at_any_step_leaves_no_report_or_a_complete_one(store: Store, ca
         [
             sys.executable,
             "-m",
-            "tests.core.files.faults",
+            "tests.support.faults",
             str(store.roots.state_root),
             str(ref),
             call,
