@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import select
-import statistics
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ from pathlib import Path
 
 from bench.evidence import based_project
 from bench.hooks import plain_copy
-from bench.stats import paired, summary
+from bench.stats import added_ms, paired, summary
 from bench.trees import CHANGE
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.task import TaskBody
@@ -94,14 +93,9 @@ def run(work: Path, runs: int) -> dict[str, object]:
         times["floor"].append(_timed([sys.executable, "-I", "-S", "-c", FLOOR, "/bin/true"], env, project))
         times["sandbox"].append(_timed([*launch, "/bin/true"], env, project))
         _brokers_gone(marker)
-    added = [(s - f) * 1000 for s, f in zip(times["sandbox"], times["floor"], strict=True)]
     return {
         **{name: summary(values) for name, values in times.items()},
-        "added_ms": {
-            "p50": round(statistics.median(added), 3),
-            "min": round(min(added), 3),
-            "max": round(max(added), 3),
-        },
+        "added_ms": added_ms(times["sandbox"], times["floor"]),
         "ratio_to_floor": paired(times["sandbox"], times["floor"]),
         "target_added_ms": TARGET_ADDED_MS,
         "abi": landlock.abi(),

@@ -74,6 +74,12 @@ def paired(subject: list[float], floor: list[float]) -> dict[str, float]:
     }
 
 
+def added_ms(subject: list[float], floor: list[float]) -> dict[str, float]:
+    """What ``subject`` adds to ``floor``, round by round (seconds in, milliseconds out): median and range."""
+    added = [(s - f) * 1000 for s, f in zip(subject, floor, strict=True)]
+    return {"p50": round(statistics.median(added), 3), "min": round(min(added), 3), "max": round(max(added), 3)}
+
+
 def spread(ratio: dict[str, float]) -> str:
     """A paired ratio as printed: the median and the range the rounds spanned."""
     return f"{ratio['p50']:.2f}x (rounds {ratio['min']:.2f}-{ratio['max']:.2f})"

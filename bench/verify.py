@@ -11,14 +11,13 @@ the replay does not contain: before timing, a check that writes outside its copy
 from __future__ import annotations
 
 import os
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from bench.evidence import FOCUS, based_project, git
-from bench.stats import paired, summary
+from bench.stats import added_ms, paired, summary
 from bench.trees import CHANGE
 from handoff_core.contract.checks import Check
 from handoff_core.contract.ids import Ref
@@ -122,14 +121,9 @@ def _measured(project: Path, secret: Path, runs: int) -> dict[str, object]:
     for _ in range(runs):  # alternated: drift on a shared machine touches both alike
         times["direct"].append(_direct(tree))
         times["replay"].append(_replay(store, ref, secret))
-    added = [(r - d) * 1000 for r, d in zip(times["replay"], times["direct"], strict=True)]
     return {
         **{name: summary(values) for name, values in times.items()},
-        "added_ms": {
-            "p50": round(statistics.median(added), 3),
-            "min": round(min(added), 3),
-            "max": round(max(added), 3),
-        },
+        "added_ms": added_ms(times["replay"], times["direct"]),
         "ratio_to_direct": paired(times["replay"], times["direct"]),
         "checks": len(CHECKS),
         "abi": landlock.abi(),
