@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+from bench.requests import report_of
 from bench.stats import FloorFailed, checked, paired, summary
 from bench.trees import CHANGE, make_change
 from handoff_core.contract.ids import parse_ref
@@ -86,9 +87,8 @@ def _setup(work: Path, files: int) -> tuple[Store, str, Path, str, str]:
     git(tree, "add", "-A")
     git(tree, "commit", "-q", "-m", "change")
     checkpoint = git(tree, "rev-parse", "HEAD").strip()
-    report = Report(
-        session=ref.session,
-        task=ref.task,
+    report = report_of(
+        ref,
         status="completed",
         focused=FOCUS,
         artifacts="src/a1",

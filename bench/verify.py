@@ -17,11 +17,11 @@ import time
 from pathlib import Path
 
 from bench.evidence import FOCUS, based_project, git
+from bench.requests import report_of
 from bench.stats import added_ms, paired, summary
 from bench.trees import CHANGE
 from handoff_core.contract.checks import Check
 from handoff_core.contract.ids import Ref
-from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.task import TaskBody
 from handoff_core.files import landlock
@@ -54,9 +54,8 @@ def _task(store: Store, project: Path, branch: str, checks: tuple[Check, ...]) -
     (tree / "src/calc/__init__.py").write_text("def add(a, b):\n    return a + b\n")
     git(tree, "commit", "-q", "-am", "fix")
     checkpoint = git(tree, "rev-parse", "HEAD").strip()
-    report = Report(
-        session=ref.session,
-        task=ref.task,
+    report = report_of(
+        ref,
         status="completed",
         focused=FOCUS,
         artifacts="src/calc",
