@@ -276,8 +276,12 @@ def main() -> int:
         compileall.compile_dir(root / package, quiet=1)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="handoff-bench-") as tmp:
-        collect(sections, sizes, Path(tmp), args.json)
+        results = collect(sections, sizes, Path(tmp), args.json)
     print(f"JSON: {args.json}")
+    missed = targets.missed(targets.standings(results))
+    if args.targets and missed:  # --targets checks them: a missed target fails the run, like a failed floor
+        print(f"{len(missed)} target(s) missed: {'; '.join(missed)}", file=sys.stderr)
+        return 1
     return 0
 
 

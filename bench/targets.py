@@ -5,8 +5,8 @@ is the floor it is read against, and the limit. ``python -m bench --targets`` ru
 sections these need, at the sizes they name (10,000 and 100,000 tasks), and prints this table
 last; every run prints it for the sizes it ran, each row naming its size. A target whose section
 did not run says "not measured in this run": no figure is ever carried over from another run. A
-missed target is printed as missed; it does not stop the bench (a failed *floor* does:
-``stats.FloorFailed``).
+missed target is printed as missed; with ``--targets`` the run then exits 1, as it does when a
+*floor* fails (``stats.FloorFailed``).
 """
 
 from __future__ import annotations
@@ -206,6 +206,11 @@ def rows(found: list[Standing]) -> list[str]:
     measured = [s for s in found if s.met is not None]
     lines.append(f"{sum(bool(s.met) for s in measured)} of {len(measured)} measured targets met")
     return lines
+
+
+def missed(found: list[Standing]) -> list[str]:
+    """The targets measured in this run and not met: with ``--targets``, any of them fails the run."""
+    return [s.target for s in found if s.met is False]
 
 
 def as_json(found: list[Standing]) -> list[dict[str, Any]]:
