@@ -35,6 +35,7 @@ from handoff_core.errors import ConfigError, HandoffError, WorkspaceRefused
 from handoff_core.files.task_dir import Roots
 from handoff_core.layout import REF_VARIABLE, TOKEN_VARIABLE
 from handoff_core.services.evidence import guard
+from handoff_core.services.evidence.hook_call import Decision
 from server.cli.agent_hook import hook_mode, run_hook
 
 if TYPE_CHECKING:
@@ -179,11 +180,9 @@ def _lead_hook(args: argparse.Namespace) -> int:
         roots = _roots(args)
         decision = lead_guard.decide_lead(data, roots, _lead_anchor(args, roots))
     except HandoffError as exc:
-        decision = lead_guard.Decision(False, f"handoff guard for the Lead: {exc.message}; denied")
+        decision = Decision(False, f"handoff guard for the Lead: {exc.message}; denied")
     except Exception as exc:  # any failure is a deny, never the CLI's exit 1
-        decision = lead_guard.Decision(
-            False, f"handoff guard for the Lead: could not judge ({type(exc).__name__}); denied"
-        )
+        decision = Decision(False, f"handoff guard for the Lead: could not judge ({type(exc).__name__}); denied")
     try:
         print(lead_guard.hook_answer(decision), end="", flush=True)
     except BaseException as exc:
@@ -250,7 +249,7 @@ def main(argv: Sequence[str]) -> int:
         if args.lead:  # a hook that cannot judge denies, in the hook's own form
             from handoff_core.services.evidence import lead_guard
 
-            denied = lead_guard.Decision(False, f"handoff guard for the Lead: {exc.message}; denied")
+            denied = Decision(False, f"handoff guard for the Lead: {exc.message}; denied")
             print(lead_guard.hook_answer(denied))
             return 0
         print(f"handoff-mcp guard: {exc}", file=sys.stderr)
