@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 
 from handoff_core.contract.json_text import dumps
-from handoff_core.contract.validate import Verdict, check_handoff
+from handoff_core.contract.validate import ValidationResult, check_handoff
 from handoff_core.errors import HandoffError
 from handoff_core.files.change_dir import locate_change
 from handoff_core.files.entries import exists_dir, shown_name, try_open
@@ -90,7 +90,7 @@ def _anchor(values: dict[str, str], root: str) -> TaskAnchor | None:
     return task_anchor(load_secret(secret_file, Path(values["repo"]), create=False), Path(root), secret_file)
 
 
-def validate(values: dict[str, str]) -> Verdict:
+def validate(values: dict[str, str]) -> ValidationResult:
     root = state_root(values)
     change, session, task = values["change"], values["session"], values["task"]
     anchor = _anchor(values, root)
@@ -134,13 +134,13 @@ def _tasks_of(root: str, change: str) -> list[tuple[str, str]]:
         return found
 
 
-def _line(change: str, session: str, task: str, verdict: Verdict, stage: str) -> str:
+def _line(change: str, session: str, task: str, result: ValidationResult, stage: str) -> str:
     ids = {"change": change, "session": shown_name(session), "task": shown_name(task), "stage": stage}
-    found = {"ok": not verdict.errors, "errors": list(verdict.errors), "warnings": list(verdict.warnings)}
-    return dumps(ids | found | {"caveat": verdict.caveat})
+    found = {"ok": not result.errors, "errors": list(result.errors), "warnings": list(result.warnings)}
+    return dumps(ids | found | {"caveat": result.caveat})
 
 
-def _judged(root: str, change: str, session: str, task: str) -> tuple[str, Verdict]:
+def _judged(root: str, change: str, session: str, task: str) -> tuple[str, ValidationResult]:
     """The task at its stage: ``return`` once it has a REPORT.md, as status judges it; read once."""
     snapshot = read_snapshot(root, change, session, task)
     stage = "return" if snapshot.file(REPORT_FILE).kind != "missing" else "dispatch"
@@ -159,9 +159,9 @@ def validate_all(values: dict[str, str]) -> int:
             failed = True
             continue
         for session, task in tasks:
-            stage, verdict = _judged(root, change, session, task)
-            failed |= bool(verdict.errors)
-            print(_line(change, session, task, verdict, stage))
+            stage, result = _judged(root, change, session, task)
+            failed |= bool(result.errors)
+            print(_line(change, session, task, result, stage))
     return 1 if failed else 0
 
 
@@ -185,13 +185,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{exc}\n{USAGE}", file=sys.stderr)
         return 2
     try:
-        verdict = validate(values)
+        result = validate(values)
     except HandoffError as exc:  # only --lead-key can raise: a secret that cannot be read
         print(f"{exc.code}: {exc.message}", file=sys.stderr)
         return 2
-    result = {"errors": list(verdict.errors), "warnings": list(verdict.warnings), "caveat": verdict.caveat}
-    print(dumps(result, indent=2))
-    return 1 if verdict.errors else 0
+    shown = {"errors": list(result.errors), "warnings": list(result.warnings), "caveat": result.caveat}
+    print(dumps(shown, indent=2))
+    return 1 if result.errors else 0
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
-"""The ``handoff-scope`` block of a TASK: who may write what, rendered for people and for the
-claim reader, and read back (used for ownership)."""
+"""The ``handoff-scope`` block of a TASK: who may write what, checked, and read back (used for
+ownership). Its rendering, for people and for the claim reader, is ``scope_text``."""
 
 from __future__ import annotations
 
-from handoff_core.contract.frontmatter import load_yaml, quote
+from handoff_core.contract.frontmatter import load_yaml
 from handoff_core.contract.globs import check_glob_count, check_globs
 from handoff_core.contract.pattern import compile_on_use
 from handoff_core.contract.record import NamedTuple
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from handoff_core.layout import AuthorisedAction, Kind, SandboxMode, Workspace
 
 __all__ = [
-    "LIST_START",
+    "LINK_KEYS",
     "RESOURCE_RE",
     "SCOPE_FENCE",
     "Scope",
@@ -34,12 +34,10 @@ __all__ = [
     "read_scope",
     "sandbox_mode",
     "scope_from",
-    "scope_lines",
     "workspace_of",
 ]
 
 SCOPE_FENCE = "```handoff-scope"
-LIST_START = "- Workspace: "
 _BAD_GLOB = compile_on_use(r"(^|/)\.\.(/|$)|^/|^[A-Za-z]:|[\\`\x00-\x1f]")
 
 
@@ -223,68 +221,11 @@ def _check_links(kind: Kind, scope: Scope) -> None:
         raise InvalidContent(f"self_writer is one of {', '.join(SELF_WRITERS)}, on an implementation claim")
 
 
-def _globs(values: tuple[str, ...]) -> str:
-    return ", ".join(f"`{value}`" for value in values) or "none"
-
-
-def scope_lines(scope: Scope) -> list[str]:
-    shared = ", ".join(f"`{s.path}` (owner: {s.owner})" for s in scope.shared) or "none"
-    workspace = scope.workspace or "none (read-only task)"
-    block = [SCOPE_FENCE]
-    if scope.workspace is not None:
-        block.append(f"workspace: {quote(scope.workspace)}")
-    block += [
-        f"writable: {quote(list(scope.writable))}",
-        f"read_only: {quote(list(scope.read_only))}",
-        f"shared: {quote([{'path': s.path, 'owner': s.owner} for s in scope.shared])}",
-        f"artifacts: {quote(list(scope.artifacts))}",
-        *([f"resources: {quote(list(scope.resources))}"] if scope.resources else []),
-        *([f"worktree: {quote(scope.worktree)}"] if scope.worktree else []),
-        *([f"branch: {quote(scope.branch)}"] if scope.branch else []),
-        *([f"remote: {quote(scope.remote)}"] if scope.remote else []),
-        *([f"base: {quote(scope.base)}"] if scope.base else []),
-        *([f"dirty_at_dispatch: {quote(list(scope.dirty))}"] if scope.dirty else []),
-        *([f"authorised_actions: {quote(list(scope.actions))}"] if scope.actions else []),
-        *([f"stop_conditions: {quote(list(scope.stop_conditions))}"] if scope.stop_conditions else []),
-        *(f"{key}: {quote(value)}" for key, value in _links(scope)),
-        *([f"sandbox: {quote(scope.sandbox)}"] if scope.sandbox != "required" else []),
-        "```",
-    ]
-    readable = [
-        f"{LIST_START}{workspace}",
-        f"- Writable: {_globs(scope.writable)}",
-        f"- Read-only: {_globs(scope.read_only)}",
-        f"- Shared: {shared}",
-        f"- Artifacts: {_globs(scope.artifacts)}",
-        *([f"- Resources: {_globs(scope.resources)}"] if scope.resources else []),
-        *([f"- Worktree: `{scope.worktree}` on branch `{scope.branch}`"] if scope.worktree else []),
-        *([f"- Branch: `{scope.branch}` of the git remote `{scope.remote}`: push it there"] if scope.remote else []),
-        *([f"- Base commit: `{scope.base}`"] if scope.base else []),
-        *([f"- Dirty at dispatch (not this task's): {_globs(scope.dirty)}"] if scope.dirty else []),
-        *([f"- Authorised actions: {_globs(scope.actions)}"] if scope.actions else []),
-        *(["- Stop conditions:", *(f"  - {line}" for line in scope.stop_conditions)] if scope.stop_conditions else []),
-        *([f"- Retry of: `{scope.retry_of}`"] if scope.retry_of else []),
-        *([f"- Review of: `{scope.review_of}` at its checkpoint `{scope.base}`"] if scope.review_of else []),
-        *([f"- Written by: {scope.self_writer} itself (claim_writer)"] if scope.self_writer else []),
-        *([f"- Sandbox: {_SANDBOX_SAID[scope.sandbox]}"] if scope.sandbox != "required" else []),
-        "",
-    ]
-    return ([scope.notes, ""] if scope.notes else []) + readable + block
-
-
-_SANDBOX_SAID = {
-    "if-available": "if-available (launched unsandboxed where the kernel offers no sandbox)",
-    "off": "off (the executor is launched without the kernel sandbox)",
-}
-_LINKS = ("retry_of", "review_of", "self_writer")
+LINK_KEYS = ("retry_of", "review_of", "self_writer")  # the scope's links to other tasks, in the block's order
 _SCOPE_KEYS = frozenset(
     {"workspace", "writable", "read_only", "shared", "artifacts", "resources", "worktree", "branch", "base"}
-    | {"dirty_at_dispatch", "remote", "authorised_actions", "stop_conditions", "sandbox", *_LINKS}
+    | {"dirty_at_dispatch", "remote", "authorised_actions", "stop_conditions", "sandbox", *LINK_KEYS}
 )
-
-
-def _links(scope: Scope) -> list[tuple[str, str]]:
-    return [(key, value) for key in _LINKS if (value := getattr(scope, key))]
 
 
 RESOURCE_RE = compile_on_use(r"^[a-z][a-z0-9-]*(?::[A-Za-z0-9._/@-]+)?\Z")

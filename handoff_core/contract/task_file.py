@@ -10,7 +10,8 @@ from handoff_core.contract.checks import checks_lines, split_checks
 from handoff_core.contract.frontmatter import load_yaml, quote, split_frontmatter
 from handoff_core.contract.markdown import required_sections
 from handoff_core.contract.proof import SIGNING_KEY_LABEL
-from handoff_core.contract.scope import LIST_START, SCOPE_FENCE, Scope, scope_from, scope_lines
+from handoff_core.contract.scope import SCOPE_FENCE, Scope, scope_from
+from handoff_core.contract.scope_text import LIST_START, scope_lines
 from handoff_core.contract.task import (
     META_KEYS,
     RETURN_START,

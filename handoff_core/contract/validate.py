@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # the anchor, the locator and the release are loaded where a 
 __all__ = [
     "CAVEAT",
     "LATE_REPORT",
-    "Verdict",
+    "ValidationResult",
     "check_handoff",
     "closes_claim",
     "identity_problems",
@@ -62,7 +62,7 @@ CAVEAT = (
 )
 
 
-class Verdict(NamedTuple):
+class ValidationResult(NamedTuple):
     errors: tuple[str, ...]
     warnings: tuple[str, ...]
     caveat: str = CAVEAT
@@ -71,6 +71,10 @@ class Verdict(NamedTuple):
     @property
     def ok(self) -> bool:
         return not self.errors
+
+
+# The former name, still imported by services/tree/queries.py: it goes once that module names ValidationResult.
+Verdict = ValidationResult
 
 
 def identity_problems(change: str, session: str, task: str) -> list[str]:
@@ -177,33 +181,33 @@ def check_handoff(
     session: str,
     task: str,
     anchor: TaskAnchor | None = None,
-) -> Verdict:
+) -> ValidationResult:
     """Judge one task's files for ``stage``; ``snapshot_of`` reads them only once the ids are sane.
 
     With the Lead's ``anchor`` the TASK must be the one published, and the REPORT's proof is checked
     against the key the Lead derives (``contract.anchor``); without it, by the files alone."""
     if stage not in STAGES:
-        return Verdict(("expected dispatch or return stage",), ())
+        return ValidationResult(("expected dispatch or return stage",), ())
     errors = identity_problems(change, session, task)
     if errors:
-        return Verdict(tuple(errors), ())
+        return ValidationResult(tuple(errors), ())
     snapshot = snapshot_of()
     facts = snapshot.change
     if facts is not None and facts.location != "active":
-        return Verdict(("archived handoffs are frozen; use the original archive integrity checks",), ())
+        return ValidationResult(("archived handoffs are frozen; use the original archive integrity checks",), ())
     if stage == "dispatch" and facts is not None and facts.outcome != "active":
         errors.append("dispatch requires an active change")
     if snapshot.problems:
-        return Verdict((*errors, *snapshot.problems), ())
+        return ValidationResult((*errors, *snapshot.problems), ())
     errors += _occupancy(snapshot)
     if not snapshot.task_found:
-        return Verdict((*errors, f"task directory {task} not found in round {session}"), ())
+        return ValidationResult((*errors, f"task directory {task} not found in round {session}"), ())
     return _check_files(snapshot, stage, errors, (change, session, task), anchor)
 
 
 def _check_files(
     snapshot: TaskSnapshot, stage: str, errors: list[str], ids: tuple[str, str, str], anchor: TaskAnchor | None
-) -> Verdict:
+) -> ValidationResult:
     change, session, task = ids
     ref = "/".join(ids)
     warnings = [
@@ -242,4 +246,4 @@ def _check_files(
             from handoff_core.contract.locator import parse_locator
 
             errors += parse_locator(locator.data)[1]
-    return Verdict(tuple(errors), tuple(warnings), proof=proof)
+    return ValidationResult(tuple(errors), tuple(warnings), proof=proof)

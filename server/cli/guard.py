@@ -1,7 +1,7 @@
 """``handoff-mcp guard``: the live evidence layer for the agent CLIs and git.
 
 ``guard --ref REF --task-sha256 HEX [--event pre-tool|post-tool|stop] [--client claude-code|codex]``
-is the agent CLIs' hook: ``server.cli`` hands it to ``handoff_core.services.evidence.hook`` before
+is the agent CLIs' hook: ``server.cli.agent_hook`` hands it to ``handoff_core.services.evidence.hook`` before
 this parser loads (the event on stdin, the answer on stdout in the form both CLIs document).
 ``guard --install-git-hook`` installs the pre-commit hook (``--ref`` records, in a linked worktree,
 which task it works for and its TASK's SHA-256; ``--uninstall`` removes it); the hook runs ``guard
@@ -35,6 +35,8 @@ from handoff_core.errors import ConfigError, HandoffError, WorkspaceRefused
 from handoff_core.files.task_dir import Roots
 from handoff_core.layout import REF_VARIABLE, TOKEN_VARIABLE
 from handoff_core.services.evidence import guard
+from handoff_core.services.evidence.hook_call import Decision
+from server.cli.agent_hook import hook_mode, run_hook
 
 if TYPE_CHECKING:
     from handoff_core.contract.anchor import TaskAnchor
@@ -178,11 +180,9 @@ def _lead_hook(args: argparse.Namespace) -> int:
         roots = _roots(args)
         decision = lead_guard.decide_lead(data, roots, _lead_anchor(args, roots))
     except HandoffError as exc:
-        decision = lead_guard.Decision(False, f"handoff guard for the Lead: {exc.message}; denied")
+        decision = Decision(False, f"handoff guard for the Lead: {exc.message}; denied")
     except Exception as exc:  # any failure is a deny, never the CLI's exit 1
-        decision = lead_guard.Decision(
-            False, f"handoff guard for the Lead: could not judge ({type(exc).__name__}); denied"
-        )
+        decision = Decision(False, f"handoff guard for the Lead: could not judge ({type(exc).__name__}); denied")
     try:
         print(lead_guard.hook_answer(decision), end="", flush=True)
     except BaseException as exc:
@@ -217,10 +217,8 @@ def _install(roots: Roots, ref: str | None, uninstall: bool) -> int:
 
 
 def main(argv: Sequence[str]) -> int:
-    from server import cli
-
-    if cli.hook_mode(list(argv)):  # the agent CLIs' hook: the lean core, never this parser
-        return cli.main(["guard", *argv])
+    if hook_mode(list(argv)):  # the agent CLIs' hook: the lean core, never this parser
+        return run_hook(list(argv))
     args = _parser().parse_args(list(argv))
     modes = [args.install_git_hook, args.pre_commit, args.lead]
     if (
@@ -251,7 +249,7 @@ def main(argv: Sequence[str]) -> int:
         if args.lead:  # a hook that cannot judge denies, in the hook's own form
             from handoff_core.services.evidence import lead_guard
 
-            denied = lead_guard.Decision(False, f"handoff guard for the Lead: {exc.message}; denied")
+            denied = Decision(False, f"handoff guard for the Lead: {exc.message}; denied")
             print(lead_guard.hook_answer(denied))
             return 0
         print(f"handoff-mcp guard: {exc}", file=sys.stderr)

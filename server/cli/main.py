@@ -18,7 +18,7 @@ from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import ConfigError, HandoffError
 from handoff_core.services.project.coordination_setup import MODES, SKILLS_DIRS
 from server import logs
-from server.cli.serving import serve, serve_team
+from server.cli.serving import board, serve, serve_team
 from server.client_config import CLIENTS
 from server.config import ROLES, Settings, TeamOptions, settings_from
 from server.logs import LEVELS
@@ -164,27 +164,27 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
 
 def _command(settings: Settings, args: argparse.Namespace) -> int:
     """Any command but ``serve``, from its own module."""
-    from server.cli import exchange, project_setup, serving, status
+    from server.cli.exchange import exchange
+    from server.cli.project_setup import config, coordination, token
+    from server.cli.status import doctor, status
 
     if args.command == "status":
-        return status.status(
-            settings, args.change, args.session, args.since, args.json, archive_check=args.archive_check
-        )
+        return status(settings, args.change, args.session, args.since, args.json, archive_check=args.archive_check)
     if args.command == "doctor":
-        return status.doctor(settings, args.fix)
+        return doctor(settings, args.fix)
     if args.command in ("package", "receive"):
-        return exchange.exchange(settings, args)
+        return exchange(settings, args)
     if args.command == "coordination":
-        return project_setup.coordination(settings, args.mode, args.skills_dir, args.dry_run)
+        return coordination(settings, args.mode, args.skills_dir, args.dry_run)
     if args.command == "board":
-        return serving.board(settings, args.port)
+        return board(settings, args.port)
     if args.command == "trust-codex-hooks":
         return _trust_codex_hooks(settings, args)
     if args.command == "verify":
         return _verify(settings, args)
     if args.command == "config":
-        return project_setup.config(settings, args.client, args.command_path, args.url, args.token, args.ref)
-    return project_setup.token(settings, args.ref, args.lead)
+        return config(settings, args.client, args.command_path, args.url, args.token, args.ref)
+    return token(settings, args.ref, args.lead)
 
 
 def _team_options(args: argparse.Namespace) -> TeamOptions:
@@ -235,9 +235,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run(args_list[1:], dict(os.environ))
     if args_list[0] == "guard":  # its own parser: a hook's argument error must not exit 2, which reads as a deny
-        from server import cli
+        from server.cli.guard import main as guard_main
 
-        return cli.main(args_list)
+        return guard_main(args_list[1:])
     if args_list[0] == "serve":
         _import_server_meanwhile()
     args = _parser().parse_args(args_list)

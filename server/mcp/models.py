@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from handoff_core.services.evidence.audit import Verdict
+from handoff_core.services.evidence.audit import Conclusion
 from handoff_core.services.project.coordination_setup import SaveOutcome, SkillState
 
 __all__ = [
@@ -119,7 +119,7 @@ class Status(Wire):
 
 
 class Audited(Wire):
-    verdict: Verdict
+    verdict: Conclusion
     reason: str
     base: str = ""
     checkpoint: str = ""
@@ -141,7 +141,7 @@ class Replay(Wire):
 
 
 class Verified(Wire):
-    verdict: Verdict
+    verdict: Conclusion
     reason: str
     replayed: str = ""  # the checkpoint, or the project tree as returned
     checks: list[Replay] = []

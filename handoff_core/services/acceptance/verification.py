@@ -34,7 +34,7 @@ from handoff_core.layout import REPORT_FILE, TASK_FILE
 from handoff_core.services.acceptance.claims import claimed_passes
 from handoff_core.services.acceptance.replayed import Refused, Replayed, check_environment, replay
 from handoff_core.services.acceptance.scratch import Scratch, remove, scratch_copy
-from handoff_core.services.evidence.audit import Audit, Verdict, audit_task
+from handoff_core.services.evidence.audit import Audit, Conclusion, audit_task
 from handoff_core.services.evidence.judges import Reader, judging
 from handoff_core.services.evidence.verifications import Recorded, record_verification
 from handoff_core.services.rules.scope_rule import ScopeRule
@@ -50,7 +50,7 @@ _READ_LIMIT = 1024 * 1024  # bytes of a configuration file compared before and a
 
 @dataclass(frozen=True, kw_only=True)
 class Verification:
-    verdict: Verdict
+    verdict: Conclusion
     reason: str
     replayed: str = ""  # what was replayed: a checkpoint, or the project tree as returned
     checks: tuple[Replayed, ...] = ()
@@ -159,7 +159,7 @@ def _run_all(task: Task, copy: Scratch, prefix: str, secret_file: str) -> list[R
     return done
 
 
-def _verdict(checks: list[Replayed], judged: list[str]) -> tuple[Verdict, str]:
+def _verdict(checks: list[Replayed], judged: list[str]) -> tuple[Conclusion, str]:
     failed = [(n, c) for n, c in enumerate(checks, start=1) if not c.passed]
     if failed:
         said = "; ".join(

@@ -23,6 +23,13 @@ import os
 from handoff_core.files.executor_home import codex_source
 from handoff_core.layout import INDEX_ACTIONS
 from handoff_core.services.containment.endpoints import codex_endpoints, connect_ports
+from handoff_core.services.containment.git_layout import (
+    GitLayout,
+    branches_beside,
+    git_layout,
+    read_marker,
+    remote_paths,
+)
 from handoff_core.services.rules.scope_rule import ScopeRule
 
 TYPE_CHECKING = False
@@ -80,55 +87,6 @@ class Grants:
 
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
-def _read_marker(path: str, limit: int = 4096) -> str:
-    """A small file git keeps (bounded, never through a link at its last step); empty when unreadable."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return ""
-    try:
-        return os.read(fd, limit).decode("utf-8", "surrogateescape").strip()
-    except OSError:
-        return ""
-    finally:
-        os.close(fd)
-
-
-class GitLayout:
-    """A tree's git folders, read from its ``.git`` entry without starting git; every linked worktree
-    git records."""
-
-    __slots__ = ("common", "gitdir", "worktrees")
-
-    def __init__(self, gitdir: str, common: str, worktrees: tuple[str, ...]) -> None:
-        self.gitdir, self.common, self.worktrees = gitdir, common, worktrees
-
-    @property
-    def linked(self) -> bool:
-        return self.gitdir != self.common
-
-
-def git_layout(tree: str) -> GitLayout | None:
-    marker = os.path.join(tree, ".git")
-    if os.path.isdir(marker) and not os.path.islink(marker):
-        gitdir = common = os.path.realpath(marker)
-    elif os.path.isfile(marker) and (target := _read_marker(marker).removeprefix("gitdir:").strip()):
-        gitdir = os.path.realpath(os.path.join(tree, target))
-        shared = _read_marker(os.path.join(gitdir, "commondir"))
-        common = os.path.realpath(os.path.join(gitdir, shared)) if shared else gitdir
-    else:
-        return None
-    found = []
-    try:
-        names = sorted(os.listdir(os.path.join(common, "worktrees")))[:1000]
-    except OSError:
-        names = []
-    for name in names:
-        if where := _read_marker(os.path.join(common, "worktrees", name, "gitdir")):
-            found.append(os.path.realpath(os.path.dirname(os.path.join(common, "worktrees", name, where))))
-    return GitLayout(gitdir, common, tuple(found))
 
 
 class _Drawing:
@@ -215,8 +173,8 @@ def _git_grants(
         return
     name = os.path.basename(git.gitdir)
     branch = scope.branch.split("/")
-    back = _read_marker(os.path.join(git.gitdir, "gitdir"))
-    head = _read_marker(os.path.join(git.gitdir, "HEAD"))
+    back = read_marker(os.path.join(git.gitdir, "gitdir"))
+    head = read_marker(os.path.join(git.gitdir, "HEAD"))
     if (
         git.gitdir != os.path.join(git.common, "worktrees", name)
         or os.path.realpath(os.path.dirname(os.path.join(git.gitdir, back))) != drawing.tree
@@ -234,7 +192,7 @@ def _git_grants(
         Grant(git.common, ("refs", "heads", *folders), f"the branch {'/'.join(branch)} (commit)", make=True),
         Grant(git.common, ("logs", "refs", "heads", *folders), "the branch's reflog (commit)", make=True),
     ]
-    if beside := _branches_beside(git.common, branch):
+    if beside := branches_beside(git.common, branch):
         shown = ", ".join(beside[:5]) + (", …" if beside[5:] else "")
         drawing.notes.append(
             f"commit: the ref folder of the branch {'/'.join(branch)} also holds {shown}, which the executor can "
@@ -245,47 +203,10 @@ def _git_grants(
         drawing.notes.append("stash: not possible in the sandbox (refs/stash lies beside every branch and tag)")
 
 
-def _branches_beside(common: str, branch: list[str]) -> list[str]:
-    """The other branches in the branch's ref folder, loose or packed (bounded): the executor that may
-    move its branch may move them. Without a folder of its own, that is every branch."""
-    folder = "/".join(["refs", "heads", *branch[:-1]])
-    found: set[str] = set()
-    try:
-        with os.scandir(os.path.join(common, folder)) as listing:
-            found |= {f"{folder}/{e.name}" for _, e in zip(range(1000), listing, strict=False)}
-    except OSError:
-        pass
-    for line in _read_marker(os.path.join(common, "packed-refs"), 1 << 20).splitlines():
-        ref = line.partition(" ")[2]
-        if ref.startswith(f"{folder}/"):
-            found.add(ref)
-    own = "/".join(["refs", "heads", *branch])
-    return sorted(ref.removeprefix("refs/heads/") for ref in found if ref != own and not ref.endswith(".lock"))
-
-
-def _remote_paths(common: str) -> list[tuple[str, str]]:
-    """The remotes the repository's own config names by a local path: (name, resolved path)."""
-    import re  # here: only a launch that may push reads the remotes
-
-    found, section = [], ""
-    text = _read_marker(os.path.join(common, "config"), 256 * 1024)
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith("["):
-            match = re.fullmatch(r'\[remote\s+"([A-Za-z0-9._-]{1,100})"\]', line)
-            section = match.group(1) if match else ""
-        elif section and line.split("=", 1)[0].strip().lower() == "url":
-            url = line.split("=", 1)[1].strip().strip('"')
-            local = url.removeprefix("file://") if url.startswith(("/", "file://")) else ""
-            if local:
-                found.append((section, os.path.realpath(local)))
-    return found
-
-
 def _push_grants(drawing: _Drawing, git: GitLayout | None) -> None:
     if git is None:
         return
-    for name, path in _remote_paths(git.common):
+    for name, path in remote_paths(git.common):
         if drawing.within(path) is None and not drawing.holds(path) and os.path.isdir(path):
             drawing.write.append(Grant(path, (), f"the git remote {name} (push)"))
         drawing.write += [
@@ -356,7 +277,7 @@ def draw_grants(
         credentials = [os.path.join(os.path.realpath(h), c) for h in sorted(user_homes) for c in PUSH_CREDENTIALS]
         denied += [path for path in credentials if os.path.lexists(path)]
     codex = os.path.join(codex_source(environ), "config.toml")  # the user's: the home's copy is the executor's
-    endpoints = tuple(codex_endpoints(_read_marker(codex, 256 * 1024))) if os.path.isfile(codex) else ()
+    endpoints = tuple(codex_endpoints(read_marker(codex, 256 * 1024))) if os.path.isfile(codex) else ()
     return Grants(
         write=tuple(drawing.write),
         read_denied=tuple(dict.fromkeys(denied)),

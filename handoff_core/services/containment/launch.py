@@ -91,10 +91,14 @@ def _say(ref: str, text: str) -> None:
 def _pinned(options: dict[str, str], environ: dict[str, str]) -> tuple[PinnedTask, str, str]:
     """The TASK as published, and the project and state roots (resolved) the grants are drawn in."""
     ref, pin = options["--ref"], options["--task-sha256"]
-    if "--url" in options:
+    if "--url" in options:  # the errors module loads only here: a launch from the Lead's tree never needs it
+        from handoff_core.errors import SandboxRefused
         from handoff_core.services.containment.remote import remote_pinned
 
-        return remote_pinned(options, environ)
+        try:
+            return remote_pinned(options, environ)
+        except SandboxRefused as exc:
+            raise Refused(exc.message) from exc
     state = os.path.realpath(options["--state-root"])
     try:
         return read_pinned(state, ref, pin), os.path.realpath(options["--project-root"]), state

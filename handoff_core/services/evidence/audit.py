@@ -31,7 +31,7 @@ from handoff_core.services.evidence import pushed
 from handoff_core.services.evidence.audit_record import (
     MAX_LISTED,
     Audit,
-    Verdict,
+    Conclusion,
     Violation,
     judged,
     report_checkpoint,
@@ -58,7 +58,7 @@ __all__ = [
     "MAX_AUDITS",
     "MAX_LISTED",
     "Audit",
-    "Verdict",
+    "Conclusion",
     "Violation",
     "audit_task",
     "audit_verdicts",
@@ -181,7 +181,7 @@ def _audit(
     violations += [Violation(what, why) for what, why in done.violations]
     aside += done.notes
     if shared:
-        verdict: Verdict = "unknown"
+        verdict: Conclusion = "unknown"
         reason = SHARED_TREE
     elif violations:
         verdict, reason = "failed", f"{len(violations)} violation(s) of the TASK ({rule.described()})"

@@ -15,9 +15,19 @@ from handoff_core.services.evidence.reviews import Reviews
 from handoff_core.services.rules.scope_rule import ScopeRule
 from handoff_core.services.tree.queries import Queries
 
-__all__ = ["MAX_LISTED", "Audit", "Verdict", "Violation", "judged", "report_checkpoint", "set_aside", "shown", "sides"]
+__all__ = [
+    "MAX_LISTED",
+    "Audit",
+    "Conclusion",
+    "Violation",
+    "judged",
+    "report_checkpoint",
+    "set_aside",
+    "shown",
+    "sides",
+]
 
-Verdict = Literal["passed", "failed", "unknown"]
+Conclusion = Literal["passed", "failed", "unknown"]
 MAX_LISTED = 200  # paths listed per answer; the counts say how many there were
 
 
@@ -29,7 +39,7 @@ class Violation:
 
 @dataclass(frozen=True, kw_only=True)
 class Audit:
-    verdict: Verdict
+    verdict: Conclusion
     reason: str
     base: str = ""
     checkpoint: str = ""

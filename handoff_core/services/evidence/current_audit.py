@@ -20,7 +20,7 @@ from handoff_core.files import git
 from handoff_core.services.evidence.audit_record import (
     MAX_LISTED,
     Audit,
-    Verdict,
+    Conclusion,
     Violation,
     judged,
     report_checkpoint,
@@ -91,7 +91,7 @@ def _in_scope(rule: ScopeRule, base_dir: str, since: Since) -> list[str]:
     return [f"{path}: {why} (in the scope)" for path, why in since.unseen if rule.judge(f"{base_dir}/{path}") is None]
 
 
-def _verdict(scope: str, count: int, outside: int, unseen: int, undecided: str) -> tuple[Verdict, str]:
+def _verdict(scope: str, count: int, outside: int, unseen: int, undecided: str) -> tuple[Conclusion, str]:
     """Findings fail, whoever made them; unseen paths outside the scope, or what could not be decided,
     leave it unknown; else it passes."""
     if outside:

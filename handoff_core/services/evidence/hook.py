@@ -16,140 +16,84 @@ import json
 import os
 import sys
 
-from handoff_core.services.evidence.hook_event import Event, EventUnreadable, read_event
-from handoff_core.services.evidence.task_pin import PinnedTask, TaskUnreadable, read_pinned
-from handoff_core.services.rules.scope_rule import ScopeRule
+from handoff_core.services.evidence.hook_call import ALLOW, Decision, Hook
+from handoff_core.services.evidence.task_pin import TaskUnreadable
 
 TYPE_CHECKING = False  # typing is not loaded at run time: the hook pays for every import
 if TYPE_CHECKING:
     from typing import BinaryIO, TextIO
 
-__all__ = ["CLIENTS", "EVENTS", "USAGE_EXIT", "Hook", "Verdict", "main", "run"]
+    from handoff_core.services.evidence.hook_event import Event
+
+__all__ = ["CLIENTS", "EVENTS", "USAGE_EXIT", "answer", "judge", "main", "run"]
 
 EVENTS = ("pre-tool", "post-tool", "stop")
 CLIENTS = ("claude-code", "codex")
 USAGE_EXIT = 64  # EX_USAGE: neither an allow (0) nor a deny (2)
 DENY_EXIT = 2  # both CLIs: block, the reason on stderr (the last resort, when stdout fails)
-SHOWN_PATHS = 20
 _FLAGS = ("--ref", "--task-sha256", "--event", "--client", "--project-root", "--state-root", "--url", "--token-env")
 
 
-class Verdict:
-    """An allow (``reason`` empty) or a deny/block with its reason."""
+def judge(hook: Hook, data: bytes) -> Decision:
+    """The decision on one event; every failure to judge is a deny with its reason."""
+    if hook.event_kind == "stop":  # the stop event is read by its own rule: no tool, no paths
+        from handoff_core.services.evidence.stop_check import judge_stop
 
-    __slots__ = ("allow", "reason")
+        return judge_stop(hook, data)
+    from handoff_core.services.evidence.hook_event import EventUnreadable, read_event
 
-    def __init__(self, allow: bool, reason: str = "") -> None:
-        self.allow, self.reason = allow, reason
+    try:
+        event = read_event(data, hook.event_kind)
+        hook.cwd = event.cwd
+        if hook.event_kind == "post-tool":
+            from handoff_core.services.evidence.post_tool import judge_after_shell
+
+            return judge_after_shell(hook, event)
+        decision = _pre_tool(hook, event)
+        if decision.allow and event.command is not None and os.environ.get("HANDOFF_SANDBOX_WRITE") is None:
+            from handoff_core.services.evidence.crossings import mark_start
+
+            mark_start(hook.ref, event.data)  # the post-tool reads what other trees changed since
+        return decision
+    except EventUnreadable as exc:
+        return Decision(False, f"{hook.who}: {exc}; denied")
+    except TaskUnreadable as exc:
+        return Decision(False, f"{hook.who}: cannot use the task ({exc}); denied")
+    except Exception as exc:
+        said = getattr(exc, "message", None)  # a HandoffError says what to do next
+        why = said if isinstance(said, str) else type(exc).__name__
+        return Decision(False, f"{hook.who}: the event could not be judged ({why}); denied")
 
 
-ALLOW = Verdict(True)
+def _pre_tool(hook: Hook, event: Event) -> Decision:
+    hook.task()  # read first: a TASK that is not the published one allows no tool at all
+    if event.command is not None:
+        from handoff_core.services.evidence.shell_rule import judge_command
 
-
-class Hook:
-    """One hook invocation: its task, its event kind, and the roots it judges under."""
-
-    def __init__(self, options: dict[str, str]) -> None:
-        self.ref = options["--ref"]
-        self.pin = options.get("--task-sha256")
-        self.event_kind = options.get("--event", "pre-tool")
-        self.client = options.get("--client", "claude-code")
-        # --url: no tree on this machine; the TASK comes from the team server (remote_task), pinned.
-        self.url, self.token_env = options.get("--url"), options.get("--token-env", "HANDOFF_TOKEN")
-        self.project_root = os.path.realpath(options["--project-root"]) if "--project-root" in options else ""
-        self.state_root = os.path.realpath(options["--state-root"]) if "--state-root" in options else ""
-        self.cwd = "/"  # the event's working directory, once read
-        self._task: PinnedTask | None = None
-
-    @property
-    def who(self) -> str:
-        note = "" if self.pin else " (unanchored: no --task-sha256, a changed TASK goes unnoticed)"
-        return f"handoff guard for {self.ref}{note}"
-
-    def task(self) -> PinnedTask:
-        if self._task is None:
-            if self.url is not None:
-                from handoff_core.services.evidence.remote_task import remote_task
-
-                data = remote_task(self.url, self._token(), self.ref, self.pin or "").encode()
-                self._task = PinnedTask(data, self.pin, has_report=False)  # hashed to the pin already
-            else:
-                self._task = read_pinned(self.state_root, self.ref, self.pin)
-        return self._task
-
-    def _token(self) -> str:
-        token = os.environ.get(self.token_env, "")
-        if not token:
-            raise TaskUnreadable(f"${self.token_env} is empty: export the task's report token there first")
-        return token
-
-    def rule(self) -> ScopeRule:
-        if self.url is not None:  # judged in the executor's own clone, as the team server's task says
-            from pathlib import Path
-
-            from handoff_core.services.evidence.remote_task import RemoteTask
-
-            root = Path(self.project_root) if self.project_root else None
-            remote = RemoteTask(url=self.url, token=self._token(), ref=self.ref, sha=self.pin or "", project_root=root)
-            return remote.rule(self.cwd)
-        return ScopeRule(self.task().task, self.ref, self.project_root, self.state_root)
-
-    def judge(self, data: bytes) -> Verdict:
-        """The verdict on one event; every failure to judge is a deny with its reason."""
-        if self.event_kind == "stop":
-            from handoff_core.services.evidence.stop_check import judge_stop
-
-            return judge_stop(self, data)
-        try:
-            event = read_event(data, self.event_kind)
-            self.cwd = event.cwd
-            if self.event_kind == "post-tool":
-                from handoff_core.services.evidence.post_tool import judge_after_shell
-
-                return judge_after_shell(self, event)
-            verdict = self._pre_tool(event)
-            if verdict.allow and event.command is not None and os.environ.get("HANDOFF_SANDBOX_WRITE") is None:
-                from handoff_core.services.evidence.crossings import mark_start
-
-                mark_start(self.ref, event.data)  # the post-tool reads what other trees changed since
-            return verdict
-        except EventUnreadable as exc:
-            return Verdict(False, f"{self.who}: {exc}; denied")
-        except TaskUnreadable as exc:
-            return Verdict(False, f"{self.who}: cannot use the task ({exc}); denied")
-        except Exception as exc:
-            said = getattr(exc, "message", None)  # a HandoffError says what to do next
-            why = said if isinstance(said, str) else type(exc).__name__
-            return Verdict(False, f"{self.who}: the event could not be judged ({why}); denied")
-
-    def _pre_tool(self, event: Event) -> Verdict:
-        self.task()  # read first: a TASK that is not the published one allows no tool at all
-        if event.command is not None:
-            from handoff_core.services.evidence.shell_rule import judge_command
-
-            if not (verdict := judge_command(self, event)).allow:
-                return verdict
-        if not event.paths:
-            return ALLOW
-        rule = self.rule()
-        for path in event.paths:
-            resolved = os.path.realpath(os.path.join(event.cwd, path))
-            if (why := rule.judge(resolved) or _outside_sandbox(resolved)) is not None:
-                note = "" if self.pin else "; unanchored: no --task-sha256, a changed TASK goes unnoticed"
-                return Verdict(
-                    False, f"handoff task {self.ref} may not write {resolved}: {why} ({rule.described()}{note})"
-                )
+        if not (decision := judge_command(hook, event)).allow:
+            return decision
+    if not event.paths:
         return ALLOW
+    rule = hook.rule()
+    for path in event.paths:
+        resolved = os.path.realpath(os.path.join(event.cwd, path))
+        if (why := rule.judge(resolved) or _outside_sandbox(resolved)) is not None:
+            note = "" if hook.pin else "; unanchored: no --task-sha256, a changed TASK goes unnoticed"
+            return Decision(
+                False, f"handoff task {hook.ref} may not write {resolved}: {why} ({rule.described()}{note})"
+            )
+    return ALLOW
 
-    def answer(self, verdict: Verdict) -> str:
-        """What goes on stdout, in the form both CLIs document for this event (the two agree today;
-        ``--client`` is where they would part)."""
-        if verdict.allow:
-            return ""
-        if self.event_kind == "pre-tool":
-            output = {"hookEventName": "PreToolUse", "permissionDecision": "deny"}
-            return json.dumps({"hookSpecificOutput": output | {"permissionDecisionReason": verdict.reason}})
-        return json.dumps({"decision": "block", "reason": verdict.reason})
+
+def answer(hook: Hook, decision: Decision) -> str:
+    """What goes on stdout, in the form both CLIs document for this event (the two agree today;
+    ``--client`` is where they would part)."""
+    if decision.allow:
+        return ""
+    if hook.event_kind == "pre-tool":
+        output = {"hookEventName": "PreToolUse", "permissionDecision": "deny"}
+        return json.dumps({"hookSpecificOutput": output | {"permissionDecisionReason": decision.reason}})
+    return json.dumps({"decision": "block", "reason": decision.reason})
 
 
 def _outside_sandbox(path: str) -> str | None:
@@ -212,10 +156,10 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> int
         return USAGE_EXIT
     hook = Hook(parsed)
     try:
-        verdict = hook.judge(stdin.read(_max_event() + 1))
+        decision = judge(hook, stdin.read(_max_event() + 1))
         if not hook.pin:
             stderr.write(f"{hook.who}\n")
-        stdout.write(hook.answer(verdict))
+        stdout.write(answer(hook, decision))
         stdout.flush()
     except BaseException as exc:
         stderr.write(f"handoff guard for {parsed['--ref']}: could not judge ({type(exc).__name__}); denied\n")

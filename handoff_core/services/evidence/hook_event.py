@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 
-from handoff_core.services.evidence.codex_patch import PatchRefused, codex_path, patch_paths
-
 __all__ = ["EVENT_NAMES", "MAX_EVENT_BYTES", "SHELL_TOOLS", "Event", "EventUnreadable", "read_event"]
 
 MAX_EVENT_BYTES = 16 * 1024 * 1024  # a patch event carries the whole patch
@@ -85,6 +83,8 @@ def _patch_text(given: dict[str, object]) -> str:
 
 def _patch(text: str) -> list[str]:
     """Each header's path as written and as Codex writes it (both judged: either may be the file)."""
+    from handoff_core.services.evidence.codex_patch import PatchRefused, codex_path, patch_paths  # patches only
+
     try:
         named = patch_paths(text)
     except PatchRefused as exc:

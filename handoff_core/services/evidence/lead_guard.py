@@ -25,22 +25,17 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import NamedTuple
 
 from handoff_core.contract.anchor import TaskAnchor
 from handoff_core.contract.globs import glob_regex
 from handoff_core.errors import HandoffError
 from handoff_core.files.task_dir import Roots
+from handoff_core.services.evidence.hook_call import Decision
 from handoff_core.services.evidence.hook_event import EventUnreadable, read_event
 from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.tree.queries import Queries
 
-__all__ = ["Decision", "decide_lead", "holder_of", "hook_answer", "main_tree_commit", "proven_committer"]
-
-
-class Decision(NamedTuple):
-    allow: bool
-    reason: str = ""
+__all__ = ["decide_lead", "holder_of", "hook_answer", "main_tree_commit", "proven_committer"]
 
 
 def hook_answer(decision: Decision) -> str:

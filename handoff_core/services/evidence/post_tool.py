@@ -16,16 +16,19 @@ from __future__ import annotations
 
 import os
 
+from handoff_core.services.evidence.hook_call import ALLOW, Decision
 from handoff_core.services.evidence.hook_event import SHELL_TOOLS
 from handoff_core.services.evidence.tree_status import StatusFailed, StatusRefused, changed_paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from handoff_core.services.evidence.hook import Hook, Verdict
+    from handoff_core.services.evidence.hook_call import Hook
     from handoff_core.services.evidence.hook_event import Event
     from handoff_core.services.rules.scope_rule import ScopeLike, ScopeRule
 
-__all__ = ["head_moves", "judge_after_shell", "put_back"]
+__all__ = ["SHOWN_PATHS", "head_moves", "judge_after_shell", "put_back"]
+
+SHOWN_PATHS = 20  # the changes a deny lists by name; the rest are counted
 
 
 def put_back(status: str, path: str) -> str:
@@ -94,9 +97,7 @@ def _crossed(hook: Hook, event: Event, rule: ScopeRule) -> tuple[list[str], str]
     return [f"  {c.where}: (cd {c.tree} && {put_back(c.status, c.path)})" for c in found], ""
 
 
-def judge_after_shell(hook: Hook, event: Event) -> Verdict:
-    from handoff_core.services.evidence.hook import ALLOW, SHOWN_PATHS, Verdict
-
+def judge_after_shell(hook: Hook, event: Event) -> Decision:
     if event.tool not in SHELL_TOOLS:
         return ALLOW  # the pre-tool check judged what this tool named
     rule, pinned = hook.rule(), hook.task()
@@ -105,9 +106,9 @@ def judge_after_shell(hook: Hook, event: Event) -> Verdict:
         changed = changed_paths(rule.root_text)
         crossed, unknown = _crossed(hook, event, rule)
     except StatusRefused as exc:
-        return Verdict(False, f"{hook.who}: cannot check what the command changed: {exc}")
+        return Decision(False, f"{hook.who}: cannot check what the command changed: {exc}")
     except StatusFailed as exc:
-        return Verdict(False, f"{hook.who}: cannot check what the command changed ({exc}); run git status yourself")
+        return Decision(False, f"{hook.who}: cannot check what the command changed ({exc}); run git status yourself")
     outside = [
         (status, path)
         for status, path in changed
@@ -136,4 +137,4 @@ def judge_after_shell(hook: Hook, event: Event) -> Verdict:
         ]
     if unknown:
         lines.append(f"{hook.who}: {unknown}")
-    return Verdict(False, "\n".join(lines))
+    return Decision(False, "\n".join(lines))

@@ -13,11 +13,12 @@ from __future__ import annotations
 import os
 
 from handoff_core.services.evidence.git_actions import git_steps
+from handoff_core.services.evidence.hook_call import ALLOW, Decision
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from handoff_core.services.evidence.git_actions import GitStep
-    from handoff_core.services.evidence.hook import Hook, Verdict
+    from handoff_core.services.evidence.hook_call import Hook
     from handoff_core.services.evidence.hook_event import Event
 
 __all__ = ["authorised_for", "judge_command"]
@@ -54,9 +55,7 @@ def _staging(hook: Hook, step: GitStep) -> str | None:
     return None
 
 
-def judge_command(hook: Hook, event: Event) -> Verdict:
-    from handoff_core.services.evidence.hook import ALLOW, Verdict
-
+def judge_command(hook: Hook, event: Event) -> Decision:
     assert event.command is not None
     steps = git_steps(event.command, event.cwd)
     if not steps:  # no git here, or a command not read (the post-tool check sees what it changed)
@@ -68,9 +67,9 @@ def judge_command(hook: Hook, event: Event) -> Verdict:
         if step.action == "stage":
             if "stage-outside-scope" in authorised or (why := _staging(hook, step)) is None:
                 continue
-            return Verdict(False, f"{hook.who}: `{words}` is denied: {why}")
+            return Decision(False, f"{hook.who}: `{words}` is denied: {why}")
         if step.action not in authorised:
-            return Verdict(
+            return Decision(
                 False,
                 f"{hook.who}: `{words}` is a {step.action}, which the TASK does not authorise "
                 f"(authorised actions: {shown}); ask the Lead if the task needs it",

@@ -15,11 +15,12 @@ from __future__ import annotations
 import json
 
 from handoff_core.services.evidence.endings import stop_blocks
+from handoff_core.services.evidence.hook_call import ALLOW, Decision
 from handoff_core.services.evidence.task_pin import TaskUnreadable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from handoff_core.services.evidence.hook import Hook, Verdict
+    from handoff_core.services.evidence.hook_call import Hook
 
 __all__ = ["STATUSES", "judge_stop"]
 
@@ -34,9 +35,7 @@ def _stop_event(data: bytes) -> dict[str, object] | None:
     return event if isinstance(event, dict) and event.get("hook_event_name", "Stop") == "Stop" else None
 
 
-def judge_stop(hook: Hook, data: bytes) -> Verdict:
-    from handoff_core.services.evidence.hook import ALLOW, Verdict
-
+def judge_stop(hook: Hook, data: bytes) -> Decision:
     event = _stop_event(data)
     if event is None:
         return ALLOW
@@ -51,7 +50,7 @@ def judge_stop(hook: Hook, data: bytes) -> Verdict:
         missing = "has no REPORT yet"
     except TaskUnreadable as exc:
         missing = f"cannot be read ({exc})"
-    return Verdict(False, _block(hook, missing)) if stop_blocks(hook.state_root, hook.ref, session, active) else ALLOW
+    return Decision(False, _block(hook, missing)) if stop_blocks(hook.state_root, hook.ref, session, active) else ALLOW
 
 
 def _block(hook: Hook, missing: str) -> str:
@@ -62,18 +61,17 @@ def _block(hook: Hook, missing: str) -> str:
     )
 
 
-def _asked(hook: Hook, session: str, active: bool) -> Verdict:
+def _asked(hook: Hook, session: str, active: bool) -> Decision:
     """The team server decides for an executor elsewhere: it knows whether the REPORT is there, and keeps
     the count and the record where the executor cannot write and the Lead reads. Unasked, the CLI's
     ``stop_hook_active`` is the bound (one block)."""
-    from handoff_core.services.evidence.hook import ALLOW, Verdict
     from handoff_core.services.evidence.remote_task import ask_stop
 
     try:
-        blocked = ask_stop(hook.url or "", hook._token(), hook.ref, session, active)
+        blocked = ask_stop(hook.url or "", hook.token(), hook.ref, session, active)
     except Exception as exc:  # any failure to ask is the one answer: not asked
         if active:
             return ALLOW
         said = getattr(exc, "message", None) or str(exc)
-        return Verdict(False, f"{_block(hook, 'may have no REPORT yet')} (the team server could not be asked: {said})")
-    return Verdict(False, _block(hook, "has no REPORT yet")) if blocked else ALLOW
+        return Decision(False, f"{_block(hook, 'may have no REPORT yet')} (the team server could not be asked: {said})")
+    return Decision(False, _block(hook, "has no REPORT yet")) if blocked else ALLOW

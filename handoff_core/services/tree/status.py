@@ -169,11 +169,11 @@ def task_status(ref: Ref, snapshot: TaskSnapshot, anchor: TaskAnchor | None = No
     """With the Lead's ``anchor``, a TASK changed since dispatch is one of the task's problems."""
     task_entry = snapshot.file(TASK_FILE)
     stage = "return" if snapshot.file(REPORT_FILE).kind != "missing" else "dispatch"
-    verdict = check_handoff(lambda: snapshot, stage, ref.change, ref.session, ref.task, anchor)
+    validation = check_handoff(lambda: snapshot, stage, ref.change, ref.session, ref.task, anchor)
     # A change that is no longer active still has readable tasks; only its dispatch is over.
-    problems = tuple(p for p in verdict.errors if p not in (_INACTIVE, PROOF_INVALID))
+    problems = tuple(p for p in validation.errors if p not in (_INACTIVE, PROOF_INVALID))
     kind, scope = task_kind_and_scope(task_entry.data)
-    changed = anchor is not None and TASK_CHANGED in verdict.errors  # not the TASK published: its scope is unknown
+    changed = anchor is not None and TASK_CHANGED in validation.errors  # not the TASK published: its scope is unknown
     original = kind is None and not changed and original_contract(task_entry.data)
     if original:  # collected under its own contract: the new contract's validation is no problem of it
         problems = ()
@@ -195,7 +195,7 @@ def task_status(ref: Ref, snapshot: TaskSnapshot, anchor: TaskAnchor | None = No
         problems=problems,
         closed_at=closing.mtime if closing is not None else None,
         notes=((LATE_REPORT,) if _late(snapshot) else ()) + ((ORIGINAL_CONTRACT,) if original else ()),
-        proof=verdict.proof,
+        proof=validation.proof,
         dispatched_at=task_entry.mtime if task_entry.kind == "file" else 0.0,
         released_at=_mtime(snapshot.file(RELEASE_FILE)),
         outstanding=task_entry.kind != "missing"

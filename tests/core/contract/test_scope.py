@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from handoff_core.contract.scope import Scope, SharedPath, check_scope, read_scope, scope_lines, workspace_of
+from handoff_core.contract.scope import Scope, SharedPath, check_scope, read_scope, workspace_of
+from handoff_core.contract.scope_text import scope_lines
 from handoff_core.errors import InvalidContent
 
 

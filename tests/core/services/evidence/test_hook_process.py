@@ -50,6 +50,7 @@ HOOK_MODULES = {
             ".endings",
             ".git_actions",
             ".hook",
+            ".hook_call",
             ".hook_event",
             ".lean_lines",
         )
