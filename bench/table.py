@@ -339,6 +339,16 @@ def _remote(s: dict[str, Any]) -> list[str]:
             f"{s['guard_cached']['p50_ms']} (floor {floor}; x{s['cached_ratio']})",
         ),
         _row(
+            "guard elsewhere, lean entry, asking (p50 ms)",
+            f"{s['lean_asks_server']['p50_ms']} (floor, minimal hook: {s['minimal_hook']['p50_ms']}; "
+            f"{spread(s['lean_asks_ratio'])})",
+            "python -I -S hook_process.py --url",
+        ),
+        _row(
+            "guard elsewhere, lean entry, cached (p50 ms)",
+            f"{s['lean_cached']['p50_ms']} (floor {s['minimal_hook']['p50_ms']}; {spread(s['lean_cached_ratio'])})",
+        ),
+        _row(
             "audit_task through the git remote (p50 ms)",
             f"{s['audit_task_fetching']['p50_ms']} (floor, git fetch + diff: "
             f"{s['git_fetch_and_diff_floor']['p50_ms']}; x{s['audit_ratio']}) {s['audit_verdict']}",
