@@ -144,25 +144,27 @@ def _load(path: str) -> bytes | None:
 
 
 def _save(path: str, data: bytes) -> None:
-    """Replace the copy whole (a temp file made exclusively, renamed over): a cache outside the tree, so
-    a rename is fine; a copy that cannot be written costs the next event a request, nothing else."""
-    folder = os.path.dirname(path)
-    temp = f"{path}.{os.getpid()}.tmp"
+    """Keep the copy: its name holds the sha256 its bytes must have, so no rename is needed; a wrong or
+    cut-short file there is removed and the copy made anew (``O_EXCL``, no link followed). A reader
+    that meets a copy half written finds it does not hash to the pin and asks the team server; a copy
+    that cannot be written costs the next event a request, nothing else."""
     try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.replace(temp, path)  # noqa: TID251 - a cache outside the tree, checked against the pin on every read
-    except OSError:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         try:  # noqa: SIM105 - contextlib is not loaded on the hook's path
-            os.unlink(temp)
-        except OSError:
+            os.unlink(path)
+        except FileNotFoundError:
             pass
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return  # another event's copy is being made, or the folder is not writable
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError:
+        pass  # a cut-short copy fails the pin on its next read
+    finally:
+        os.close(fd)
 
 
 def pinned_task(url: str, token: str, ref: str, sha: str, cache: str) -> bytes:

@@ -117,7 +117,7 @@ def _hook(
 ) -> tuple[dict[str, object], set[str]]:
     """The --url hook's answer to a Write of ``target`` in ``clone`` for the task ``pinned`` (ref, sha256),
     and the modules it loaded."""
-    event = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(clone)}
+    event: dict[str, object] = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(clone)}
     event["tool_input"] = {"file_path": str(clone / target), "content": "x"}
     flags = ["--url", server.url, "--ref", pinned[0], "--task-sha256", pinned[1]]
     env = {"PATH": os.environ["PATH"], "HANDOFF_TOKEN": "token", "XDG_CACHE_HOME": str(home / ".cache")}
