@@ -70,9 +70,15 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float, limit: 
     """POST ``body`` to ``url`` and read the answer, its body at most ``limit`` bytes, all within ``timeout``."""
     host, port, path = split_url(url)
     deadline = time.monotonic() + timeout
-    lines = [f"POST {path} HTTP/1.1", f"Host: {host}:{port}", "Connection: close", f"Content-Length: {len(body)}"]
-    lines += [f"{name}: {value}" for name, value in headers.items()]
-    request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+    named = f"[{host}]" if ":" in host else host
+    lines = [f"POST {path or '/'} HTTP/1.1", f"Host: {named}:{port}", "Connection: close"]
+    lines += [f"Content-Length: {len(body)}", *(f"{name}: {value}" for name, value in headers.items())]
+    if any("\r" in line or "\n" in line for line in lines):  # a token from the environment adds no header
+        raise TeamServerError("a request header holds a line break: check the token variable")
+    try:
+        request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+    except UnicodeEncodeError as exc:
+        raise TeamServerError("a request header is not latin-1 text: check the token variable") from exc
     sock = None
     try:
         sock = _connect(host, port, timeout)

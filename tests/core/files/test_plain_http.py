@@ -102,3 +102,11 @@ def test_urls_are_split_strictly_and_https_is_left_to_the_tls_client() -> None:
     ):
         with pytest.raises(TeamServerError):
             split_url(bad)
+
+
+def test_a_header_value_with_a_line_break_is_refused_before_anything_is_sent(server: Canned) -> None:
+    server.answers(read_task_answer("TASK"))
+    with pytest.raises(TeamServerError) as refused:
+        post(server.url, b"{}", {"Authorization": "Bearer t\r\nX-Injected: 1"}, 5.0, 1000)
+    assert refused.value.code == "team_server_error"
+    assert server.requests == 0
