@@ -189,6 +189,9 @@ async def _run(work: Path, command: list[str], runs: int) -> dict[str, Any]:
         # the lean entry's --url hook over the minimal hook script of the same round (the targets read these)
         "lean_asks_ratio": paired(times["lean_asks_server"], times["minimal_hook"]),
         "lean_cached_ratio": paired(times["lean_cached"], times["minimal_hook"]),
+        # the printed line (handoff-mcp guard: site and the console script) over the same floor, for comparison
+        "printed_asks_ratio": paired(times["guard_asks_server"], times["minimal_hook"]),
+        "printed_cached_ratio": paired(times["guard_cached"], times["minimal_hook"]),
         "asks_ratio": round(figures["guard_asks_server"]["p50_ms"] / floor, 2),
         "cached_ratio": round(figures["guard_cached"]["p50_ms"] / floor, 2),
         "audit_ratio": round(
