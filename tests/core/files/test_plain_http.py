@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from handoff_core.errors import TeamServerError
 from handoff_core.files.plain_http import HEAD_LIMIT, PlainHttpRefused, post, split_url
@@ -110,3 +112,47 @@ def test_a_header_value_with_a_line_break_is_refused_before_anything_is_sent(ser
         post(server.url, b"{}", {"Authorization": "Bearer t\r\nX-Injected: 1"}, 5.0, 1000)
     assert refused.value.code == "team_server_error"
     assert server.requests == 0
+
+
+_HEADS = st.sampled_from(
+    [b"HTTP/1.1 200 OK", b"HTTP/1.0 404 Nope", b"HTTP/1.1 2OO OK", b"HTTP/2 200", b"", b"\xff\xfe"]
+)
+_FIELDS = st.lists(
+    st.sampled_from(
+        [b"Content-Length: 2", b"Content-Length: 5", b"content-length:0", b"Content-Length: 1e3", b"X: y",
+         b"Transfer-Encoding: chunked", b": empty", b"Content-Type: application/json", b"\xc3\xa9: x"]
+    ),
+    max_size=4,
+)  # fmt: skip
+_ANSWERS = st.one_of(
+    st.binary(min_size=1, max_size=200),
+    st.builds(
+        lambda head, fields, body: b"\r\n".join([head, *fields]) + b"\r\n\r\n" + body,
+        _HEADS,
+        _FIELDS,
+        st.binary(max_size=8),
+    ),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(answer=_ANSWERS)
+def test_any_answer_is_read_to_its_declared_length_or_refused(
+    tmp_path_factory: pytest.TempPathFactory, answer: bytes
+) -> None:
+    refused: TeamServerError | None = None
+    with canned_server(tmp_path_factory.mktemp("canned")) as canned:
+        canned.answers(answer)
+        try:
+            got = post(canned.url, b"{}", {}, 2.0, 1000)
+        except TeamServerError as exc:  # the only way it fails: a refusal
+            refused = exc
+    if refused is not None:
+        assert refused.code == "team_server_error"
+        return
+    head, _, rest = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    assert lines[0].startswith(("HTTP/1.1 ", "HTTP/1.0 "))
+    (declared,) = (line.partition(":")[2].strip() for line in lines[1:] if line.lower().startswith("content-length:"))
+    assert got.body == rest[: int(declared)]
+    assert len(got.body) == int(declared)
