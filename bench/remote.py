@@ -1,10 +1,13 @@
 """An executor on another machine: the guard asking the team server, and the audit fetching through the remote.
 
 A team server (``handoff-mcp serve --http``) on loopback, a bare repository as the shared remote, and
-a clone with its own cache directory. Alternated in each round: the guard's hook when it must ask
-the team server (its cache emptied first), the same hook answered from its cache, and the floor of
-an interpreter that does nothing; then ``audit_task`` of the pushed branch (one ``git fetch`` of the
-branch, then the judgement) beside the floor of that fetch plus a ``git diff`` of the same range.
+a clone with its own cache directory. Alternated in each round: the guard's hook as printed (``handoff-mcp
+guard --url``) when it must ask the team server (its cache emptied first), the same hook answered
+from its cache, and the floor of an interpreter that does nothing; the same flags on the lean entry
+(``python -I -S hook_process.py --url``), asking and cached, beside the minimal hook script
+(``bench/minimal_hook.py``: ``python -I -S`` reading the event); then ``audit_task`` of the pushed
+branch (one ``git fetch`` of the branch, then the judgement) beside the floor of that fetch plus a
+``git diff`` of the same range.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ import anyio
 
 from bench.evidence import GIT_ENV, based_project, git
 from bench.http import _free_port, _session
-from bench.stats import summary
+from bench.stats import checked, paired, summary
 from handoff_core.contract.ids import parse_ref
+from handoff_core.services import evidence as evidence_package
 from handoff_core.services.capabilities.tokens import lead_token, load_secret
 from handoff_core.services.evidence.audit import audit_task
 from handoff_core.services.writing.store import Store
@@ -32,6 +36,7 @@ from handoff_core.services.writing.store import Store
 __all__ = ["run"]
 
 CHANGE = "2026-11-30-remote"
+MINIMAL_HOOK = Path(__file__).resolve().parent / "minimal_hook.py"
 
 
 def _repositories(work: Path) -> tuple[Path, Path, Path]:
@@ -80,6 +85,37 @@ def _once(command: list[str], stdin: bytes, env: dict[str, str], cwd: Path) -> f
     return time.perf_counter() - start
 
 
+def _decision(command: list[str], stdin: bytes, env: dict[str, str], cwd: Path) -> str:
+    """What a hook answers (allow, deny), or how it failed: a figure is only worth what it measured."""
+    done = subprocess.run(command, input=stdin, capture_output=True, check=False, cwd=cwd, env=env, timeout=60)
+    if done.returncode != 0 or not done.stdout:
+        return f"exit {done.returncode}, {done.stdout[-100:]!r}, {done.stderr[-200:]!r}"
+    return str(json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"])
+
+
+def _lean(hook: str) -> list[str]:
+    """The printed hook's flags on the lean entry (``python -I -S hook_process.py``), as a local hook runs."""
+    flags = shlex.split(hook)[2:]  # after "handoff-mcp guard"
+    return [sys.executable, "-I", "-S", str(Path(evidence_package.__file__).parent / "hook_process.py"), *flags]
+
+
+def _round(
+    times: dict[str, list[float]], hooks: dict[str, list[str]], event: bytes, env: dict[str, str], cwd: Path
+) -> None:
+    """One round: each hook asking (its cache emptied first), then cached, and the floors."""
+    cache = Path(env["XDG_CACHE_HOME"])
+    for name, command in hooks.items():
+        shutil.rmtree(cache, ignore_errors=True)
+        times[f"{name}_asks_server"].append(_once(command, event, env, cwd))
+        times[f"{name}_cached"].append(_once(command, event, env, cwd))
+    times["python_-c_pass"].append(_once(["sh", "-c", f"{sys.executable} -c pass"], b"", env, cwd))
+    floor = [sys.executable, "-I", "-S", str(MINIMAL_HOOK)]
+    start = time.perf_counter()
+    done = subprocess.run(floor, input=event, capture_output=True, env=env, cwd=cwd, timeout=60, check=False)
+    times["minimal_hook"].append(time.perf_counter() - start)
+    checked(floor, done.returncode)
+
+
 def _guard_times(created: dict[str, Any], clone: Path, runs: int) -> tuple[dict[str, list[float]], str]:
     line = shlex.split(created["executor_config"]["claude_code_cli"].splitlines()[-1])
     settings = json.loads(line[line.index("--settings") + 1])
@@ -89,16 +125,17 @@ def _guard_times(created: dict[str, Any], clone: Path, runs: int) -> tuple[dict[
     env = GIT_ENV | {"HANDOFF_TOKEN": created["report_token"], "XDG_CACHE_HOME": str(cache), "PATH": path}
     tool = {"file_path": str(clone / "src" / "b" / "x.py"), "content": "x"}
     event = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": tool, "cwd": str(clone)})
-    times: dict[str, list[float]] = {"guard_asks_server": [], "guard_cached": [], "python_-c_pass": []}
-    answer = subprocess.run(
-        ["sh", "-c", hook], input=event.encode(), capture_output=True, env=env, cwd=clone, check=False, timeout=60
-    )
+    lean = _lean(hook)
+    subjects = ("guard_asks_server", "guard_cached", "lean_asks_server", "lean_cached")
+    times: dict[str, list[float]] = {name: [] for name in (*subjects, "python_-c_pass", "minimal_hook")}
+    decision = _decision(["sh", "-c", hook], event.encode(), env, clone)
+    shutil.rmtree(cache, ignore_errors=True)
+    for command in (lean, lean):  # asking, then from the cache
+        if (lean_decision := _decision(command, event.encode(), env, clone)) != decision:
+            raise SystemExit(f"the lean --url hook answered {lean_decision}, the printed one {decision}")
     for _ in range(runs):  # alternated, so drift on a shared machine touches all alike
-        shutil.rmtree(cache, ignore_errors=True)
-        times["guard_asks_server"].append(_once(["sh", "-c", hook], event.encode(), env, clone))
-        times["guard_cached"].append(_once(["sh", "-c", hook], event.encode(), env, clone))
-        times["python_-c_pass"].append(_once(["sh", "-c", f"{sys.executable} -c pass"], b"", env, clone))
-    return times, json.loads(answer.stdout)["hookSpecificOutput"]["permissionDecision"]
+        _round(times, {"guard": ["sh", "-c", hook], "lean": lean}, event.encode(), env, clone)
+    return times, decision
 
 
 def _audit_times(project: Path, clone: Path, created: dict[str, Any], base: str, runs: int) -> dict[str, Any]:
@@ -149,6 +186,12 @@ async def _run(work: Path, command: list[str], runs: int) -> dict[str, Any]:
         **figures,
         "guard_decision": decision,
         "audit_verdict": audited["verdict"],
+        # the lean entry's --url hook over the minimal hook script of the same round (the targets read these)
+        "lean_asks_ratio": paired(times["lean_asks_server"], times["minimal_hook"]),
+        "lean_cached_ratio": paired(times["lean_cached"], times["minimal_hook"]),
+        # the printed line (handoff-mcp guard: site and the console script) over the same floor, for comparison
+        "printed_asks_ratio": paired(times["guard_asks_server"], times["minimal_hook"]),
+        "printed_cached_ratio": paired(times["guard_cached"], times["minimal_hook"]),
         "asks_ratio": round(figures["guard_asks_server"]["p50_ms"] / floor, 2),
         "cached_ratio": round(figures["guard_cached"]["p50_ms"] / floor, 2),
         "audit_ratio": round(

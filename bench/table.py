@@ -330,13 +330,24 @@ def _remote(s: dict[str, Any]) -> list[str]:
     return [
         _row(
             "guard elsewhere, asking the team server (p50 ms)",
-            f"{s['guard_asks_server']['p50_ms']} (floor, python -c pass: {floor}; x{s['asks_ratio']}) "
-            f"{s['guard_decision']}",
+            f"{s['guard_asks_server']['p50_ms']} (floor, python -c pass: {floor}; x{s['asks_ratio']}; "
+            f"minimal hook {spread(s['printed_asks_ratio'])}) {s['guard_decision']}",
             "once per session: the TASK is cached",
         ),
         _row(
             "guard elsewhere, from its cache (p50 ms)",
-            f"{s['guard_cached']['p50_ms']} (floor {floor}; x{s['cached_ratio']})",
+            f"{s['guard_cached']['p50_ms']} (floor {floor}; x{s['cached_ratio']}; "
+            f"minimal hook {spread(s['printed_cached_ratio'])})",
+        ),
+        _row(
+            "guard elsewhere, lean entry, asking (p50 ms)",
+            f"{s['lean_asks_server']['p50_ms']} (floor, minimal hook: {s['minimal_hook']['p50_ms']}; "
+            f"{spread(s['lean_asks_ratio'])})",
+            "python -I -S hook_process.py --url",
+        ),
+        _row(
+            "guard elsewhere, lean entry, cached (p50 ms)",
+            f"{s['lean_cached']['p50_ms']} (floor {s['minimal_hook']['p50_ms']}; {spread(s['lean_cached_ratio'])})",
         ),
         _row(
             "audit_task through the git remote (p50 ms)",

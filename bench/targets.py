@@ -17,7 +17,7 @@ from typing import Any
 
 from bench.stats import spread
 
-SECTIONS = ("startup", "validator", "status", "scaling", "hooks", "sandbox", "http")
+SECTIONS = ("startup", "validator", "status", "scaling", "hooks", "remote", "sandbox", "http")
 STATUS_SIZES = (10_000, 100_000)
 DISPATCH_SIZE = 100_000
 STARTUP_RATIO = 1.15  # a server's start-up over a minimal MCPServer's, each answer, same rounds
@@ -28,6 +28,7 @@ _CREATE_MS = 50.0
 _VALIDATOR_RATIO = 0.6
 _HOOK_RATIO = 1.5
 _SANDBOX_ADDED_MS = 20.0
+_REMOTE_HOOK_RATIO = 2.0
 _CPU_FLAT = 1.2
 
 
@@ -68,6 +69,23 @@ def _hooks(results: dict[str, Any]) -> Iterator[Standing]:
             figure,
             floor,
             ratio["p50"] <= _HOOK_RATIO,
+        )
+
+
+def _remote(results: dict[str, Any]) -> Iterator[Standing]:
+    """The guard of an executor elsewhere (``hook_process.py --url``), asking the team server and from its
+    cache, over the minimal hook script timed in the same rounds."""
+    remote = results.get("remote")
+    for case, label in (("asks", "asking the team server"), ("cached", "from its cache")):
+        target = f"guard --url per hook event, {label} <= {_REMOTE_HOOK_RATIO:g}x a minimal python -I -S hook"
+        ratio = _at(remote or {}, f"lean_{case}_ratio")
+        if remote is None or ratio is None:
+            yield _missing("remote", target)
+            continue
+        subject = remote["lean_asks_server" if case == "asks" else "lean_cached"]
+        floor = f"minimal hook p50 {remote['minimal_hook']['p50_ms']} ms"
+        yield Standing(
+            "remote", target, f"{subject['p50_ms']} ms, {spread(ratio)}", floor, ratio["p50"] <= _REMOTE_HOOK_RATIO
         )
 
 
@@ -184,6 +202,7 @@ def _team(results: dict[str, Any]) -> Iterator[Standing]:
 _READERS: tuple[Callable[[dict[str, Any]], Iterator[Standing]], ...] = (
     _startup,
     _hooks,
+    _remote,
     _sandbox,
     _status,
     _team,

@@ -128,3 +128,27 @@ def test_start_up_is_checked_against_the_minimal_server_to_each_answer_and_a_slo
     assert any(
         line.startswith("MISSED  lead server start-up to its tools/list") for line in targets.rows(list(found.values()))
     )
+
+
+def test_the_remote_guard_targets_read_the_lean_hook_over_the_minimal_hook_of_the_same_rounds() -> None:
+    remote = {
+        "lean_asks_server": {"p50_ms": 31.0},
+        "lean_cached": {"p50_ms": 22.0},
+        "minimal_hook": {"p50_ms": 13.0},
+        "lean_asks_ratio": _ratio(2.4),
+        "lean_cached_ratio": _ratio(1.7),
+    }
+    found = targets.standings(_run(remote=remote))
+    asking = _standing(found, "guard --url per hook event, asking the team server")
+    cached = _standing(found, "guard --url per hook event, from its cache")
+    assert (asking.met, cached.met) == (False, True)  # 2.4x is over the 2x limit; 1.7x is under it
+    assert asking.figure == "31.0 ms, 2.40x (rounds 2.16-2.88)"
+    assert cached.floor == "minimal hook p50 13.0 ms"
+    assert targets.missed(found) == [asking.target]
+
+
+def test_a_remote_section_without_the_lean_figures_measures_no_remote_target() -> None:
+    found = targets.standings(_run(remote={"guard_cached": {"p50_ms": 60.0}}))
+    remote = [s for s in found if s.section == "remote"]
+    assert len(remote) == 2
+    assert all(s.met is None for s in remote)

@@ -39,7 +39,7 @@ class Hook:
         self.pin = options.get("--task-sha256")
         self.event_kind = options.get("--event", "pre-tool")
         self.client = options.get("--client", "claude-code")
-        # --url: no tree on this machine; the TASK comes from the team server (remote_task), pinned.
+        # --url: no tree on this machine; the TASK comes from the team server (team_task), pinned.
         self.url, self.token_env = options.get("--url"), options.get("--token-env", "HANDOFF_TOKEN")
         self.project_root = os.path.realpath(options["--project-root"]) if "--project-root" in options else ""
         self.state_root = os.path.realpath(options["--state-root"]) if "--state-root" in options else ""
@@ -54,10 +54,9 @@ class Hook:
     def task(self) -> PinnedTask:
         if self._task is None:
             if self.url is not None:
-                from handoff_core.services.evidence.remote_task import remote_task
+                from handoff_core.services.evidence.team_task import remote_pinned
 
-                data = remote_task(self.url, self.token(), self.ref, self.pin or "").encode()
-                self._task = PinnedTask(data, self.pin, has_report=False)  # hashed to the pin already
+                self._task = remote_pinned(self.url, self.token(), self.ref, self.pin or "")
             else:
                 self._task = read_pinned(self.state_root, self.ref, self.pin)
         return self._task
@@ -71,13 +70,9 @@ class Hook:
 
     def rule(self) -> ScopeRule:
         if self.url is not None:  # judged in the executor's own clone, as the team server's task says
-            from pathlib import Path
+            from handoff_core.services.evidence.team_task import remote_rule
 
-            from handoff_core.services.evidence.remote_task import RemoteTask
-
-            root = Path(self.project_root) if self.project_root else None
-            remote = RemoteTask(url=self.url, token=self.token(), ref=self.ref, sha=self.pin or "", project_root=root)
-            return remote.rule(self.cwd)
+            return remote_rule(self.task(), self.ref, self.project_root, self.cwd)
         from handoff_core.services.rules.scope_rule import ScopeRule
 
         return ScopeRule(self.task().task, self.ref, self.project_root, self.state_root)
