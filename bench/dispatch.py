@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -90,10 +91,29 @@ def first_child(state_root: Path, kind: str) -> None:
     print(json.dumps({"seconds": dispatch(store, kind, 0, None)[0]}))
 
 
+def inotify_watches() -> int:
+    """The kernel watches this process holds: one ``inotify wd:`` line each in its fds' fdinfo."""
+    found = 0
+    for info in Path("/proc/self/fdinfo").iterdir():
+        with suppress(OSError):
+            found += sum(line.startswith("inotify wd:") for line in info.read_text().splitlines())
+    return found
+
+
+def server_first_child(state_root: Path, cache: Path) -> None:
+    """A server process's first implementation dispatch, its claim rows kept in ``cache``."""
+    os.environ["HANDOFF_CACHE_DIR"] = str(cache)
+    store = Store(state_root)
+    store.queries.keep_claim_rows()  # as a server does
+    seconds = dispatch(store, "implementation", 0, None)[0]
+    store.queries.save_claim_rows()  # as a server leaving does: the next one starts from its rows
+    print(json.dumps({"seconds": seconds, "watches": inotify_watches()}))
+
+
 def steady_child(state_root: Path, empty_root: Path, calls: int) -> None:
     stores = {"tree": Store(state_root), "empty": Store(empty_root)}
     for store in stores.values():
-        store.queries.watch_claims()  # as a server does: the kernel reports what changed between dispatches
+        store.queries.keep_claim_rows()  # as a server does: rows per round, proven by a stat of each round
     first: dict[str, float] = {}  # a server's first implementation dispatch: every task read, every watch set
     sessions: dict[str, str] = {}
     for name, store in stores.items():
@@ -154,9 +174,31 @@ def run(state_root: Path, work: Path, repeats: int, calls: int, archived: bool =
             first.setdefault(name, []).append(seconds)
     steady = _steady(state_root, empty, calls)
     ms = {f"first_{name}_ms": round(statistics.median(values) * 1000, 2) for name, values in first.items()}
+    ms.update(server_first(state_root, work, repeats))
     if not archived:
         return {**ms, **_named("steady", steady)}
     return {**ms, **_named("steady", steady), **_named("steady_archived", _archived_steady(state_root, empty, calls))}
+
+
+def server_first(state_root: Path, work: Path, repeats: int) -> dict[str, float]:
+    """A server's first implementation dispatch: with no rows in its cache (the first server ever on the
+    tree), then restarted (the rows the one before it left), alternated; the kernel watches it holds."""
+    cache = work / "claim-rows-cache"
+    cold: list[float] = []
+    restarted: list[float] = []
+    watches = 0
+    for _ in range(repeats):
+        shutil.rmtree(cache, ignore_errors=True)
+        for into in (cold, restarted):
+            run = _run_child(["server_first", str(state_root), str(cache)], state_root)
+            into.append(run["seconds"])
+            watches = max(watches, run["watches"])
+    shutil.rmtree(cache, ignore_errors=True)
+    return {
+        "server_first_fresh_cache_ms": round(statistics.median(cold) * 1000, 2),
+        "server_first_restarted_ms": round(statistics.median(restarted) * 1000, 2),
+        "server_first_inotify_watches": watches,
+    }
 
 
 def _named(prefix: str, figures: dict[str, Any]) -> dict[str, Any]:
@@ -196,5 +238,7 @@ if __name__ == "__main__":
     what, root, *rest = sys.argv[1:]
     if what == "first":
         first_child(Path(root), rest[0])
+    elif what == "server_first":
+        server_first_child(Path(root), Path(rest[0]))
     else:
         steady_child(Path(root), Path(rest[0]), int(rest[1]))

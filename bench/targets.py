@@ -25,6 +25,7 @@ _STATUS_LIMITS = {"call1": 2.5, "warm": 1.2}
 _CALLS = {"call1": "a fresh server's first answer", "warm": "warm"}
 _KB_PER_TASK = 1.0
 _CREATE_MS = 50.0
+_FIRST_CREATE_MS = 1000.0
 _VALIDATOR_RATIO = 0.6
 _HOOK_RATIO = 1.5
 _SANDBOX_ADDED_MS = 20.0
@@ -154,6 +155,19 @@ def _dispatch(results: dict[str, Any]) -> Iterator[Standing]:
     stat, review = dispatch["steady_stat_floor_p50_ms"], dispatch["steady_review_tree_p50_ms"]
     floor = f"a stat of each task {stat} ms; a review's create_task {review} ms"
     yield Standing("scaling", target, f"p50 {p50} ms", floor, p50 <= _CREATE_MS)
+    yield _first_dispatch(dispatch, size)
+
+
+def _first_dispatch(dispatch: dict[str, Any], size: int) -> Standing:
+    """A restarted server's first implementation dispatch, from the claim rows the one before left."""
+    target = f"a restarted server's first implementation create_task @ {size:,} <= {_FIRST_CREATE_MS:g} ms, no watches"
+    restarted = dispatch.get("server_first_restarted_ms")
+    if restarted is None:
+        return _missing("scaling", target)
+    watches = dispatch["server_first_inotify_watches"]
+    figure = f"{restarted} ms, {watches} inotify watches"
+    floor = f"the first server ever (no rows) {dispatch['server_first_fresh_cache_ms']} ms"
+    return Standing("scaling", target, figure, floor, restarted <= _FIRST_CREATE_MS and watches == 0)
 
 
 def _validator(results: dict[str, Any]) -> Iterator[Standing]:

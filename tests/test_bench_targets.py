@@ -128,3 +128,17 @@ def test_start_up_is_checked_against_the_minimal_server_to_each_answer_and_a_slo
     assert any(
         line.startswith("MISSED  lead server start-up to its tools/list") for line in targets.rows(list(found.values()))
     )
+
+
+def test_a_restarted_servers_first_dispatch_is_met_only_without_inotify_watches() -> None:
+    steady = {"steady_implementation_tree_p50_ms": 20.0, "steady_stat_floor_p50_ms": 240.0}
+    first = {"server_first_fresh_cache_ms": 9000.0, "server_first_restarted_ms": 400.0}
+    for watches, met in ((0, True), (3, False)):
+        dispatch = {**steady, "steady_review_tree_p50_ms": 1.5, **first, "server_first_inotify_watches": watches}
+        found = targets.standings(_run(scaling={"100000": {"dispatch": dispatch}}))
+        standing = _standing(found, "a restarted server's first implementation create_task @ 100,000")
+        assert standing.met is met
+        assert "9000.0 ms" in standing.floor
+    dispatch = {**steady, "steady_review_tree_p50_ms": 1.5}
+    found = targets.standings(_run(scaling={"100000": {"dispatch": dispatch}}))
+    assert _standing(found, "a restarted server's first").met is None

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from bench.dispatch import inotify_watches
 from bench.requests import implementation
 from handoff_core.contract.scope import Scope
 from server.config import Settings
@@ -37,7 +38,15 @@ def released(services: Services, count: int) -> None:
         store.release_writer(ref, "none", "never started")
 
 
+def aged(services: Services) -> None:
+    """Every round's mtime an hour back: a round changed within the last second is listed at each scan."""
+    for folder in services.store.roots.state_root.glob("specdev/changes/*/sessions/*"):
+        past = folder.stat().st_mtime_ns - 3600 * 10**9
+        os.utime(folder, ns=(past, past))
+
+
 def looks_of_a_warm_scan(services: Services, monkeypatch: pytest.MonkeyPatch) -> int:
+    aged(services)
     assert services.store.queries.claims() == []  # judges what is new
     calls: list[str] = []
     with monkeypatch.context() as patched:
@@ -54,3 +63,11 @@ def test_a_server_answers_claims_without_looking_at_each_unchanged_task(
     few = looks_of_a_warm_scan(services, monkeypatch)
     released(services, TASKS)
     assert looks_of_a_warm_scan(services, monkeypatch) == few  # one look per change and round, none per task
+
+
+def test_a_servers_claims_hold_no_kernel_watch_per_task(settings_for: Callable[[str], Settings]) -> None:
+    before = inotify_watches()
+    services = Services(settings_for("lead"))
+    released(services, TASKS)
+    assert services.store.queries.claims() == []
+    assert inotify_watches() == before  # none for its tasks, rounds or changes
