@@ -52,7 +52,7 @@ from handoff_core.services.tree.claims import ClaimIndex, change_hold, unreadabl
 __all__ = ["SETTLED_NS", "ClaimRows", "rows_path"]
 
 SETTLED_NS = 1_000_000_000  # a round's mtime older than this (1 s) is past any clock tick still being written
-SAVE_AFTER = 256  # tasks judged from files since the last save: a restart would read them all again
+SAVE_AFTER = 3  # rounds new to the rows since the last save (a restart would judge them all again)
 _FOLDER = "claim-rows"
 _VERSION = 1
 _LIMIT = 64 << 20
@@ -185,6 +185,8 @@ class ClaimRows(ClaimIndex):
         if row is None or row.stamp is None or row.stamp != _stamp(info):
             # Every task of a changed round is judged again, the settled ones too: a file removed by
             # hand is seen at the latest when anything is made or removed in its round.
+            if row is None:
+                self._unsaved += 1  # a round the rows did not hold: a restart would judge it all again
             row = self._rounds[key] = _Round(stamp, set(), set(os.listdir(round_fd)))
         found: list[Claim] = []
         for task in sorted(row.live):
@@ -193,7 +195,6 @@ class ClaimRows(ClaimIndex):
             seen = self._read(round_fd, task_key, before)
             if seen is not before:
                 self.judged += 1
-                self._unsaved += 1
             if seen is not None and seen.claim is None:
                 row.live.discard(task)
                 row.settled.add(task)
