@@ -1,13 +1,14 @@
 """create_task as history grows, each figure beside its floor from the same process.
 
 Both kinds of dispatch are measured: a review never reads the claims, an implementation task reads
-them all, one stat per task of every active change (the files are the only record, so a REPORT
-deleted by hand must bring its claim back at the next dispatch). ``first``: a fresh process's first
-dispatch into a tree. ``steady``:
-later dispatches, alternated one by one between the tree, an empty tree and two floors: the
-durable-create loop (temp file, fsync, link, unlink, directory fsync) of one file, under any
-dispatch; and one bare stat per task of the tree's active changes, under any answer derived from
-files that can change; then again with the tree's change archived.
+them all. A fresh process stats each task of every active change (``first``: its first dispatch into
+a tree); a server answers from its claim rows (``services.tree.claim_rows``: a stat per round and
+per live task), kept in its cache across restarts (``server_first``: a server's first dispatch, with
+no rows and restarted from them, and the inotify watches it holds). ``steady``: a server's later
+dispatches, alternated one by one between the tree, an empty tree and two floors: the durable-create
+loop (temp file, fsync, link, unlink, directory fsync) of one file, under any dispatch; and one bare
+stat per task of the tree's active changes, under any answer derived from files that can change;
+then again with the tree's change archived.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from handoff_core.services.writing.store import Store
 DISPATCH = "2026-11-30-dispatch"  # made beside the tree's own change and removed after each child
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
 KINDS: tuple[Kind, ...] = ("review", "implementation")
+STEADY_ROWS = "claim-rows-steady"  # the steady servers' cache folder, beside the empty tree
 
 
 def request(kind: str, index: int, session: str | None) -> TaskRequest:
@@ -111,6 +113,8 @@ def server_first_child(state_root: Path, cache: Path) -> None:
 
 
 def steady_child(state_root: Path, empty_root: Path, calls: int) -> None:
+    # The servers' claim rows in the bench's own folder, not in this user's cache.
+    os.environ["HANDOFF_CACHE_DIR"] = str(empty_root.parent / STEADY_ROWS)
     stores = {"tree": Store(state_root), "empty": Store(empty_root)}
     for store in stores.values():
         store.queries.keep_claim_rows()  # as a server does: rows per round, proven by a stat of each round
@@ -232,6 +236,7 @@ def _steady(state_root: Path, empty: Path, calls: int) -> dict[str, Any]:
         return _run_child(["steady", str(state_root), str(empty), str(calls)], state_root)
     finally:
         shutil.rmtree(empty)
+        shutil.rmtree(empty.parent / STEADY_ROWS, ignore_errors=True)
 
 
 if __name__ == "__main__":
