@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,7 @@ from server.config import Settings
 from server.mcp.services import Services
 
 TASKS = 30
+COARSE = 5  # CLOCK_REALTIME_COARSE: the clock a ctime is stamped with
 
 
 def counted(monkeypatch: pytest.MonkeyPatch, calls: list[str]) -> None:
@@ -38,15 +40,17 @@ def released(services: Services, count: int) -> None:
         store.release_writer(ref, "none", "never started")
 
 
-def aged(services: Services) -> None:
-    """Every round's mtime an hour back: a round changed within the last second is listed at each scan."""
-    for folder in services.store.roots.state_root.glob("specdev/changes/*/sessions/*"):
-        past = folder.stat().st_mtime_ns - 3600 * 10**9
-        os.utime(folder, ns=(past, past))
+def past_this_tick() -> None:
+    """Wait (bounded) until the coarse clock that stamps a ctime has moved on: every round is then settled."""
+    start = time.clock_gettime_ns(COARSE)
+    deadline = time.monotonic() + 1.0
+    while time.clock_gettime_ns(COARSE) == start and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert time.clock_gettime_ns(COARSE) != start
 
 
 def looks_of_a_warm_scan(services: Services, monkeypatch: pytest.MonkeyPatch) -> int:
-    aged(services)
+    past_this_tick()
     assert services.store.queries.claims() == []  # judges what is new
     calls: list[str] = []
     with monkeypatch.context() as patched:
@@ -59,6 +63,7 @@ def test_a_server_answers_claims_without_looking_at_each_unchanged_task(
     settings_for: Callable[[str], Settings], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     services = Services(settings_for("lead"))
+    services.store.queries.keep_claim_rows(settle_ns=0)  # a round is trusted from the next clock tick
     released(services, TASKS)
     few = looks_of_a_warm_scan(services, monkeypatch)
     released(services, TASKS)

@@ -2,24 +2,26 @@
 
 ``ClaimIndex`` stats, each scan, the file every task's judgement rests on: one stat per task of
 every active change. A long-lived server keeps instead one row per round: the round directory's
-stamp (device, inode, mtime_ns) when it was listed, and the names of its settled tasks, those that
+stamp (device, inode, ctime_ns) when it was listed, and the names of its settled tasks, those that
 claim nothing (a REPORT or RELEASE ended their claim, or a read-only TASK names no artifact or
 resource). The rows are saved in this user's cache (``files.cache_file``: signed, outside the
 tree), so a restarted server starts from them; they are never the truth, only what may be skipped.
 
 What a scan looks at, and why that judges as a full scan does:
 
-- Each round directory is stat'ed (no open). Making, removing or renaming a task directory in it
-  changes its mtime: a round whose stamp differs is listed again, and every task in it judged from
-  its files by ``claims.judge`` (as a full scan would: a hundred tasks or so). A stamp is kept only
-  once it is older than ``SETTLED_NS``: an entry made in the same clock tick as the listing leaves
-  the mtime as it was, so a round changed that recently is listed again at the next scan.
+- Each round directory is stat'ed (no open). Making, removing or renaming a task directory in it,
+  or a chmod or chown of it, changes its ctime (the mtime would do for the first, but ``utime`` can
+  set it back; nothing but the clock sets a ctime): a round whose stamp differs is listed again, and
+  every task in it judged from its files by ``claims.judge`` (as a full scan would: a hundred tasks
+  or so). A stamp is kept only once the coarse clock that stamps it has moved on (and ``SETTLED_NS``
+  more): an entry made in the same clock tick as the listing would leave the ctime as it was, so a
+  round changed that recently is listed again.
 - Every live task (one holding a claim, a directory with no TASK yet, a symlink, a stray file) is
   looked at each scan as ``ClaimIndex`` does (its directory listed, its TASK re-stamped): a REPORT
   or RELEASE arriving ends its claim at once, a TASK rewritten is judged again. Live tasks are the
   writers and readers at work now: few, whatever the history.
 - A settled task is not looked at again while its round's stamp holds. A file removed, rewritten or
-  made unreadable by hand inside a settled task's directory changes no round's mtime: that task
+  made unreadable by hand inside a settled task's directory changes no round's ctime: that task
   stays settled here until anything is made or removed in its round, or the rows are dropped
   (``forget``). That is the price of not reading every task's files per dispatch, and why this
   index is only a server's: a fresh process (the CLI, a hook) scans every task (``ClaimIndex``).
@@ -51,13 +53,14 @@ from handoff_core.services.tree.claims import ClaimIndex, change_hold, unreadabl
 
 __all__ = ["SETTLED_NS", "ClaimRows", "rows_path"]
 
-SETTLED_NS = 1_000_000_000  # a round's mtime older than this (1 s) is past any clock tick still being written
+SETTLED_NS = 1_000_000_000  # a margin past the clock tick (1 s): a round changed this recently is listed again
+_REALTIME_COARSE = 5  # Linux's CLOCK_REALTIME_COARSE, which stamps a file's times (not named by ``time``)
 SAVE_AFTER = 3  # rounds new to the rows since the last save (a restart would judge them all again)
 _FOLDER = "claim-rows"
-_VERSION = 1
+_VERSION = 2
 _LIMIT = 64 << 20
 
-Stamp = tuple[int, int, int]  # device, inode, mtime_ns of a round directory
+Stamp = tuple[int, int, int]  # device, inode, ctime_ns of a round directory
 
 
 @dataclass
@@ -82,14 +85,15 @@ def _basis(anchor: TaskAnchor | None) -> str:
 
 
 def _stamp(info: os.stat_result) -> Stamp:
-    return (info.st_dev, info.st_ino, info.st_mtime_ns)
+    return (info.st_dev, info.st_ino, info.st_ctime_ns)
 
 
 class ClaimRows(ClaimIndex):
     """``ClaimIndex``'s answer from rows per round (see the module); ``judged`` counts files read."""
 
-    def __init__(self, cache: Path | None = None) -> None:
+    def __init__(self, cache: Path | None = None, settle_ns: int = SETTLED_NS) -> None:
         super().__init__()
+        self.settle_ns = settle_ns
         self._lock = threading.RLock()
         self._rounds: dict[tuple[str, str], _Round] = {}
         self._cache = cache
@@ -180,8 +184,11 @@ class ClaimRows(ClaimIndex):
             os.close(round_fd)
 
     def _round_rows(self, round_fd: int, key: tuple[str, str], row: _Round | None, now: float) -> list[Claim]:
-        info = os.fstat(round_fd)  # before the listing: an entry made after it changes the mtime seen next
-        stamp = _stamp(info) if time.time_ns() - info.st_mtime_ns > SETTLED_NS else None
+        # The clock the kernel stamps a ctime with, read before the stat: a ctime older than it ends a
+        # tick that is over, so any change made after the stat is stamped later and cannot hide in it.
+        now_ns = time.clock_gettime_ns(_REALTIME_COARSE)
+        info = os.fstat(round_fd)  # before the listing: an entry made after it changes the ctime seen next
+        stamp = _stamp(info) if info.st_ctime_ns < now_ns - self.settle_ns else None
         if row is None or row.stamp is None or row.stamp != _stamp(info):
             # Every task of a changed round is judged again, the settled ones too: a file removed by
             # hand is seen at the latest when anything is made or removed in its round.
@@ -216,8 +223,8 @@ class ClaimRows(ClaimIndex):
             if not isinstance(saved, dict) or saved.get("version") != _VERSION or saved.get("root") != real:
                 return
             self._basis_of_rows = str(saved["basis"])
-            for change, session, device, inode, mtime_ns, settled, live in saved["rounds"]:
-                stamp = (int(device), int(inode), int(mtime_ns))
+            for change, session, device, inode, ctime_ns, settled, live in saved["rounds"]:
+                stamp = (int(device), int(inode), int(ctime_ns))
                 self._rounds[(str(change), str(session))] = _Round(stamp, {*map(str, settled)}, {*map(str, live)})
         except (ValueError, TypeError, KeyError):
             self._rounds = {}  # signed by this user, yet not rows of this version: judged afresh

@@ -34,7 +34,7 @@ from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256
 from handoff_core.layout import CHANGES, TASK_FILE
 from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.tree.arrivals import Arrivals
-from handoff_core.services.tree.claim_rows import ClaimRows
+from handoff_core.services.tree.claim_rows import SETTLED_NS, ClaimRows
 from handoff_core.services.tree.claims import ClaimIndex, change_hold, unreadable_because, unreadable_change
 from handoff_core.services.tree.halves import halves
 from handoff_core.services.tree.status import TaskStatus, named_since, task_status, with_writers_since
@@ -105,10 +105,10 @@ class Queries:
         self._anchor_of: Callable[[], TaskAnchor | None] | None = None
         self._anchor: TaskAnchor | None = None
 
-    def keep_claim_rows(self) -> None:
+    def keep_claim_rows(self, settle_ns: int = SETTLED_NS) -> None:
         """Answer claims from rows per round kept in this user's cache (``claim_rows``) rather than a stat
         per task: for a server, which answers many dispatches. A fresh process scans every task."""
-        self._claims = ClaimRows()
+        self._claims = ClaimRows(settle_ns=settle_ns)
 
     def save_claim_rows(self) -> None:
         """Keep the claim rows in the cache now (a server about to stop); nothing for a fresh scan."""
