@@ -1,13 +1,14 @@
 """create_task as history grows, each figure beside its floor from the same process.
 
 Both kinds of dispatch are measured: a review never reads the claims, an implementation task reads
-them all, one stat per task of every active change (the files are the only record, so a REPORT
-deleted by hand must bring its claim back at the next dispatch). ``first``: a fresh process's first
-dispatch into a tree. ``steady``:
-later dispatches, alternated one by one between the tree, an empty tree and two floors: the
-durable-create loop (temp file, fsync, link, unlink, directory fsync) of one file, under any
-dispatch; and one bare stat per task of the tree's active changes, under any answer derived from
-files that can change; then again with the tree's change archived.
+them all. A fresh process stats each task of every active change (``first``: its first dispatch into
+a tree); a server answers from its claim rows (``services.tree.claim_rows``: a stat per round and
+per live task), kept in its cache across restarts (``server_first``: a server's first dispatch, with
+no rows and restarted from them, and the inotify watches it holds). ``steady``: a server's later
+dispatches, alternated one by one between the tree, an empty tree and two floors: the durable-create
+loop (temp file, fsync, link, unlink, directory fsync) of one file, under any dispatch; and one bare
+stat per task of the tree's active changes, under any answer derived from files that can change;
+then again with the tree's change archived.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,7 @@ from handoff_core.services.writing.store import Store
 DISPATCH = "2026-11-30-dispatch"  # made beside the tree's own change and removed after each child
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
 KINDS: tuple[Kind, ...] = ("review", "implementation")
+STEADY_ROWS = "claim-rows-steady"  # the steady servers' cache folder, beside the empty tree
 
 
 def request(kind: str, index: int, session: str | None) -> TaskRequest:
@@ -90,11 +93,32 @@ def first_child(state_root: Path, kind: str) -> None:
     print(json.dumps({"seconds": dispatch(store, kind, 0, None)[0]}))
 
 
+def inotify_watches() -> int:
+    """The kernel watches this process holds: one ``inotify wd:`` line each in its fds' fdinfo."""
+    found = 0
+    for info in Path("/proc/self/fdinfo").iterdir():
+        with suppress(OSError):
+            found += sum(line.startswith("inotify wd:") for line in info.read_text().splitlines())
+    return found
+
+
+def server_first_child(state_root: Path, cache: Path) -> None:
+    """A server process's first implementation dispatch, its claim rows kept in ``cache``."""
+    os.environ["HANDOFF_CACHE_DIR"] = str(cache)
+    store = Store(state_root)
+    store.queries.keep_claim_rows()  # as a server does
+    seconds = dispatch(store, "implementation", 0, None)[0]
+    store.queries.save_claim_rows()  # as a server leaving does: the next one starts from its rows
+    print(json.dumps({"seconds": seconds, "watches": inotify_watches()}))
+
+
 def steady_child(state_root: Path, empty_root: Path, calls: int) -> None:
+    # The servers' claim rows in the bench's own folder, not in this user's cache.
+    os.environ["HANDOFF_CACHE_DIR"] = str(empty_root.parent / STEADY_ROWS)
     stores = {"tree": Store(state_root), "empty": Store(empty_root)}
     for store in stores.values():
-        store.queries.watch_claims()  # as a server does: the kernel reports what changed between dispatches
-    first: dict[str, float] = {}  # a server's first implementation dispatch: every task read, every watch set
+        store.queries.keep_claim_rows()  # as a server does: rows per round, proven by a stat of each round
+    first: dict[str, float] = {}  # a server's first implementation dispatch: its rows, or every task read
     sessions: dict[str, str] = {}
     for name, store in stores.items():
         first[name], sessions[name] = dispatch(store, "implementation", 0, None)
@@ -124,7 +148,7 @@ def steady_child(state_root: Path, empty_root: Path, calls: int) -> None:
     medians["implementation_tree_range_ms"] = [round(min(subject) * 1000, 3), round(max(subject) * 1000, 3)]
     medians["implementation_over_stat_floor"] = paired(subject, times["stat_floor"])
     medians["implementation_over_review"] = paired(subject, times["review_tree"])
-    medians["first_watched_implementation_tree_ms"] = round(first["tree"] * 1000, 2)
+    medians["first_server_implementation_tree_ms"] = round(first["tree"] * 1000, 2)
     print(json.dumps(medians))
 
 
@@ -154,9 +178,31 @@ def run(state_root: Path, work: Path, repeats: int, calls: int, archived: bool =
             first.setdefault(name, []).append(seconds)
     steady = _steady(state_root, empty, calls)
     ms = {f"first_{name}_ms": round(statistics.median(values) * 1000, 2) for name, values in first.items()}
+    ms.update(server_first(state_root, work, repeats))
     if not archived:
         return {**ms, **_named("steady", steady)}
     return {**ms, **_named("steady", steady), **_named("steady_archived", _archived_steady(state_root, empty, calls))}
+
+
+def server_first(state_root: Path, work: Path, repeats: int) -> dict[str, float]:
+    """A server's first implementation dispatch: with no rows in its cache (the first server ever on the
+    tree), then restarted (the rows the one before it left), alternated; the kernel watches it holds."""
+    cache = work / "claim-rows-cache"
+    cold: list[float] = []
+    restarted: list[float] = []
+    watches = 0
+    for _ in range(repeats):
+        shutil.rmtree(cache, ignore_errors=True)
+        for into in (cold, restarted):
+            run = _run_child(["server_first", str(state_root), str(cache)], state_root)
+            into.append(run["seconds"])
+            watches = max(watches, run["watches"])
+    shutil.rmtree(cache, ignore_errors=True)
+    return {
+        "server_first_fresh_cache_ms": round(statistics.median(cold) * 1000, 2),
+        "server_first_restarted_ms": round(statistics.median(restarted) * 1000, 2),
+        "server_first_inotify_watches": watches,
+    }
 
 
 def _named(prefix: str, figures: dict[str, Any]) -> dict[str, Any]:
@@ -190,11 +236,14 @@ def _steady(state_root: Path, empty: Path, calls: int) -> dict[str, Any]:
         return _run_child(["steady", str(state_root), str(empty), str(calls)], state_root)
     finally:
         shutil.rmtree(empty)
+        shutil.rmtree(empty.parent / STEADY_ROWS, ignore_errors=True)
 
 
 if __name__ == "__main__":
     what, root, *rest = sys.argv[1:]
     if what == "first":
         first_child(Path(root), rest[0])
+    elif what == "server_first":
+        server_first_child(Path(root), Path(rest[0]))
     else:
         steady_child(Path(root), Path(rest[0]), int(rest[1]))

@@ -9,7 +9,8 @@ handoff file once. Trees are settled (older than the verdicts' settle time), as 
 
 Memory per task is (the warm stdio server's peak RSS at N tasks - the peak of the same server on a
 tree of no tasks, run in the same round) / N: the peak (VmHWM) over the server's whole life, first
-answers and background judging included, never its resident size at the end.
+answers, background judging and ``targets.MEMORY_AFTER_DISPATCHES`` implementation dispatches (each released) included,
+never its resident size at the end.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from mcp.types import CallToolResult
 from bench.scaling import bare_walk, peak_rss_kb, read_walk
 from bench.startup import HANDSHAKE
 from bench.stats import FloorFailed, child_runs, paired, timed
+from bench.targets import MEMORY_AFTER_DISPATCHES
 from bench.trees import kept_tree, make_change
 from handoff_core.services.tree.verdicts import SETTLE_SECONDS
 from server.config import Settings
@@ -43,6 +45,7 @@ FLOORS = {"bare": bare_walk, "read": read_walk}
 SECRETS = Path(tempfile.mkdtemp(prefix="handoff-bench-secret-"))
 atexit.register(shutil.rmtree, SECRETS, ignore_errors=True)
 JUDGED_WITHIN = 1800.0  # seconds a warm child waits for its server to judge what it glanced at
+DISPATCH_CHANGE = "2026-11-30-status-dispatch"  # made beside the tree's own change, removed after
 
 
 async def _call(server: MCPServer) -> tuple[float, dict[str, Any], int]:
@@ -88,15 +91,18 @@ async def warm_answers(state_root: Path, rounds: int = 7) -> dict[str, Any]:
     return {**medians, **ratios, "bytes": size, "unjudged": answer["unjudged"], "counts": answer["counts"]}
 
 
-def _ask(server: subprocess.Popen[bytes], ident: int) -> tuple[float, dict[str, Any], int]:
-    """One handoff_status over stdio: seconds from the request to its whole reply line, and that line's bytes."""
+def _ask(
+    server: subprocess.Popen[bytes], ident: int, tool: str = "handoff_status", arguments: dict[str, Any] | None = None
+) -> tuple[float, dict[str, Any], int]:
+    """One tool call over stdio (handoff_status by default): seconds from the request to its whole reply
+    line, its structured answer, and that line's bytes."""
     assert server.stdin is not None
     assert server.stdout is not None
     call = {
         "jsonrpc": "2.0",
         "id": ident,
         "method": "tools/call",
-        "params": {"name": "handoff_status", "arguments": {}},
+        "params": {"name": tool, "arguments": arguments or {}},
     }
     start = time.perf_counter()
     server.stdin.write(json.dumps(call).encode() + b"\n")
@@ -107,7 +113,7 @@ def _ask(server: subprocess.Popen[bytes], ident: int) -> tuple[float, dict[str, 
             seconds = time.perf_counter() - start
             result = message.get("result") or {}
             if result.get("isError") or "structuredContent" not in result:
-                raise FloorFailed(f"handoff_status over stdio failed: {str(message)[:300]}")
+                raise FloorFailed(f"{tool} over stdio failed: {str(message)[:300]}")
             return seconds, result["structuredContent"], len(line)
     raise FloorFailed("the stdio server closed before answering handoff_status")
 
@@ -140,6 +146,7 @@ def over_stdio(state_root: Path, rounds: int = 7) -> dict[str, Any]:
                 times["read"].append(timed(lambda: read_walk(state_root)))
                 seconds, answer, size = _ask(server, 1000 + index)
                 times["warm"].append(seconds)
+            dispatched(server, MEMORY_AFTER_DISPATCHES)
             peak = _peak_of(server.pid)
         finally:
             server.kill()
@@ -154,6 +161,25 @@ def over_stdio(state_root: Path, rounds: int = 7) -> dict[str, Any]:
         "warm_bytes": size,
         "server_peak_rss_mb": peak,
     }
+
+
+def dispatched(server: subprocess.Popen[bytes], count: int) -> None:
+    """``count`` review tasks dispatched over stdio, then one implementation task, which reads every claim.
+
+    Once the Lead's secret governs the tree, each open review the generator wrote (with no anchor)
+    holds the whole workspace, so that implementation task is refused (``ownership_conflict``) after
+    the claims are read: what it adds to the server's memory is all there is to measure of it.
+    """
+    task = {"change": DISPATCH_CHANGE, "goal": "Review it.", "inputs": "the diff", "acceptance": "findings"}
+    for index in range(count):
+        arguments = {**task, "topic": f"part-{index + 1}", "kind": "review", "read_only": ["src/**"]}
+        _ask(server, 5000 + index, "create_task", arguments)
+    implementation = {**task, "topic": "writer", "kind": "implementation", "workspace": "current", "writable": ["s/**"]}
+    try:
+        _ask(server, 4999, "create_task", implementation)
+    except FloorFailed as exc:
+        if "ownership_conflict" not in str(exc):
+            raise
 
 
 def _answered(server: subprocess.Popen[bytes], ident: int) -> dict[str, Any]:
@@ -231,7 +257,11 @@ def child(state_root: str, what: str, rounds: str = "7") -> None:
     elif what == "warm":
         figures = asyncio.run(warm_answers(root))
     elif what == "stdio":
-        figures = over_stdio(root, int(rounds))
+        made = make_change(root, DISPATCH_CHANGE)
+        try:
+            figures = over_stdio(root, int(rounds))
+        finally:
+            shutil.rmtree(made)
     else:
         figures = asyncio.run(first_answer(root))
     print(json.dumps({**figures, "peak_rss_mb": round(peak_rss_kb() / 1024, 1)}))

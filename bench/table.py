@@ -143,8 +143,13 @@ def _implementation_rows(size: str, d: dict[str, Any]) -> list[str]:
         f"{d['steady_stat_floor_p50_ms']} ms, review {d['steady_review_tree_p50_ms']} ms; "
         f"{spread(d['steady_implementation_over_stat_floor'])} stat floor, "
         f"{spread(d['steady_implementation_over_review'])} review; a server's first "
-        f"{d['steady_first_watched_implementation_tree_ms']} ms"
+        f"{d['steady_first_server_implementation_tree_ms']} ms"
     )
+    if "server_first_restarted_ms" in d:
+        value += (
+            f"; restarted from its claim rows {d['server_first_restarted_ms']} ms "
+            f"({d['server_first_inotify_watches']} inotify watches), with no rows {d['server_first_fresh_cache_ms']} ms"
+        )
     target = TARGETS["implementation dispatch 100k"] if size == "100000" else ""
     return [_row(f"implementation create_task p50 @ {size} active tasks (server)", value, target)]
 

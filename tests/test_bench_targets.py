@@ -152,3 +152,17 @@ def test_a_remote_section_without_the_lean_figures_measures_no_remote_target() -
     remote = [s for s in found if s.section == "remote"]
     assert len(remote) == 2
     assert all(s.met is None for s in remote)
+
+
+def test_a_restarted_servers_first_dispatch_is_met_only_without_inotify_watches() -> None:
+    steady = {"steady_implementation_tree_p50_ms": 20.0, "steady_stat_floor_p50_ms": 240.0}
+    first = {"server_first_fresh_cache_ms": 9000.0, "server_first_restarted_ms": 400.0}
+    for watches, met in ((0, True), (3, False)):
+        dispatch = {**steady, "steady_review_tree_p50_ms": 1.5, **first, "server_first_inotify_watches": watches}
+        found = targets.standings(_run(scaling={"100000": {"dispatch": dispatch}}))
+        standing = _standing(found, "a restarted server's first implementation create_task @ 100,000")
+        assert standing.met is met
+        assert "9000.0 ms" in standing.floor
+    dispatch = {**steady, "steady_review_tree_p50_ms": 1.5}
+    found = targets.standings(_run(scaling={"100000": {"dispatch": dispatch}}))
+    assert _standing(found, "a restarted server's first").met is None

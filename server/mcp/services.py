@@ -147,7 +147,7 @@ class Services:
         self._on_dispatch = on_dispatch  # behind it too: the token index learns a new task at once
         self.events = events or str  # how the team server learns of changes, when it is worth saying
         self.store = open_store(settings, anchored=False)
-        self.store.queries.watch_claims()  # a server answers many dispatches: the kernel reports what changed
+        self.store.queries.keep_claim_rows()  # a server answers many dispatches: rows per round, kept in the cache
         # The Lead's server, and behind the team server the executors' endpoint too (the Lead's process):
         # they hold the secret, made on first need as a dispatch makes it.
         if settings.role == "lead" or executor_url is not None:

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from bench.dispatch import inotify_watches
 from bench.requests import implementation
 from handoff_core.contract.scope import Scope
 from server.config import Settings
 from server.mcp.services import Services
 
 TASKS = 30
+COARSE = 5  # CLOCK_REALTIME_COARSE: the clock a ctime is stamped with
 
 
 def counted(monkeypatch: pytest.MonkeyPatch, calls: list[str]) -> None:
@@ -37,7 +40,17 @@ def released(services: Services, count: int) -> None:
         store.release_writer(ref, "none", "never started")
 
 
+def past_this_tick() -> None:
+    """Wait (bounded) until the coarse clock that stamps a ctime has moved on: every round is then settled."""
+    start = time.clock_gettime_ns(COARSE)
+    deadline = time.monotonic() + 1.0
+    while time.clock_gettime_ns(COARSE) == start and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert time.clock_gettime_ns(COARSE) != start
+
+
 def looks_of_a_warm_scan(services: Services, monkeypatch: pytest.MonkeyPatch) -> int:
+    past_this_tick()
     assert services.store.queries.claims() == []  # judges what is new
     calls: list[str] = []
     with monkeypatch.context() as patched:
@@ -50,7 +63,16 @@ def test_a_server_answers_claims_without_looking_at_each_unchanged_task(
     settings_for: Callable[[str], Settings], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     services = Services(settings_for("lead"))
+    services.store.queries.keep_claim_rows(settle_ns=0)  # a round is trusted from the next clock tick
     released(services, TASKS)
     few = looks_of_a_warm_scan(services, monkeypatch)
     released(services, TASKS)
     assert looks_of_a_warm_scan(services, monkeypatch) == few  # one look per change and round, none per task
+
+
+def test_a_servers_claims_hold_no_kernel_watch_per_task(settings_for: Callable[[str], Settings]) -> None:
+    before = inotify_watches()
+    services = Services(settings_for("lead"))
+    released(services, TASKS)
+    assert services.store.queries.claims() == []
+    assert inotify_watches() == before  # none for its tasks, rounds or changes

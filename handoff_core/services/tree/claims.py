@@ -9,11 +9,9 @@ so a stray file deleted by hand never leaves the server admitting a second write
 the state-root lock that every TASK creation holds, so no TASK can appear half-seen.
 
 That stat per task is why a fresh process's implementation dispatch grows with the tasks of active
-changes. A long-lived server does without it: ``watched_claims`` holds a kernel watch on exactly the
-inodes each judgement rests on (the file, not only its directory: a directory's watch sees nothing
-of a hard link made elsewhere to a REPORT, nor of a write or chmod through it) and re-judges, by
-this module's ``judge``, only what a watch reported; where a watch cannot be had it falls back to
-this scan.
+changes. A long-lived server does without it: ``claim_rows`` keeps a row per round (its stamp and
+the tasks in it that claim nothing) and judges, by this module's ``judge``, only the tasks of a
+round that changed and the live ones.
 
 A task whose TASK.md cannot be read (broken frontmatter, a scope block that is missing, doubled
 or malformed, a file over the size limit, a symlink) claims the whole workspace: ``current`` and

@@ -34,11 +34,11 @@ from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256
 from handoff_core.layout import CHANGES, TASK_FILE
 from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.tree.arrivals import Arrivals
+from handoff_core.services.tree.claim_rows import SETTLED_NS, ClaimRows
 from handoff_core.services.tree.claims import ClaimIndex, change_hold, unreadable_because, unreadable_change
 from handoff_core.services.tree.halves import halves
 from handoff_core.services.tree.status import TaskStatus, named_since, task_status, with_writers_since
 from handoff_core.services.tree.verdicts import Verdicts
-from handoff_core.services.tree.watched_claims import WatchedClaimIndex
 
 if TYPE_CHECKING:
     from handoff_core.files.reader import Reuse
@@ -105,10 +105,15 @@ class Queries:
         self._anchor_of: Callable[[], TaskAnchor | None] | None = None
         self._anchor: TaskAnchor | None = None
 
-    def watch_claims(self) -> None:
-        """Keep the claims true by kernel watches rather than a stat per task (``watched_claims``): for a
-        process that answers many dispatches. A fresh process's one scan gains nothing by it."""
-        self._claims = WatchedClaimIndex()
+    def keep_claim_rows(self, settle_ns: int = SETTLED_NS) -> None:
+        """Answer claims from rows per round kept in this user's cache (``claim_rows``) rather than a stat
+        per task: for a server, which answers many dispatches. A fresh process scans every task."""
+        self._claims = ClaimRows(settle_ns=settle_ns)
+
+    def save_claim_rows(self) -> None:
+        """Keep the claim rows in the cache now (a server about to stop); nothing for a fresh scan."""
+        if isinstance(self._claims, ClaimRows):
+            self._claims.save(self.roots.state_root)
 
     def use_anchor(self, anchor_of: Callable[[], TaskAnchor | None]) -> None:
         """Judge every TASK against the Lead's anchor (``contract.anchor``), got from ``anchor_of`` on first

@@ -26,7 +26,7 @@ def lead(project: Path, state_root: Path, tmp_path: Path, request: pytest.Fixtur
     store = Store(state_root, project)
     store.queries.use_anchor(lambda: task_anchor(SECRET, state_root, tmp_path / "config" / "secret"))
     if request.param == "watched":
-        store.queries.watch_claims()
+        store.queries.keep_claim_rows()
     return store
 
 
@@ -67,7 +67,7 @@ def test_a_hand_written_task_holds_its_globs_until_the_lead_governs_its_state_ro
     queries = lead.queries = Queries(lead.roots, Verdicts(settle_seconds=0))  # every verdict held at once
     queries.use_anchor(lambda: task_anchor(SECRET, state_root, tmp_path / "config" / "secret"))
     if watched:
-        queries.watch_claims()
+        queries.keep_claim_rows()
     assert [c.writable for c in queries.claims()] == [("src/a1/**",)]
     assert [s.problems for s in queries.status()] == [()]
     assert queries.held_verdicts == 1

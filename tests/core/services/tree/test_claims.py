@@ -29,7 +29,7 @@ def store(project: Path, state_root: Path, request: pytest.FixtureRequest) -> St
     """Each test against a fresh process's stat scan and against a server's watched claims."""
     store = Store(state_root, project)
     if request.param == "watched":
-        store.queries.watch_claims()
+        store.queries.keep_claim_rows()
     return store
 
 

@@ -1,16 +1,17 @@
-"""The watched claim index answers exactly as a brand-new index's full scan, whatever is done to the tree."""
+"""Claim rows answer exactly as a brand-new index's full scan, whatever is done to the tree that a
+round's stamp or a live task's files can show (``claim_rows``), across restarts from the cache."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
-import subprocess
 import tempfile
+import time
 from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -20,18 +21,19 @@ from bench.trees import generate
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope
 from handoff_core.errors import HandoffError
+from handoff_core.files.cache_file import load_cache, save_cache
 from handoff_core.files.task_dir import Roots
-from handoff_core.files.watches import Watches, local_events
 from handoff_core.services.capabilities.tokens import task_anchor
 from handoff_core.services.rules.ownership import Claim
+from handoff_core.services.tree.claim_rows import ClaimRows, rows_path
 from handoff_core.services.tree.claims import ClaimIndex
 from handoff_core.services.tree.queries import Queries
-from handoff_core.services.tree.watched_claims import WatchedClaimIndex
 from handoff_core.services.writing.store import Store
 from tests.support.changes import CHANGE, make_change
 from tests.support.glances import reachable_bytes
 from tests.support.writers import ORIGINAL_TASK
 
+COARSE = 5  # CLOCK_REALTIME_COARSE: the clock a ctime is stamped with
 FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
 FILES = ("TASK.md", "REPORT.md", "RELEASE.md")
 SERVER_LINES = ("- Task anchor: ", "- Report token check: ", "- Report signing key: ")
@@ -46,32 +48,37 @@ def full_scan(store: Store) -> list[str]:
     return ageless(ClaimIndex().claims(store.roots.state_root, store.queries.changes(), store.queries.anchor))
 
 
-def watched(store: Store, index: WatchedClaimIndex) -> list[str]:
+def rowed(store: Store, index: ClaimRows) -> list[str]:
     return ageless(index.claims(store.roots.state_root, store.queries.changes(), store.queries.anchor))
 
 
-class Tree(RuleBasedStateMachine):
-    """Dispatches through the real Store, and everything an executor's shell can do to the files."""
+def settled(folder: Path) -> bool:
+    """Whether a full scan finds ``folder``'s task claiming nothing (the rows then hold it settled)."""
+    index = ClaimIndex()
+    index.claims(folder.parents[5], [folder.parents[2].name])
+    seen = index._seen.get((folder.parents[2].name, folder.parent.name, folder.name))
+    return seen is not None and seen.claim is None
 
-    index_options: dict[str, object] = {}  # noqa: RUF012 (set by each subclass: the fallback it exercises)
+
+class Tree(RuleBasedStateMachine):
+    """Dispatches through the real Store, and what an executor's shell can do to the files of a live task,
+    to rounds and to task directories."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.home = Path(tempfile.mkdtemp(prefix="watched-claims-"))
+        self.home = Path(tempfile.mkdtemp(prefix="claim-rows-"))
         make_change(self.home / "state")
         self.store = Store(self.home / "state", self.home)  # the Lead's: it anchors what it publishes
         secret_file = self.home / "config" / "secret"  # the record of governance goes beside it
         self.store.queries.use_anchor(lambda: task_anchor(b"s" * 32, self.home / "state", secret_file))
         self.by_hand = Store(self.home / "state", self.home)  # no anchor: TASKs as written by hand
-        self.index = WatchedClaimIndex(**self.index_options)  # type: ignore[arg-type]
+        self.cache = self.home / "cache" / "rows"
+        self.index = ClaimRows(self.cache, settle_ns=0)  # trusted from the next clock tick: what is proven
         self.outside = self.home / "outside"
         self.outside.mkdir()
         self.made = 0
 
     def teardown(self) -> None:
-        self.index.claims(self.store.roots.state_root, [])  # drops every watch it holds
-        if self.index.watches is not None:
-            self.index.watches.close()
         for path in self.home.rglob("*"):
             if not path.is_symlink():
                 path.chmod(0o755)
@@ -88,9 +95,19 @@ class Tree(RuleBasedStateMachine):
         found = self.tasks()
         return found[pick % len(found)]
 
+    def live(self, pick: int) -> Path | None:
+        """A task holding a claim: only such a task's files are looked at each scan."""
+        found = [p for p in self.tasks() if not p.is_symlink() and not settled(p)]
+        return found[pick % len(found)] if found else None
+
+    @rule()
+    def restart_the_server(self) -> None:
+        self.index.save(self.store.roots.state_root)
+        self.index = ClaimRows(self.cache, settle_ns=0)
+
     @invariant()
     def answers_as_a_full_scan(self) -> None:
-        assert watched(self.store, self.index) == full_scan(self.store)
+        assert rowed(self.store, self.index) == full_scan(self.store)
 
     @rule(shared=st.booleans(), new_round=st.booleans())
     def dispatch_an_implementation_task(self, shared: bool, new_round: bool) -> None:
@@ -112,7 +129,9 @@ class Tree(RuleBasedStateMachine):
     @precondition(lambda self: self.tasks())
     @rule(pick=st.integers(0, 99), how=st.sampled_from(["strip", "narrow", "original"]))
     def rewrite_a_task_as_its_executor_would(self, pick: int, how: str) -> None:
-        path = self.task(pick) / "TASK.md"
+        if (folder := self.live(pick)) is None:
+            return
+        path = folder / "TASK.md"
         if not path.is_file() or path.is_symlink():
             return
         text = path.read_text("utf-8", "replace")
@@ -148,12 +167,16 @@ class Tree(RuleBasedStateMachine):
     @precondition(lambda self: self.tasks())
     @rule(pick=st.integers(0, 99), name=st.sampled_from(FILES))
     def remove_a_file(self, pick: int, name: str) -> None:
-        (self.task(pick) / name).unlink(missing_ok=True)
+        if (folder := self.live(pick)) is None:
+            return
+        (folder / name).unlink(missing_ok=True)
 
     @precondition(lambda self: self.tasks())
     @rule(pick=st.integers(0, 99), name=st.sampled_from(FILES), same_size=st.booleans())
     def rewrite_a_file_in_place(self, pick: int, name: str, same_size: bool) -> None:
-        path = self.task(pick) / name
+        if (folder := self.live(pick)) is None:
+            return
+        path = folder / name
         if path.is_file() and not path.is_symlink():
             data = path.read_bytes()
             changed = data.replace(b"completed", b"completes") if same_size else data + b"\nmore\n"
@@ -163,7 +186,9 @@ class Tree(RuleBasedStateMachine):
     @precondition(lambda self: self.tasks())
     @rule(pick=st.integers(0, 99), name=st.sampled_from(FILES), write=st.booleans())
     def hard_link_a_file_elsewhere_and_change_it_through_the_link(self, pick: int, name: str, write: bool) -> None:
-        path = self.task(pick) / name
+        if (folder := self.live(pick)) is None:
+            return
+        path = folder / name
         link = self.outside / f"link-{self.made}-{pick}"
         if not path.is_file() or path.is_symlink() or link.exists():
             return
@@ -177,7 +202,9 @@ class Tree(RuleBasedStateMachine):
     @precondition(lambda self: self.tasks())
     @rule(pick=st.integers(0, 99), name=st.sampled_from(FILES))
     def replace_a_file_by_a_copy(self, pick: int, name: str) -> None:
-        path = self.task(pick) / name
+        if (folder := self.live(pick)) is None:
+            return
+        path = folder / name
         if path.is_file() and not path.is_symlink():
             copy = path.with_name(f".{name}.copy")
             shutil.copyfile(path, copy)
@@ -186,14 +213,18 @@ class Tree(RuleBasedStateMachine):
     @precondition(lambda self: self.tasks())
     @rule(pick=st.integers(0, 99))
     def corrupt_a_task(self, pick: int) -> None:
-        path = self.task(pick) / "TASK.md"
+        if (folder := self.live(pick)) is None:
+            return
+        path = folder / "TASK.md"
         if path.is_file():
             path.write_bytes(b"---\n: : not yaml [\n---\n")
 
     @precondition(lambda self: self.tasks())
     @rule(pick=st.integers(0, 99), directory=st.booleans())
     def chmod_nothing_allowed(self, pick: int, directory: bool) -> None:
-        path = self.task(pick) if directory else self.task(pick) / "REPORT.md"
+        if (folder := self.live(pick)) is None:
+            return
+        path = folder if directory else folder / "REPORT.md"
         if path.exists() and not path.is_symlink():
             path.chmod(0)
 
@@ -239,24 +270,8 @@ class Tree(RuleBasedStateMachine):
                 shutil.copyfile(source, folder / "TASK.md")
 
 
-class WithWatches(Tree):
-    index_options = {}  # noqa: RUF012
-
-
-class WithFewWatches(Tree):
-    index_options = {"cap": 5}  # noqa: RUF012
-
-
-class WithATinyQueue(Tree):
-    index_options = {"max_events": 2}  # noqa: RUF012
-
-
-WithWatches.TestCase.settings = settings(max_examples=25, stateful_step_count=12)
-WithFewWatches.TestCase.settings = settings(max_examples=10, stateful_step_count=12)
-WithATinyQueue.TestCase.settings = settings(max_examples=10, stateful_step_count=12)
-test_the_watched_index_answers_as_a_full_scan = WithWatches.TestCase
-test_with_too_few_watches_the_index_still_answers_as_a_full_scan = WithFewWatches.TestCase
-test_after_overflowing_queues_the_index_still_answers_as_a_full_scan = WithATinyQueue.TestCase
+Tree.TestCase.settings = settings(max_examples=25, stateful_step_count=12)
+test_claim_rows_answer_as_a_full_scan = Tree.TestCase
 
 
 def released_tasks(store: Store, count: int) -> list[Ref]:
@@ -269,127 +284,114 @@ def released_tasks(store: Store, count: int) -> list[Ref]:
     return refs
 
 
-def test_a_scan_with_nothing_changed_judges_no_task_again(store: Store) -> None:
+def past_this_tick() -> None:
+    """Wait (bounded) until the coarse clock that stamps a ctime has moved on: what was changed so far
+    is then older than any stamp a later change can get."""
+    start = time.clock_gettime_ns(COARSE)
+    deadline = time.monotonic() + 1.0
+    while time.clock_gettime_ns(COARSE) == start and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert time.clock_gettime_ns(COARSE) != start
+
+
+def test_a_scan_with_nothing_changed_judges_no_settled_task_again(store: Store, tmp_path: Path) -> None:
     refs = released_tasks(store, 12)
-    index = WatchedClaimIndex()
-    assert watched(store, index) == full_scan(store) == []
+    past_this_tick()
+    index = ClaimRows(tmp_path / "rows", settle_ns=0)
+    assert rowed(store, index) == full_scan(store) == []
     assert index.judged == len(refs)
-    assert watched(store, index) == []
-    assert index.judged == len(refs)  # nothing reported: nothing read again
+    assert rowed(store, index) == []
+    assert index.judged == len(refs)  # no round changed: nothing read again
     released_tasks(store, 1)
-    assert watched(store, index) == []
-    assert index.judged == len(refs) + 1  # the new task alone
-    os.unlink(store.roots.task_dir(refs[5]) / "RELEASE.md")
-    assert watched(store, index) == full_scan(store) != []
-    assert index.judged == len(refs) + 2  # the one whose RELEASE went
+    assert rowed(store, index) == []
+    assert index.judged == 2 * len(refs) + 1  # its round changed: every task in it read again
+    past_this_tick()
+    assert rowed(store, index) == []
+    assert index.judged in (2 * len(refs) + 1, 3 * len(refs) + 2)  # listed once more if it was not past its tick
+    judged = index.judged
+    assert rowed(store, index) == []
+    assert index.judged == judged
 
 
-def test_a_queue_that_overflows_drops_every_watch_and_judges_everything_again(store: Store) -> None:
-    refs = released_tasks(store, 4)
-    index = WatchedClaimIndex(max_events=1)
-    watched(store, index)
-    for ref in refs:
-        (store.roots.task_dir(ref) / "RELEASE.md").chmod(0o600)
-    (store.roots.task_dir(refs[0]) / "RELEASE.md").unlink()
-    assert watched(store, index) == full_scan(store) != []
-    assert index.resets == 1
+def test_a_restarted_server_answers_from_its_rows_without_judging_settled_tasks(store: Store, tmp_path: Path) -> None:
+    released_tasks(store, 8)
+    live = store.create_task(implementation("live", scope=Scope(workspace="required", writable=("x/**",)))).ref
+    past_this_tick()
+    first = ClaimRows(tmp_path / "rows", settle_ns=0)
+    assert rowed(store, first) == full_scan(store) != []
+    first.save(store.roots.state_root)
+    restarted = ClaimRows(tmp_path / "rows", settle_ns=0)
+    assert rowed(store, restarted) == full_scan(store)
+    assert restarted.judged == 1  # the live task alone is read again
+    store.release_writer(live, "none", "never started")
+    assert rowed(store, restarted) == full_scan(store) == []
 
 
-def test_past_its_watch_cap_the_index_stat_checks_what_it_could_not_watch(store: Store) -> None:
-    refs = released_tasks(store, 6)
-    index = WatchedClaimIndex(cap=4)  # the sessions and round directories, and a task or two
-    watched(store, index)
-    assert index.watches is not None
-    assert len(index.watches.live) <= 4
-    loose = [task for change in index._changes.values() for r in change.rounds.values() for task in r.loose]
-    assert len(loose) >= len(refs) - 2
-    for ref in refs:
-        (store.roots.task_dir(ref) / "RELEASE.md").unlink()
-        assert watched(store, index) == full_scan(store)
-    assert len(full_scan(store)) == len(refs)
+def test_rows_not_signed_by_this_user_are_not_used(store: Store, tmp_path: Path) -> None:
+    refs = released_tasks(store, 3)
+    past_this_tick()
+    index = ClaimRows(tmp_path / "rows", settle_ns=0)
+    rowed(store, index)
+    index.save(store.roots.state_root)
+    saved = load_cache(tmp_path / "rows", 1 << 20)
+    assert saved is not None
+    (tmp_path / "rows").write_bytes(b"hmac-sha256:" + b"0" * 64 + b"\n" + saved)  # signed by no key of ours
+    index = ClaimRows(tmp_path / "rows", settle_ns=0)
+    assert rowed(store, index) == full_scan(store) == []
+    assert index.judged == len(refs)  # every task read from its files
 
 
-@pytest.mark.parametrize(
-    "mounts",
-    [
-        "36 25 0:32 / / rw - nfs4 server:/export rw\n",
-        "36 25 0:32 / / rw - ext4 /dev/vda rw\n37 36 0:33 / {root}/specdev rw - tmpfs tmpfs rw\n",
-        "",
-    ],
-    ids=["a network filesystem", "a mount below the root", "no mount table"],
-)
-def test_where_a_watch_may_miss_a_writer_the_index_scans_as_a_fresh_process(
-    store: Store, tmp_path: Path, mounts: str
-) -> None:
-    mountinfo = tmp_path / "mountinfo"
-    mountinfo.write_text(mounts.format(root=store.roots.state_root))
-    assert not local_events(store.roots.state_root, mountinfo)
-    index = WatchedClaimIndex(mountinfo=mountinfo)
+def test_rows_of_another_tree_are_not_used(store: Store, tmp_path: Path) -> None:
     refs = released_tasks(store, 2)
-    assert watched(store, index) == full_scan(store) == []
-    (store.roots.task_dir(refs[1]) / "RELEASE.md").unlink()
-    assert watched(store, index) == full_scan(store) != []
-    assert index.watches is None
+    past_this_tick()
+    rows = {"version": 1, "root": "/elsewhere", "basis": "", "rounds": [[CHANGE, refs[0].session, 0, 0, 0, [], []]]}
+    assert save_cache(tmp_path / "rows", json.dumps(rows).encode())
+    index = ClaimRows(tmp_path / "rows", settle_ns=0)
+    assert rowed(store, index) == full_scan(store) == []
+    assert index.judged == len(refs)
 
 
-def test_a_mount_point_with_a_space_is_read_as_the_kernel_escapes_it(tmp_path: Path) -> None:
-    folder = tmp_path / "a b"
-    folder.mkdir()
-    mountinfo = tmp_path / "mountinfo"
-    escaped = str(folder).replace(" ", "\\040")
-    mountinfo.write_text(f"1 0 0:1 / / rw - nfs s:/x rw\n2 1 0:2 / {escaped} rw - ext4 /dev/vda rw\n")
-    assert local_events(folder, mountinfo)
-    assert not local_events(tmp_path, mountinfo)  # nfs at /, and a mount below it
-
-
-def test_with_no_inotify_the_index_scans_as_a_fresh_process(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    def refused(*_: object) -> Watches:
-        raise OSError(38, "no inotify on this system")
-
-    monkeypatch.setattr("handoff_core.services.tree.watched_claims.Watches", refused)
-    index = WatchedClaimIndex()
+def test_a_closing_file_removed_by_hand_is_seen_once_its_round_changes(store: Store, tmp_path: Path) -> None:
+    """The one thing rows do not see at once: a settled task's own files (see ``claim_rows``)."""
     refs = released_tasks(store, 2)
-    assert watched(store, index) == full_scan(store) == []
-    (store.roots.task_dir(refs[0]) / "RELEASE.md").unlink()
-    assert watched(store, index) == full_scan(store) != []
-    assert index.judged == 0
+    past_this_tick()
+    index = ClaimRows(tmp_path / "rows", settle_ns=0)
+    assert rowed(store, index) == []
+    os.unlink(store.roots.task_dir(refs[0]) / "RELEASE.md")
+    assert rowed(store, index) == []  # its round's stamp still holds
+    (store.roots.task_dir(refs[0]).parent / "stray").mkdir()  # anything made or removed in the round
+    assert rowed(store, index) == full_scan(store) != []
+    index.forget()
+    assert rowed(store, index) == full_scan(store) != []
 
 
-def test_a_mount_made_below_the_root_while_watching_turns_the_watches_off(store: Store) -> None:
-    index = WatchedClaimIndex()
-    refs = released_tasks(store, 2)
-    assert watched(store, index) == []
-    assert index.watches is not None
-    hidden = store.roots.task_dir(refs[0])
-    if subprocess.run(["mount", "-t", "tmpfs", "none", str(hidden)], capture_output=True, check=False).returncode:
-        pytest.skip("this process may not mount")
-    try:  # the RELEASE a watch is on is hidden: the task dir now shows an empty directory
-        assert watched(store, index) == full_scan(store)
-        assert index.watches is None
-    finally:
-        subprocess.run(["umount", str(hidden)], check=True, timeout=30)
-    assert watched(store, index) == full_scan(store) == []
-    assert index.watches is not None
+def test_a_round_whose_mtime_is_set_back_still_shows_the_task_made_in_it(store: Store, tmp_path: Path) -> None:
+    released_tasks(store, 2)
+    past_this_tick()
+    index = ClaimRows(tmp_path / "rows", settle_ns=0)
+    assert rowed(store, index) == []
+    round_dir = next(store.roots.state_root.glob("specdev/changes/*/sessions/*"))
+    before = round_dir.stat()
+    past_this_tick()
+    scope = Scope(workspace="required", writable=("late/**",))
+    store.create_task(implementation("late", scope=scope, writer_limit=99))
+    os.utime(round_dir, ns=(before.st_atime_ns, before.st_mtime_ns))  # its mtime as the rows saw it
+    assert rowed(store, index) == full_scan(store) != []
 
 
-def test_judging_many_ended_claims_leaves_no_flood_of_events_behind(store: Store) -> None:
-    refs = released_tasks(store, 40)
-    index = WatchedClaimIndex(max_events=20)  # a drain of more than 20 events counts as an overflow
-    assert watched(store, index) == []
-    assert watched(store, index) == []
-    assert (index.resets, index.judged) == (0, len(refs))  # one watch each, none set and dropped
+def test_a_server_keeps_its_rows_in_this_users_cache(store: Store) -> None:
+    assert rows_path(store.roots.state_root).is_relative_to(Path(os.environ["XDG_CACHE_HOME"]))
 
 
-WATCHED_BYTES_PER_TASK = 900  # what the index holds per task it watches (819 B measured; a set per watch: 989 B)
+ROW_BYTES_PER_TASK = 200  # what the rows hold per settled task: its name in a set
 
 
-def test_the_index_holds_a_small_cover_per_watched_task(tmp_path: Path) -> None:
-    generate(tmp_path / "tree", 600)  # reviews in rounds of 100, every third returned: one watch each
+def test_the_rows_hold_a_name_per_settled_task(tmp_path: Path) -> None:
+    generate(tmp_path / "tree", 600)  # reviews in rounds of 100, every third returned: none claims
     queries = Queries(Roots(tmp_path / "tree", tmp_path / "tree"))
-    queries.watch_claims()
+    queries.keep_claim_rows()
     assert queries.claims() == []
     index = queries._claims
-    assert isinstance(index, WatchedClaimIndex)
-    assert index.watches is not None
+    assert isinstance(index, ClaimRows)
     assert index.judged == 600
-    assert reachable_bytes(index) / 600 <= WATCHED_BYTES_PER_TASK
+    assert reachable_bytes(index) / 600 <= ROW_BYTES_PER_TASK
