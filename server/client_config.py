@@ -173,13 +173,18 @@ def launch_for(
     return Launch(command=found, args=tuple(args), role=role, note=note, hooks=hooks, lead_guard=guard)
 
 
-def http_launch(role: Role, url: str, token: str, task: ExecutorTask | None = None) -> Launch:
+def http_launch(
+    role: Role, url: str, token: str, task: ExecutorTask | None = None, *, printed_here: bool = False
+) -> Launch:
     """A team-server launch; an executor's task adds its hooks, which run where the executor works and
-    read the task from ``url`` (pinned by its sha256), not from a tree."""
+    read the task from ``url`` (pinned by its sha256), not from a tree. Printed on the executor's own
+    machine (``printed_here``: ``handoff-mcp config --url`` run there), the hook starts this interpreter
+    on the lean entry (``hook_entry``); printed by the team server, which cannot know that machine's
+    interpreter, it is the console script."""
     hooks = None
     if task is not None and role == "executor":
         hooks = TaskHooks(
-            guard=("handoff-mcp", "guard", "--url", url),
+            guard=(*(hook_entry() if printed_here else ("handoff-mcp", "guard")), "--url", url),
             ref=task.ref,
             task_sha256=task.task_sha256,
             session_id=task.session_id,
@@ -194,7 +199,7 @@ def remote_setup(launch: Launch) -> list[str]:
     if launch.url is None or launch.hooks is None:
         return []
     hooks = launch.hooks
-    install = [*hooks.guard[:2], "--install-git-hook", *hooks.guard[2:], "--ref", hooks.ref]
+    install = ["handoff-mcp", "guard", "--install-git-hook", "--url", launch.url, "--ref", hooks.ref]
     install += ["--task-sha256", hooks.task_sha256]
     return [f"export {TOKEN_VARIABLE}={shlex.quote(launch.token or '')}", shlex.join(install)]
 

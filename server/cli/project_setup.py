@@ -92,7 +92,7 @@ def config(
     elif ref is not None:
         parse_ref(ref)
     if url:
-        launch = http_launch(settings.role, url, token or "", task)
+        launch = http_launch(settings.role, url, token or "", task, printed_here=True)
     else:
         launch = launch_for(settings, settings.role, command, task)
     print(render(launch, client), end="")

@@ -187,3 +187,24 @@ async def test_a_stop_hook_without_the_tasks_token_records_nothing_on_the_team_s
         status = await call(lead, "handoff_status")
     (row,) = [t for t in status["tasks"] if t["ref"] == created["ref"]]
     assert not any("ended without a report" in problem for problem in row["problems"]), row
+
+
+async def test_launch_lines_printed_on_the_executors_machine_start_the_lean_hook_which_judges_as_the_printed_one(
+    team: Team, elsewhere: Elsewhere
+) -> None:
+    created = await dispatch_branch(team, "printed-here", "task-a8")
+    url = team.endpoint.url("executor")
+    config = f'handoff-mcp config --role executor --client claude-code-cli --url {url} --token "$HANDOFF_TOKEN"'
+    printed = await elsewhere.sh(f"{config} --ref {created['ref']}", created["report_token"])
+    assert printed.returncode == 0, printed.stderr
+    here = Launch({"executor_config": {"claude_code_cli": printed.stdout}, "report_token": created["report_token"]})
+    hook = shlex.split(here.hook)
+    assert hook[1:3] == ["-I", "-S"]  # no site, no console script
+    assert hook[3].endswith("hook_process.py")
+    assert "--install-git-hook" in here.setup[-1]  # the clone's pre-commit hook is still the console script's
+    for path in ("src/a1/new.py", "src/b/other.py"):
+        event = write_event(elsewhere.clone / path, elsewhere.clone)
+        lean = await elsewhere.sh(here.hook, here.token, stdin=event)
+        served = await elsewhere.sh(Launch(created).hook, here.token, stdin=event)
+        assert (lean.returncode, lean.stdout) == (served.returncode, served.stdout), lean.stderr
+    assert "deny" in lean.stdout  # the stray path: both denied it
