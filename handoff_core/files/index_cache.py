@@ -10,6 +10,11 @@ executor, an earlier server) or edited since fails the check and is built again 
 file changed since it was hashed has new stat data (its ctime, which no one but the kernel sets)
 and is hashed again. The index file's modification time is restored with it: git's check for a
 file changed in the same tick as its index was written ("racily clean") reads that time.
+
+That check reads the modification time only, which anyone may set back, and git compares whole
+seconds: a file whose ctime lies in the second the read began could be rewritten later in that
+second, its size and modification time put back, and match. An index holding such an entry is not
+kept (``keep``, ``_settled``): the next read hashes every file again.
 """
 
 from __future__ import annotations
@@ -18,20 +23,25 @@ import hashlib
 import hmac
 import os
 import secrets
+import struct
 import tempfile
 from pathlib import Path
 
 from handoff_core.files.executor_home import cache_root
 from handoff_core.files.git_config import small_file
 
-__all__ = ["MAX_INDEX", "keep", "restore"]
+__all__ = ["MAX_INDEX", "held_at", "keep", "restore"]
 
 MAX_INDEX = 64 * 1024 * 1024  # an index past this is not kept: the next read hashes every file
 _KEY = secrets.token_bytes(32)  # this process's alone: nothing written elsewhere can pass the check
 _HEX = frozenset(b"0123456789abcdef")
+_HEADER = 12  # "DIRC", the version, the number of entries
+_EXTENDED = 0x4000  # an entry's flag: two more bytes of flags follow (version 3)
+_SHA1_HEX, _SHA256_HEX = 40, 64
 
 
-def _named(tree: Path) -> str:
+def held_at(tree: Path) -> str:
+    """Where the index kept for ``tree`` lives (``.idx``) with its record (``.mac``), less the suffix."""
     folder = os.path.join(cache_root(), "index")
     return os.path.join(folder, hashlib.sha256(os.fsencode(os.path.realpath(tree))).hexdigest()[:32])
 
@@ -44,7 +54,7 @@ def _mac(tree: Path, head: str, mtime_ns: int, data: bytes) -> str:
 def restore(tree: Path, index: str) -> str | None:
     """The index kept for ``tree`` written at ``index`` (a path no index is at yet), its modification
     time as it was; the ``HEAD`` it was read from, or None (nothing written) when none verifies."""
-    name = _named(tree)
+    name = held_at(tree)
     record = small_file(os.fsencode(name + ".mac"))
     parts = (record or b"").split(b"\n")
     if len(parts) != 3 or not set(parts[0]) <= _HEX or not parts[1].isdigit():  # noqa: PLR2004
@@ -65,20 +75,41 @@ def restore(tree: Path, index: str) -> str | None:
     return head
 
 
-def keep(tree: Path, head: str, index: str) -> None:
-    """Keep ``index`` (read from ``head``, refreshed against ``tree``) for the next read of ``tree``;
-    a cache that cannot be written costs the next read its hashing, nothing else."""
+def keep(tree: Path, head: str, index: str, began: float) -> None:
+    """Keep ``index`` (read from ``head``, refreshed against ``tree`` by a read that ``began`` then, in
+    ``time.time()`` seconds) for the next read of ``tree``; a cache that cannot be written, or an
+    index not ``_settled``, costs the next read its hashing, nothing else."""
     data = small_file(os.fsencode(index), limit=MAX_INDEX)
-    if data is None:
+    if data is None or not _settled(data, int(began), _SHA256_HEX if len(head) == _SHA256_HEX else _SHA1_HEX):
         return
     mtime_ns = os.stat(index).st_mtime_ns
-    name = _named(tree)
+    name = held_at(tree)
     try:
         os.makedirs(os.path.dirname(name), mode=0o700, exist_ok=True)
         _replace(name + ".idx", data)
         _replace(name + ".mac", f"{head}\n{mtime_ns}\n{_mac(tree, head, mtime_ns, data)}".encode())
     except OSError:
         return
+
+
+def _settled(data: bytes, second: int, hex_digits: int) -> bool:
+    """Whether every entry of the index ``data`` (version 2 or 3) records a ctime before ``second``;
+    False for anything else (another version, an odd entry)."""
+    if len(data) < _HEADER or data[:4] != b"DIRC":
+        return False
+    version, count = struct.unpack(">II", data[4:_HEADER])
+    at, fixed = _HEADER, 40 + hex_digits // 2 + 2  # ten 32-bit stat fields, the object id, the flags
+    for _ in range(count):
+        if version not in (2, 3) or at + fixed > len(data):
+            return False
+        ctime = struct.unpack(">I", data[at : at + 4])[0]
+        flags = struct.unpack(">H", data[at + fixed - 2 : at + fixed])[0]
+        head = fixed + (2 if version == 3 and flags & _EXTENDED else 0)  # noqa: PLR2004
+        name = data.find(b"\0", at + head)
+        if ctime >= second or name < 0:
+            return False
+        at += (name - at + 8) & ~7  # the entry and its name padded with 1 to 8 NULs to a multiple of 8
+    return True
 
 
 def _replace(path: str, data: bytes) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from pathlib import Path
 
 from handoff_core.errors import GitError
@@ -76,19 +77,20 @@ def state(tree: Path, head: str | None, keep: dict[str, str]) -> list[Change]:
     with tempfile.TemporaryDirectory(prefix="handoff-index-") as folder:
         fresh = keep | {"GIT_INDEX_FILE": os.path.join(folder, "index")}
         held = index_cache.restore(tree, fresh["GIT_INDEX_FILE"]) if head else None
-        if held is None or held != head:  # -m keeps the stat data of each entry whose blob stays
-            run(tree, "read-tree", *(["-m"] if held else []), *(since or ["--empty"]), keep=fresh)
+        if held is None or held != head:  # --reset keeps the stat data of each entry whose blob stays
+            run(tree, "read-tree", *(["--reset"] if held else []), *(since or ["--empty"]), keep=fresh)
         fresh |= _submodules_planted(tree, fresh, populated)
         started = (
             start(tree, "diff", "--cached", *READ, "-M", *since, "--", keep=keep),
             start(tree, "ls-files", "-z", "--others", "--exclude-per-directory=.gitignore", keep=fresh),
         )
+        began = time.time()
         try:  # hashes each file whose stat changed (diff.autoRefreshIndex), then writes our index refreshed
             unstaged = run(tree, "diff", *READ, "--", keep=fresh)[1]
         finally:
             (_, staged), (_, untracked) = results(*started)
         if head:
-            index_cache.keep(tree, head, fresh["GIT_INDEX_FILE"])
+            index_cache.keep(tree, head, fresh["GIT_INDEX_FILE"], began)
     found: dict[str, Change] = {}
     for change in [*name_status(staged), *name_status(unstaged), *(Change("?", p) for p in fields(untracked))]:
         found.setdefault(change.path, change)
