@@ -65,6 +65,15 @@ def _common_dir(tree: Path, keep: dict[str, str]) -> bytes:
     return run(tree, "rev-parse", "--path-format=absolute", "--git-common-dir", keep=keep)[1].rstrip(b"\n")
 
 
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    """The index file's inode, size and modification time: git rewrites it whole when it changes it."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns
+
+
 def state(tree: Path, head: str | None, keep: dict[str, str]) -> list[Change]:
     """What differs from ``head`` in the work tree ``tree``, one change a path: staged (the index's blob
     ids against ``head``), then unstaged and untracked, both read against our index of ``head`` —
@@ -77,6 +86,7 @@ def state(tree: Path, head: str | None, keep: dict[str, str]) -> list[Change]:
     with tempfile.TemporaryDirectory(prefix="handoff-index-") as folder:
         fresh = keep | {"GIT_INDEX_FILE": os.path.join(folder, "index")}
         held = index_cache.restore(tree, fresh["GIT_INDEX_FILE"]) if head else None
+        restored = _stamp(fresh["GIT_INDEX_FILE"])
         if held is None or held != head:  # --reset keeps the stat data of each entry whose blob stays
             run(tree, "read-tree", *(["--reset"] if held else []), *(since or ["--empty"]), keep=fresh)
         fresh |= _submodules_planted(tree, fresh, populated)
@@ -89,7 +99,7 @@ def state(tree: Path, head: str | None, keep: dict[str, str]) -> list[Change]:
             unstaged = run(tree, "diff", *READ, "--", keep=fresh)[1]
         finally:
             (_, staged), (_, untracked) = results(*started)
-        if head:
+        if head and not (held == head and _stamp(fresh["GIT_INDEX_FILE"]) == restored):  # else kept already
             index_cache.keep(tree, head, fresh["GIT_INDEX_FILE"], began)
     found: dict[str, Change] = {}
     for change in [*name_status(staged), *name_status(unstaged), *(Change("?", p) for p in fields(untracked))]:

@@ -318,9 +318,9 @@ def current_effects(top: Path, base: str, head: str | None, allowed: frozenset[s
         return Effects([], [])
     push = "push" not in allowed
     since = ("must", "rev-list", "--parents", head, *(["--not", base] if base else []))
-    where = _where(top)
-    outs = _wave(top, since, *([_REMOTES] if push else []), *([_DIRS] if where is None else []))()
-    dirs = where[0] if where is not None else _dirs(outs[-1])
+    local = _where(top)
+    outs = _wave(top, since, *([_REMOTES] if push else []), *([_DIRS] if local is None else []))()
+    dirs = local[0] if local is not None else _dirs(outs[-1])
     lines = _lines(outs[0])
     where = "on HEAD since dispatch (the tree is shared: the Lead's commits after the REPORT count too)"
     found = _commits(lines, "HEAD", where, allowed)
