@@ -6,11 +6,13 @@ The one git that reaches a remote is ``files.git_remote``'s.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from handoff_core.files.git_config import work_tree_top
+from handoff_core.files import git_records
+from handoff_core.files.git_config import git_dirs, work_tree_top
 from handoff_core.files.git_process import (
     KEPT,
     MAX_OUTPUT,
@@ -117,20 +119,31 @@ def changes(cwd: Path, base: str, checkpoint: str) -> list[Change]:
     return name_status(start(cwd, *_DIFF, base, checkpoint, "--").result()[1])
 
 
-def _reading(cwd: Path) -> tuple[Path, Running]:
+def _head_of(tree: Path) -> str | None:
+    """The commit ``HEAD`` names, read from the files git reads (``git_records``: the ``HEAD`` the next
+    git reads), no process; None when unsure (or unborn): git is asked."""
+    dirs = git_dirs(os.fsencode(tree))
+    head = None if dirs is None else git_records.head_of(dirs[0])
+    if dirs is None or head is None or (head.ref is not None and not head.ref.startswith("refs/heads/")):
+        return None
+    return head.oid if head.ref is None else git_records.ref_oid(dirs[1], head.ref)
+
+
+def _reading(cwd: Path) -> tuple[Path, str | None, Running | None]:
     """The work tree ``cwd`` lies in — the folder holding ``.git``: git is told so by ``GIT_WORK_TREE``,
-    whatever a ``core.worktree`` says — and its ``HEAD`` being read."""
+    whatever a ``core.worktree`` says — and its ``HEAD``: read here, or else being read by git."""
     tree = work_tree_of(cwd) or cwd
-    return tree, start(tree, "rev-parse", "--verify", "--quiet", "HEAD", ok=(0, 1, 128))
+    known = _head_of(tree)
+    return tree, known, None if known else start(tree, "rev-parse", "--verify", "--quiet", "HEAD", ok=(0, 1, 128))
 
 
 def dirty_paths(cwd: Path) -> list[Change]:
     """What is uncommitted or untracked in the work tree (ignored files aside), both sides of a staged rename."""
-    tree, head = _reading(cwd)
+    tree, known, head = _reading(cwd)
     try:
         keep = planted(tree) | {"GIT_WORK_TREE": str(tree)}
     finally:
-        now = commit_of(head.result())
+        now = known or (commit_of(head.result()) if head else None)
     return state(tree, now, keep)
 
 
@@ -143,17 +156,22 @@ class Evidence(NamedTuple):
 
 def evidence(cwd: Path, base: str, checkpoint: str) -> Evidence:
     """Ancestry, the change from base to checkpoint, the work tree's HEAD and what differs from it;
-    git processes run at once where they can (an audit waits for the slowest, not for their sum)."""
-    tree, head = _reading(cwd)
-    started = (head, _ancestry(cwd, base, checkpoint), start(cwd, *_DIFF, base, checkpoint, "--", ok=(0, 128)))
+    git processes run at once where they can (an audit waits for the slowest, not for their sum): with
+    ``HEAD`` read from its files, the work tree is read while the change is."""
+    tree, known, head = _reading(cwd)
+    started = (_ancestry(cwd, base, checkpoint), start(cwd, *_DIFF, base, checkpoint, "--", ok=(0, 128)))
+    dirty = None
     try:
         keep = planted(tree) | {"GIT_WORK_TREE": str(tree)}
+        dirty = state(tree, known, keep) if known else None
     finally:
-        now, (code, _), (diff_code, diff) = results(*started)
-    dirty = state(tree, commit_of(now), keep)
+        outs = results(*started, *([head] if head else []))
+    now = known or commit_of(outs[2])
+    dirty = dirty if dirty is not None else state(tree, now, keep)
+    (code, _), (diff_code, diff) = outs[:2]
     if _descends(code) is not True or diff_code != 0:
-        return Evidence(_descends(code), [], dirty, commit_of(now))
-    return Evidence(True, name_status(diff), dirty, commit_of(now))
+        return Evidence(_descends(code), [], dirty, now)
+    return Evidence(True, name_status(diff), dirty, now)
 
 
 def staged_paths(cwd: Path, keep: Mapping[str, str] | None = None) -> list[Change]:
