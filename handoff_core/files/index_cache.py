@@ -24,11 +24,11 @@ import hmac
 import os
 import secrets
 import struct
-import tempfile
 from pathlib import Path
 
 from handoff_core.files.executor_home import cache_root
 from handoff_core.files.git_config import small_file
+from handoff_core.files.publishing import replace_whole
 
 __all__ = ["MAX_INDEX", "held_at", "keep", "restore"]
 
@@ -38,10 +38,11 @@ _HEX = frozenset(b"0123456789abcdef")
 _HEADER = 12  # "DIRC", the version, the number of entries
 _EXTENDED = 0x4000  # an entry's flag: two more bytes of flags follow (version 3)
 _SHA1_HEX, _SHA256_HEX = 40, 64
+_RECORD = 256  # the record line: HEAD, the modification time, the HMAC
 
 
 def held_at(tree: Path) -> str:
-    """Where the index kept for ``tree`` lives (``.idx``) with its record (``.mac``), less the suffix."""
+    """Where the index kept for ``tree`` lives: one file, its record line then the index's bytes."""
     folder = os.path.join(cache_root(), "index")
     return os.path.join(folder, hashlib.sha256(os.fsencode(os.path.realpath(tree))).hexdigest()[:32])
 
@@ -54,14 +55,13 @@ def _mac(tree: Path, head: str, mtime_ns: int, data: bytes) -> str:
 def restore(tree: Path, index: str) -> str | None:
     """The index kept for ``tree`` written at ``index`` (a path no index is at yet), its modification
     time as it was; the ``HEAD`` it was read from, or None (nothing written) when none verifies."""
-    name = held_at(tree)
-    record = small_file(os.fsencode(name + ".mac"))
-    parts = (record or b"").split(b"\n")
-    if len(parts) != 3 or not set(parts[0]) <= _HEX or not parts[1].isdigit():  # noqa: PLR2004
+    kept = small_file(os.fsencode(held_at(tree)), limit=MAX_INDEX + _RECORD)
+    record, _, data = (kept or b"").partition(b"\n")
+    parts = record.split(b" ")
+    if len(parts) != 3 or not parts[0] or not set(parts[0]) <= _HEX or not parts[1].isdigit():  # noqa: PLR2004
         return None
-    data = small_file(os.fsencode(name + ".idx"), limit=MAX_INDEX)
     head, mtime_ns = parts[0].decode(), int(parts[1])
-    if not head or data is None or not hmac.compare_digest(parts[2], _mac(tree, head, mtime_ns, data).encode()):
+    if not hmac.compare_digest(parts[2], _mac(tree, head, mtime_ns, data).encode()):
         return None
     fd = os.open(index, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
@@ -84,12 +84,18 @@ def keep(tree: Path, head: str, index: str, began: float) -> None:
         return
     mtime_ns = os.stat(index).st_mtime_ns
     name = held_at(tree)
+    record = f"{head} {mtime_ns} {_mac(tree, head, mtime_ns, data)}\n".encode()
     try:
         os.makedirs(os.path.dirname(name), mode=0o700, exist_ok=True)
-        _replace(name + ".idx", data)
-        _replace(name + ".mac", f"{head}\n{mtime_ns}\n{_mac(tree, head, mtime_ns, data)}".encode())
+        dir_fd = os.open(os.path.dirname(name), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return
+    try:
+        replace_whole(dir_fd, os.path.basename(name), record, data, mode=0o600, durable=False)
+    except OSError:
+        return
+    finally:
+        os.close(dir_fd)
 
 
 def _settled(data: bytes, second: int, hex_digits: int) -> bool:
@@ -110,15 +116,3 @@ def _settled(data: bytes, second: int, hex_digits: int) -> bool:
             return False
         at += (name - at + 8) & ~7  # the entry and its name padded with 1 to 8 NULs to a multiple of 8
     return True
-
-
-def _replace(path: str, data: bytes) -> None:
-    """``data`` at ``path`` whole or not at all (a cache: replaced, never published)."""
-    fd, temp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(temp, path)  # noqa: TID251 - a cache outside the tree, rewritten whole
-    except BaseException:
-        os.unlink(temp)
-        raise

@@ -72,7 +72,7 @@ def test_a_file_rewritten_after_a_kept_read_is_still_seen(tmp_path: Path) -> Non
     _settled(tmp_path)
     _next_second()
     assert _changes(tmp_path) == []
-    assert os.path.exists(index_cache.held_at(tmp_path) + ".idx")  # the read kept its index
+    assert os.path.exists(index_cache.held_at(tmp_path))  # the read kept its index
     _same_stat_rewrite(tmp_path / "src/a1/core.py", "y\n")
     assert _changes(tmp_path) == [("M", "src/a1/core.py")]
 
@@ -89,8 +89,7 @@ def test_a_kept_index_another_process_signed_is_never_trusted(tmp_path: Path) ->
     said = b"\0".join((os.fsencode(os.path.realpath(tmp_path)), head.encode(), str(mtime_ns).encode(), forged))
     other_key = hmac.new(secrets.token_bytes(32), said, hashlib.sha256).hexdigest()  # another process's key
     os.makedirs(os.path.dirname(held), exist_ok=True)
-    Path(held + ".idx").write_bytes(forged)
-    Path(held + ".mac").write_text(f"{head}\n{mtime_ns}\n{other_key}")
+    Path(held).write_bytes(f"{head} {mtime_ns} {other_key}\n".encode() + forged)
     assert _changes(tmp_path) == [("M", "src/a1/core.py")]
 
 
@@ -100,7 +99,9 @@ def test_a_kept_index_edited_after_it_was_kept_is_read_again_from_head(tmp_path:
     assert _changes(tmp_path) == []
     _same_stat_rewrite(tmp_path / "src/a1/core.py", "y\n")
     forged = _forged_index(tmp_path, "src/a1/core.py", tmp_path.parent / "scratch-index")
-    Path(index_cache.held_at(tmp_path) + ".idx").write_bytes(forged)  # its record still names the old bytes
+    held = Path(index_cache.held_at(tmp_path))
+    record = held.read_bytes().partition(b"\n")[0]
+    held.write_bytes(record + b"\n" + forged)  # its record still names the bytes kept
     assert _changes(tmp_path) == [("M", "src/a1/core.py")]
 
 
