@@ -13,8 +13,8 @@ file changed in the same tick as its index was written ("racily clean") reads th
 
 That check reads the modification time only, which anyone may set back, and git compares whole
 seconds: a file whose ctime lies in the second the read began could be rewritten later in that
-second, its size and modification time put back, and match. An index holding such an entry is not
-kept (``keep``, ``_settled``): the next read hashes every file again.
+second, its size and modification time put back, and match (``CLOCK_LAG`` widens that second). An
+index holding such an entry is not kept (``keep``, ``_settled``): the next read hashes every file.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from handoff_core.files.executor_home import cache_root
 from handoff_core.files.git_config import small_file
 from handoff_core.files.publishing import replace_whole
 
-__all__ = ["MAX_INDEX", "held_at", "keep", "restore"]
+__all__ = ["CLOCK_LAG", "MAX_INDEX", "held_at", "keep", "restore"]
 
 MAX_INDEX = 64 * 1024 * 1024  # an index past this is not kept: the next read hashes every file
 _KEY = secrets.token_bytes(32)  # this process's alone: nothing written elsewhere can pass the check
@@ -39,6 +39,9 @@ _HEADER = 12  # "DIRC", the version, the number of entries
 _EXTENDED = 0x4000  # an entry's flag: two more bytes of flags follow (version 3)
 _SHA1_HEX, _SHA256_HEX = 40, 64
 _RECORD = 256  # the record line: HEAD, the modification time, the HMAC
+# The kernel stamps a file's times from a clock that lags time.time() by up to a tick: a write just
+# after a read began may bear the second before it.
+CLOCK_LAG = 0.1
 
 
 def held_at(tree: Path) -> str:
@@ -80,7 +83,8 @@ def keep(tree: Path, head: str, index: str, began: float) -> None:
     ``time.time()`` seconds) for the next read of ``tree``; a cache that cannot be written, or an
     index not ``_settled``, costs the next read its hashing, nothing else."""
     data = small_file(os.fsencode(index), limit=MAX_INDEX)
-    if data is None or not _settled(data, int(began), _SHA256_HEX if len(head) == _SHA256_HEX else _SHA1_HEX):
+    digits = _SHA256_HEX if len(head) == _SHA256_HEX else _SHA1_HEX
+    if data is None or not _settled(data, int(began - CLOCK_LAG), digits):
         return
     mtime_ns = os.stat(index).st_mtime_ns
     name = held_at(tree)

@@ -34,9 +34,9 @@ def _settled(tree: Path) -> None:
 
 def _next_second() -> None:
     """Past the second the files' ctimes lie in: an index read now records them as settled and is kept.
-    A bounded wait on the clock (at most one second), not a guess at how long git takes."""
-    now = int(time.time())
-    while int(time.time()) == now:
+    A bounded wait on the clock (at most a second and ``CLOCK_LAG``), not a guess at how long git takes."""
+    past = int(time.time()) + 1 + index_cache.CLOCK_LAG
+    while time.time() < past:
         time.sleep(0.01)
 
 
