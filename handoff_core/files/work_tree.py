@@ -74,6 +74,17 @@ def _stamp(path: str) -> tuple[int, int, int] | None:
     return found.st_ino, found.st_size, found.st_mtime_ns
 
 
+def _unstaged(tree: Path, fresh: dict[str, str], warm: bool) -> bytes:
+    """What differs between our index and the work tree, our index refreshed. ``warm`` (a kept index,
+    most files' stat data valid): one ``git diff``, which hashes each file whose stat changed
+    (``diff.autoRefreshIndex``) and writes our index refreshed. Else every file is hashed once by the
+    refresh, then compared by stat: ``git diff`` would hash each file twice, to compare and to refresh."""
+    if warm:
+        return run(tree, "diff", *READ, "--", keep=fresh)[1]
+    run(tree, "update-index", "-q", "--refresh", keep=fresh, ok=(0, 1))
+    return run(tree, "diff-files", *READ, "--", keep=fresh)[1]
+
+
 def state(tree: Path, head: str | None, keep: dict[str, str]) -> list[Change]:
     """What differs from ``head`` in the work tree ``tree``, one change a path: staged (the index's blob
     ids against ``head``), then unstaged and untracked, both read against our index of ``head`` —
@@ -95,8 +106,8 @@ def state(tree: Path, head: str | None, keep: dict[str, str]) -> list[Change]:
             start(tree, "ls-files", "-z", "--others", "--exclude-per-directory=.gitignore", keep=fresh),
         )
         began = time.time()
-        try:  # hashes each file whose stat changed (diff.autoRefreshIndex), then writes our index refreshed
-            unstaged = run(tree, "diff", *READ, "--", keep=fresh)[1]
+        try:
+            unstaged = _unstaged(tree, fresh, warm=held == head)
         finally:
             (_, staged), (_, untracked) = results(*started)
         if head and not (held == head and _stamp(fresh["GIT_INDEX_FILE"]) == restored):  # else kept already
