@@ -1,6 +1,7 @@
 """Evidence costs: the guard per hook event (a fresh ``handoff-mcp guard`` process, as an agent CLI
 runs it, beside a minimal hook script in an interpreter without site), and ``audit_task`` of a
-1,000-file change beside ``git diff --name-status`` alone, in the same run."""
+1,000-file and a 10,000-file change beside ``git diff --name-status`` of the same change alone, in
+the same run (the first audit of each, which no earlier audit of that tree helped, is shown apart)."""
 
 from __future__ import annotations
 
@@ -70,11 +71,14 @@ def _named(count: int, text: str) -> dict[str, str]:
     return {f"src/a1/d{index % 20}/f{index}.py": f"{text} {index}\n" for index in range(count)}
 
 
-def _setup(work: Path, files: int) -> tuple[Store, str, Path, str, str]:
-    project = work / "evidence"
+AUDIT_SIZES = (1_000, 10_000)  # files changed from the base to the checkpoint
+
+
+def _setup(work: Path, files: int, name: str = "evidence") -> tuple[Store, str, Path, str, str]:
+    project = work / name
     state_root = project / "speculo" / ".speculo"
     based_project(project, _named(files, "first"))
-    tree = work / "evidence-wt"
+    tree = work / f"{name}-wt"
     git(project, "worktree", "add", "-q", str(tree), "-b", "task")
     store = Store(state_root, project)
     scope = Scope(workspace="required", writable=("src/a1/**",), worktree=str(tree), branch="task")
@@ -139,8 +143,28 @@ def _review() -> TaskBody:
     return TaskBody(kind="review", goal="Review the files.", inputs="None.", scope=scope, acceptance="Findings listed.")
 
 
-def run(work: Path, runs: int, files: int = 1000) -> dict[str, object]:
-    store, ref, tree, base, checkpoint = _setup(work, files)
+def _audits(work: Path, files: int, runs: int) -> dict[str, object]:
+    """``audit_task`` of a ``files``-file change, round by round beside ``git diff`` of the same change."""
+    store, ref, tree, base, checkpoint = _setup(work, files, f"audit-{files}")
+    diff = ["git", "diff", "--name-status", "-z", "-M", base, checkpoint]
+    times: dict[str, list[float]] = {"audit_task": [], "git_diff_floor": []}
+    verdict = ""
+    for _ in range(runs):  # alternated, so drift on a shared machine touches both alike
+        start = time.perf_counter()
+        verdict = audit_task(store.queries, parse_ref(ref)).verdict
+        times["audit_task"].append(time.perf_counter() - start)
+        times["git_diff_floor"].append(_once(diff, b"", tree))
+    return {
+        **{name: summary(values) for name, values in times.items()},
+        "first_audit_ms": round(times["audit_task"][0] * 1000, 3),
+        "files": files,
+        "verdict": verdict,
+        "ratio": paired(times["audit_task"], times["git_diff_floor"]),
+    }
+
+
+def run(work: Path, runs: int) -> dict[str, object]:
+    store, ref, tree, _, _ = _setup(work, 10)
     event = json.dumps(
         {
             "hook_event_name": "PreToolUse",
@@ -154,22 +178,14 @@ def run(work: Path, runs: int, files: int = 1000) -> dict[str, object]:
     # The floor: a minimal hook script in an interpreter without site, so no editable install's finder
     # (about 10 ms) or .pth file is counted in it.
     floor = [sys.executable, "-I", "-S", str(Path(__file__).resolve().parent / "minimal_hook.py")]
-    times: dict[str, list[float]] = {"guard_event": [], "minimal_hook": [], "audit_task": [], "git_diff_floor": []}
-    diff = ["git", "diff", "--name-status", "-z", "-M", base, checkpoint]
-    verdict = ""
+    times: dict[str, list[float]] = {"guard_event": [], "minimal_hook": []}
     for _ in range(runs):  # alternated, so drift on a shared machine touches all alike
         times["guard_event"].append(_once(guard, event, says=DENIED))  # a write outside the scope, denied
         times["minimal_hook"].append(_once(floor, event, says=b"PreToolUse"))
-        start = time.perf_counter()
-        verdict = audit_task(store.queries, parse_ref(ref)).verdict
-        times["audit_task"].append(time.perf_counter() - start)
-        times["git_diff_floor"].append(_once(diff, b"", tree))
     times |= _proof_times(store, runs * 20)
     figures = {name: summary(values) for name, values in times.items()}
     return {
         **figures,
-        "files": files,
-        "verdict": verdict,
         "guard_ratio": paired(times["guard_event"], times["minimal_hook"]),
-        "audit_ratio": paired(times["audit_task"], times["git_diff_floor"]),
+        "audit": {str(files): _audits(work, files, runs) for files in AUDIT_SIZES},
     }

@@ -17,7 +17,7 @@ from typing import Any
 
 from bench.stats import spread
 
-SECTIONS = ("startup", "validator", "status", "scaling", "hooks", "remote", "sandbox", "http")
+SECTIONS = ("startup", "validator", "status", "scaling", "hooks", "remote", "sandbox", "http", "evidence")
 STATUS_SIZES = (10_000, 100_000)
 DISPATCH_SIZE = 100_000
 STARTUP_RATIO = 1.15  # a server's start-up over a minimal MCPServer's, each answer, same rounds
@@ -32,6 +32,8 @@ _HOOK_RATIO = 1.5
 _SANDBOX_ADDED_MS = 20.0
 _REMOTE_HOOK_RATIO = 2.0
 _CPU_FLAT = 1.2
+_AUDIT_RATIO = 3.0
+_AUDIT_SIZES = ("1000", "10000")  # bench.evidence.AUDIT_SIZES, as the JSON keys them
 
 
 @dataclass(frozen=True)
@@ -215,6 +217,20 @@ def _team(results: dict[str, Any]) -> Iterator[Standing]:
         yield Standing("http", target, figure, floor, ratio["p50"] <= _CPU_FLAT)
 
 
+def _audit(results: dict[str, Any]) -> Iterator[Standing]:
+    """``audit_task`` of a change of each size over ``git diff --name-status`` of the same change, same rounds."""
+    for size in _AUDIT_SIZES:
+        target = f"audit_task of a {int(size):,}-file change <= {_AUDIT_RATIO:g}x git diff --name-status"
+        figures = _at(results, "evidence", "audit", size)
+        if figures is None:
+            yield _missing("evidence", target)
+            continue
+        ratio = figures["ratio"]
+        figure = f"{figures['audit_task']['p50_ms']} ms, {spread(ratio)}, first audit {figures['first_audit_ms']} ms"
+        floor = f"git diff p50 {figures['git_diff_floor']['p50_ms']} ms"
+        yield Standing("evidence", target, figure, floor, ratio["p50"] <= _AUDIT_RATIO)
+
+
 _READERS: tuple[Callable[[dict[str, Any]], Iterator[Standing]], ...] = (
     _startup,
     _hooks,
@@ -224,6 +240,7 @@ _READERS: tuple[Callable[[dict[str, Any]], Iterator[Standing]], ...] = (
     _team,
     _dispatch,
     _validator,
+    _audit,
 )
 
 

@@ -107,12 +107,16 @@ def test_the_evidence_section_measures_guard_and_audit_beside_their_floors(tmp_p
     out = tmp_path / "bench.json"
     result = bench(tmp_path, "--only", "evidence", "--json", str(out))
     assert result.returncode == 0, result.stderr
-    figures = json.loads(out.read_text())["evidence"]
-    assert figures["verdict"] == "passed"
-    assert figures["files"] == 1000
+    run = json.loads(out.read_text())
+    figures = run["evidence"]
     assert figures["guard_event"]["p50_ms"] > 0
-    assert figures["git_diff_floor"]["p50_ms"] > 0
-    assert "audit_task, 1000-file change" in result.stdout
+    for size in ("1000", "10000"):
+        audit = figures["audit"][size]
+        assert audit["verdict"] == "passed"
+        assert audit["files"] == int(size)
+        assert audit["git_diff_floor"]["p50_ms"] > 0
+        assert f"audit_task, {size}-file change" in result.stdout
+    assert_targets_measured(run, "evidence")
 
 
 @pytest.mark.parametrize("section", [s for s in SECTIONS if s not in ("validator", "history", "scaling", "evidence")])

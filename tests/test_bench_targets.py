@@ -166,3 +166,16 @@ def test_a_restarted_servers_first_dispatch_is_met_only_without_inotify_watches(
     dispatch = {**steady, "steady_review_tree_p50_ms": 1.5}
     found = targets.standings(_run(scaling={"100000": {"dispatch": dispatch}}))
     assert _standing(found, "a restarted server's first").met is None
+
+
+def test_each_audit_target_reads_its_size_beside_the_git_diff_of_the_same_rounds() -> None:
+    def audit(ratio: float) -> dict[str, Any]:
+        return {"audit_task": {"p50_ms": 9.0}, "git_diff_floor": {"p50_ms": 3.0}, "first_audit_ms": 20.0,
+                "ratio": _ratio(ratio)}  # fmt: skip
+
+    found = targets.standings(_run(evidence={"audit": {"1000": audit(2.9), "10000": audit(3.4)}}))
+    small, large = _standing(found, "audit_task of a 1,000"), _standing(found, "audit_task of a 10,000")
+    assert small.met is True
+    assert large.met is False
+    assert "git diff p50 3.0 ms" in large.floor
+    assert "first audit 20.0 ms" in large.figure

@@ -42,7 +42,7 @@ def test_git_is_started_in_one_place_and_every_other_process_in_one_other() -> N
     # interpreter: a child interpreter of this server's own code, nothing else; codex_trust: the one
     # command that asks another program (Codex's app server, which the person runs it for)
     assert _sites("subprocess", _STARTS) == {
-        "handoff_core/files/git.py",
+        "handoff_core/files/git_process.py",
         "handoff_core/files/interpreter.py",
         "server/cli/codex_trust.py",
     }

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from handoff_core.files import git
+from handoff_core.files import git_process
 
 __all__ = ["alive", "hang_git"]
 
@@ -31,7 +31,7 @@ def hang_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str) -> P
     )
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setattr(git, "TIMEOUT", 1.0)
+    monkeypatch.setattr(git_process, "TIMEOUT", 1.0)
     return pids
 
 

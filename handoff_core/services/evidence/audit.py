@@ -34,6 +34,7 @@ from handoff_core.services.evidence.audit_record import (
     Conclusion,
     Violation,
     judged,
+    judged_all,
     report_checkpoint,
     set_aside,
     shown,
@@ -173,7 +174,7 @@ def _audit(
     dirty = [d for d in found.dirty if not ({d.path, d.old_path} - {None} <= dirty_then)]
     # git names paths from the top of the work tree, which a current task's project root may lie below
     base_dir = str(top) if not shared else str(git.work_tree_of(top) or top)
-    violations = [v for change in changes for v in judged(rule, base_dir, change, "")]
+    violations = judged_all(rule, base_dir, changes, "")
     if not shared and found.head != checkpoint:  # later commits are work the checkpoint does not hold
         violations.append(Violation("HEAD", f"the worktree is at {found.head}, past the checkpoint: not audited"))
     dirty, aside, writers = set_aside(reviews or Reviews([]), base_dir, dirty, done.others)

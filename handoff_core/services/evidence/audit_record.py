@@ -74,6 +74,20 @@ def judged(rule: ScopeRule, top: str, change: git.Change, prefix: str) -> list[V
     return found
 
 
+def judged_all(rule: ScopeRule, top: str, changes: list[git.Change], prefix: str) -> list[Violation]:
+    """``judged`` of each change, in order; a change whose sides the TASK's globs plainly allow
+    (``ScopeRule.plainly_allowed``) passes at a regex match a side."""
+    plain = rule.plainly_allowed(top)
+    if plain is None:
+        return [v for change in changes for v in judged(rule, top, change, prefix)]
+    return [
+        v
+        for change in changes
+        if not (plain(change.path) and (change.old_path is None or plain(change.old_path)))
+        for v in judged(rule, top, change, prefix)
+    ]
+
+
 def set_aside(
     reviews: Reviews, base_dir: str, dirty: list[git.Change], others: tuple[tuple[str, str], ...] = ()
 ) -> tuple[list[git.Change], list[str], list[str]]:

@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 from handoff_core.errors import GitError
 from handoff_core.files import git, git_records, git_remote
+from handoff_core.files.git_config import git_dirs
 
 __all__ = ["Effects", "RemoteAnswers", "crossed", "current_effects", "pushed_effects", "worktree_effects"]
 
@@ -256,6 +257,14 @@ def _names(out: bytes) -> list[str]:
     return [name for name in out.decode("utf-8", "replace").splitlines() if name]
 
 
+def _where(top: Path) -> tuple[tuple[bytes, bytes], str] | None:
+    """(git dir, common dir) and the branch ``HEAD`` names ("" when detached), read from the files git
+    reads (``git_config.git_dirs``, ``git_records.head_of``): no process. None when unsure: git is asked."""
+    dirs = git_dirs(os.fsencode(top))
+    head = None if dirs is None else git_records.head_of(dirs[0])
+    return None if dirs is None or head is None else (dirs, head.ref or "")
+
+
 def worktree_effects(
     top: Path, branch: str, base: str, checkpoint: str, allowed: frozenset[str], asked: RemoteAnswers
 ) -> Callable[[], Effects]:
@@ -263,22 +272,28 @@ def worktree_effects(
     git processes start now; calling the answer judges what they say (the audit's own run meanwhile)."""
     own, push = f"refs/heads/{branch}", "push" not in allowed
     tips = ("--ignore-missing", checkpoint, own, "HEAD", "--not", base)
+    where = _where(top)
     wave = _wave(
         top,
-        _DIRS,
-        ("may", "symbolic-ref", "-q", "HEAD"),
         ("may", "rev-parse", "--verify", "-q", f"{own}^{{commit}}"),
         ("must", "rev-list", "--parents", f"{base}..{checkpoint}"),
         ("must", "rev-list", *tips),
         *([("must", "rev-list", *tips, f"--exclude={branch}", "--branches", "--tags"), _REMOTES] if push else []),
+        *([_DIRS, ("may", "symbolic-ref", "-q", "HEAD")] if where is None else []),
     )
-    return lambda: _worktree(top, branch, base, checkpoint, allowed, asked, wave())
+
+    def judge() -> Effects:
+        outs = wave()
+        found = where or (_dirs(outs[-2]), outs[-1].decode("utf-8", "replace").strip())
+        return _worktree(top, branch, base, checkpoint, allowed, asked, found, outs)
+
+    return judge
 
 
 def _worktree(top: Path, branch: str, base: str, checkpoint: str, allowed: frozenset[str], asked: RemoteAnswers,
-              outs: list[bytes]) -> Effects:  # fmt: skip
+              where: tuple[tuple[bytes, bytes], str], outs: list[bytes]) -> Effects:  # fmt: skip
     own, push = f"refs/heads/{branch}", "push" not in allowed
-    head_ref, tip = outs[1].decode("utf-8", "replace").strip(), outs[2].decode().strip()
+    head_ref, tip = where[1], outs[0].decode().strip()
     found = []
     if head_ref != own and "switch-branch" not in allowed:
         out_name = head_ref.removeprefix("refs/heads/") or "a detached HEAD"
@@ -288,11 +303,11 @@ def _worktree(top: Path, branch: str, base: str, checkpoint: str, allowed: froze
         found.append((own, "the task's branch is gone (deleted or renamed): its work is on no branch of its own"))
     elif head_ref != own and tip != checkpoint:
         found.append((own, f"the branch is at {tip}, past the checkpoint: not audited"))
-    found += _commits(_lines(outs[3]), own, "on the branch since dispatch", allowed)
-    mine = {base, *(line[0] for line in _lines(outs[4]))}
-    parts = [Effects(found, []), _evidence(top, _dirs(outs[0]), base, mine, allowed, _shown(found))]
+    found += _commits(_lines(outs[1]), own, "on the branch since dispatch", allowed)
+    mine = {base, *(line[0] for line in _lines(outs[2]))}
+    parts = [Effects(found, []), _evidence(top, where[0], base, mine, allowed, _shown(found))]
     if push:
-        parts.append(_reached(top, [line[0] for line in _lines(outs[5])], _names(outs[6]), asked))
+        parts.append(_reached(top, [line[0] for line in _lines(outs[3])], _names(outs[4]), asked))
     return _merged(*parts)
 
 
@@ -303,14 +318,16 @@ def current_effects(top: Path, base: str, head: str | None, allowed: frozenset[s
         return Effects([], [])
     push = "push" not in allowed
     since = ("must", "rev-list", "--parents", head, *(["--not", base] if base else []))
-    outs = _wave(top, _DIRS, since, *([_REMOTES] if push else []))()
-    lines = _lines(outs[1])
+    local = _where(top)
+    outs = _wave(top, since, *([_REMOTES] if push else []), *([_DIRS] if local is None else []))()
+    dirs = local[0] if local is not None else _dirs(outs[-1])
+    lines = _lines(outs[0])
     where = "on HEAD since dispatch (the tree is shared: the Lead's commits after the REPORT count too)"
     found = _commits(lines, "HEAD", where, allowed)
     mine = {base, *(line[0] for line in lines)} - {""}
-    parts = [Effects(found, []), _evidence(top, _dirs(outs[0]), base, mine, allowed, _shown(found))]
+    parts = [Effects(found, []), _evidence(top, dirs, base, mine, allowed, _shown(found))]
     if push:
-        parts.append(_reached(top, [line[0] for line in lines], _names(outs[2]), asked))
+        parts.append(_reached(top, [line[0] for line in lines], _names(outs[1]), asked))
     return _merged(*parts)
 
 

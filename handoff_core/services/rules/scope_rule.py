@@ -16,6 +16,7 @@ import os
 # The hook process loads this rule on every event: no typing, pathlib or dataclasses at run time.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
     from re import Pattern
     from typing import Protocol
@@ -140,6 +141,24 @@ class ScopeRule:
         if owner is not None:
             return f"a shared path owned by {owner}"
         return "outside the task's scope"
+
+    def plainly_allowed(self, top: str) -> Callable[[str], bool] | None:
+        """For paths relative to ``top``, a test that is True only where ``judge(f"{top}/{relative}")`` is
+        None because the TASK's globs allow the path (outside any handoff tree); None when ``top`` is not
+        the task's root, or a handoff tree lies about it otherwise. An audit judges every changed path:
+        this is its inner loop, one regex match a path."""
+        pattern, root, handoff = self._pattern, self.root_text, self._handoff
+        state = _inside(self.state, root)
+        if top != root or root.endswith("/") or pattern is None or _inside(root, self.state) is not None:
+            return None
+        if state is not None and state != handoff:
+            return None
+        match, inner = pattern.fullmatch, f"{handoff}/"
+        if handoff is None:
+            return lambda relative: relative not in ("", ".") and match(relative) is not None
+        return lambda relative: (
+            relative not in ("", ".", handoff) and not relative.startswith(inner) and match(relative) is not None
+        )
 
     def judge(self, path: Path | str) -> str | None:
         """Why the absolute, already resolved ``path`` may not be written; None when it may."""

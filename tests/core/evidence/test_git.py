@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from handoff_core.errors import GitError
-from handoff_core.files import git, git_remote
+from handoff_core.files import git, git_process, git_remote
 from tests.support.gitrepo import add_worktree, commit_all, counting_git, make_repo, started, write
 from tests.support.gitrepo import git as git_cli
 
@@ -45,7 +45,7 @@ def still_listening(port: int, within: float = 10.0) -> bool:
 def test_a_git_that_never_ends_is_stopped_at_the_time_bound_with_all_it_started(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(git, "TIMEOUT", 1.0)
+    monkeypatch.setattr(git_process, "TIMEOUT", 1.0)
     port = free_port()  # git daemon reads --port=0 as its own 9418, which another run may hold
     began = time.monotonic()
     with pytest.raises(GitError) as caught:  # git daemon serves until stopped, in a git-daemon child of git
@@ -57,7 +57,7 @@ def test_a_git_that_never_ends_is_stopped_at_the_time_bound_with_all_it_started(
 
 
 def test_output_past_the_bound_is_refused_not_judged(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(git, "MAX_OUTPUT", 16)
+    monkeypatch.setattr(git_process, "MAX_OUTPUT", 16)
     with pytest.raises(GitError, match="more than 16 bytes"):
         git.worktrees(repo)
 

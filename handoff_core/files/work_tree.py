@@ -1,0 +1,132 @@
+"""What differs from ``HEAD`` in a work tree, read soundly: the index git compares the files with is
+one of ours, made from ``HEAD``, never the work tree's own (which whoever works in the tree writes:
+stat data, ``assume-unchanged``, ``skip-worktree``, fsmonitor state, untracked cache could each hide
+a change). Ours is kept between reads (``index_cache``, verified before it is trusted), so a read
+hashes only the files whose stat data changed since the last one.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from handoff_core.errors import GitError
+from handoff_core.files import index_cache
+from handoff_core.files.git_config import common_dir_of, refuse_attributes
+from handoff_core.files.git_process import (
+    Change,
+    Running,
+    environment,
+    fields,
+    name_status,
+    planted,
+    results,
+    run,
+    start,
+)
+from handoff_core.files.submodules import submodule_listing
+
+__all__ = ["READ", "commit_of", "state"]
+
+READ = ("--name-status", "-z", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none", "--no-relative")
+
+
+def commit_of(result: tuple[int, bytes]) -> str | None:
+    """The commit a ``rev-parse --verify --quiet`` answered, or None."""
+    return result[1].decode().strip() if result[0] == 0 else None
+
+
+def _submodules_planted(tree: Path, fresh: dict[str, str], populated: list[str]) -> dict[str, str]:
+    """``planted`` for a command that compares the index ``fresh`` names with the work tree ``tree``:
+    a populated gitlink there makes git start a child git in the submodule, which reads its own config.
+    The folders of those gitlinks are added to ``populated``."""
+
+    def ask(cwd: str, args: tuple[str, ...], ok: tuple[int, ...]) -> bytes:
+        keep = fresh if cwd == str(tree) else {"GIT_WORK_TREE": cwd}
+        return Running(Path(cwd), args, ok, environment(keep), False).result()[1]
+
+    inner = submodule_listing(str(tree), ask, os.fsencode(fresh["GIT_INDEX_FILE"]), populated)
+    if inner is None:
+        raise GitError(
+            f"{tree} has too many submodules (or levels of them) to check the filters their config names; "
+            "nothing was judged: remove the extra gitlinks and audit again"
+        )
+    return planted(tree, inner=inner) if inner.strip(b"\0") else {}
+
+
+def _common_dir(tree: Path, keep: dict[str, str]) -> bytes:
+    """The repository's common git dir, found here as git finds it (no process) unless unsure or a
+    ``GIT_DIR`` is kept, which git reads instead."""
+    found = None if "GIT_DIR" in keep else common_dir_of(str(tree))
+    if found is not None:
+        return found
+    return run(tree, "rev-parse", "--path-format=absolute", "--git-common-dir", keep=keep)[1].rstrip(b"\n")
+
+
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    """The index file's inode, size and modification time: git rewrites it whole when it changes it."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns
+
+
+def _unstaged(tree: Path, fresh: dict[str, str], warm: bool) -> bytes:
+    """What differs between our index and the work tree, our index refreshed. ``warm`` (a kept index,
+    most files' stat data valid): one ``git diff``, which hashes each file whose stat changed
+    (``diff.autoRefreshIndex``) and writes our index refreshed. Else every file is hashed once by the
+    refresh, then compared by stat: ``git diff`` would hash each file twice, to compare and to refresh."""
+    if warm:
+        return run(tree, "diff", *READ, "--", keep=fresh)[1]
+    run(tree, "update-index", "-q", "--refresh", keep=fresh, ok=(0, 1))
+    return run(tree, "diff-files", *READ, "--", keep=fresh)[1]
+
+
+def state(tree: Path, head: str | None, keep: dict[str, str]) -> list[Change]:
+    """What differs from ``head`` in the work tree ``tree``, one change a path: staged (the index's blob
+    ids against ``head``), then unstaged and untracked, both read against our index of ``head`` —
+    every tracked file whose stat data changed since it was last hashed is hashed. Only ``.gitignore``
+    files hide an untracked path (not ``info/exclude``). A populated submodule is read the same way,
+    on its own (``_submodule_changed``): its index could hide a change inside it from the child git."""
+    since = [head] if head else []
+    populated: list[str] = []
+    refuse_attributes(_common_dir(tree, keep))
+    with tempfile.TemporaryDirectory(prefix="handoff-index-") as folder:
+        fresh = keep | {"GIT_INDEX_FILE": os.path.join(folder, "index")}
+        held = index_cache.restore(tree, fresh["GIT_INDEX_FILE"]) if head else None
+        restored = _stamp(fresh["GIT_INDEX_FILE"])
+        if held is None or held != head:  # --reset keeps the stat data of each entry whose blob stays
+            run(tree, "read-tree", *(["--reset"] if held else []), *(since or ["--empty"]), keep=fresh)
+        fresh |= _submodules_planted(tree, fresh, populated)
+        started = (
+            start(tree, "diff", "--cached", *READ, "-M", *since, "--", keep=keep),
+            start(tree, "ls-files", "-z", "--others", "--exclude-per-directory=.gitignore", keep=fresh),
+        )
+        began = time.time()
+        try:
+            unstaged = _unstaged(tree, fresh, warm=held == head)
+        finally:
+            (_, staged), (_, untracked) = results(*started)
+        if head and not (held == head and _stamp(fresh["GIT_INDEX_FILE"]) == restored):  # else kept already
+            index_cache.keep(tree, head, fresh["GIT_INDEX_FILE"], began)
+    found: dict[str, Change] = {}
+    for change in [*name_status(staged), *name_status(unstaged), *(Change("?", p) for p in fields(untracked))]:
+        found.setdefault(change.path, change)
+    for sub in populated:
+        path = os.path.relpath(sub, tree)
+        if path not in found and _submodule_changed(Path(sub)):
+            found[path] = Change("M", path)
+    return sorted(found.values(), key=lambda change: change.path)
+
+
+def _submodule_changed(sub: Path) -> bool:
+    """Whether the populated submodule ``sub`` differs from its own ``HEAD``, read as a work tree is
+    read here (``state``, its submodules in turn): the child git that compares its gitlink trusts the
+    submodule's index (``--assume-unchanged``, ``--skip-worktree``, stat data) and its
+    ``info/attributes``. Their count and depth are bounded by the walk that found them."""
+    keep = {"GIT_WORK_TREE": str(sub)}
+    head = commit_of(run(sub, "rev-parse", "--verify", "--quiet", "HEAD", ok=(0, 1, 128), keep=keep))
+    return bool(state(sub, head, planted(sub, keep) | keep))
