@@ -152,6 +152,32 @@ class Evidence(NamedTuple):
     changes: list[Change]
     dirty: list[Change]
     head: str | None = None  # the work tree's HEAD commit now
+    # The commits from the base to the checkpoint, each with its parents (``rev-list --parents``); None
+    # when git could not list them (what asked for them says so).
+    lineage: list[list[str]] | None = None
+
+
+def _lineage(cwd: Path, base: str, checkpoint: str) -> Running:
+    """The commits of ``base..checkpoint`` with their parents, and the boundary: the base among them
+    (a line ``-base``) proves that the checkpoint descends from it. Both peeled to commits, as
+    ``merge-base`` peels them; a name that is no commit fails (128)."""
+    return start(cwd, "rev-list", "--parents", "--boundary", f"{checkpoint}^{{commit}}", "--not", f"{base}^{{commit}}",
+                 ok=(0, 128))  # fmt: skip
+
+
+def _read_lineage(
+    cwd: Path, base: str, checkpoint: str, said: tuple[int, bytes]
+) -> tuple[bool | None, list[list[str]] | None]:
+    """Ancestry and the commits, from ``_lineage``'s answer ``said``: proven by the boundary, or by the
+    base being the checkpoint; anything else (no boundary at the base, a failure) is ``merge-base``'s
+    answer (a tag's id as the base, a repository git walks only in part), the commits then unlisted
+    when ``rev-list`` failed."""
+    code, out = said
+    lines = [line.split() for line in out.decode().splitlines() if line] if code == 0 else None
+    if lines is not None and (base == checkpoint or any(line[0] == f"-{base}" for line in lines)):
+        return True, [line for line in lines if not line[0].startswith("-")]
+    descends = _descends(_ancestry(cwd, base, checkpoint).result()[0])
+    return descends, None if lines is None else [line for line in lines if not line[0].startswith("-")]
 
 
 def evidence(cwd: Path, base: str, checkpoint: str) -> Evidence:
@@ -159,7 +185,7 @@ def evidence(cwd: Path, base: str, checkpoint: str) -> Evidence:
     git processes run at once where they can (an audit waits for the slowest, not for their sum): with
     ``HEAD`` read from its files, the work tree is read while the change is."""
     tree, known, head = _reading(cwd)
-    started = (_ancestry(cwd, base, checkpoint), start(cwd, *_DIFF, base, checkpoint, "--", ok=(0, 128)))
+    started = (_lineage(cwd, base, checkpoint), start(cwd, *_DIFF, base, checkpoint, "--", ok=(0, 128)))
     dirty = None
     try:
         keep = planted(tree) | {"GIT_WORK_TREE": str(tree)}
@@ -168,10 +194,11 @@ def evidence(cwd: Path, base: str, checkpoint: str) -> Evidence:
         outs = results(*started, *([head] if head else []))
     now = known or commit_of(outs[2])
     dirty = dirty if dirty is not None else state(tree, now, keep)
-    (code, _), (diff_code, diff) = outs[:2]
-    if _descends(code) is not True or diff_code != 0:
-        return Evidence(_descends(code), [], dirty, now)
-    return Evidence(True, name_status(diff), dirty, now)
+    descends, lineage = _read_lineage(cwd, base, checkpoint, outs[0])
+    diff_code, diff = outs[1]
+    if descends is not True or diff_code != 0:
+        return Evidence(descends, [], dirty, now)
+    return Evidence(True, name_status(diff), dirty, now, lineage)
 
 
 def staged_paths(cwd: Path, keep: Mapping[str, str] | None = None) -> list[Change]:

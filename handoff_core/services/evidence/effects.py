@@ -28,9 +28,17 @@ from typing import NamedTuple
 
 from handoff_core.errors import GitError
 from handoff_core.files import git, git_records, git_remote
-from handoff_core.files.git_config import git_dirs
+from handoff_core.files.git_config import git_dirs, silent_config
 
-__all__ = ["Effects", "RemoteAnswers", "crossed", "current_effects", "pushed_effects", "worktree_effects"]
+__all__ = [
+    "Effects",
+    "RemoteAnswers",
+    "crossed",
+    "current_effects",
+    "pushed_effects",
+    "remote_names",
+    "worktree_effects",
+]
 
 MAX_REMOTES = 8  # remotes asked per audit; a repository with more leaves pushes undecided
 MAX_REMOTE_REFS = 20_000  # refs of one remote compared (each an argument to one git)
@@ -265,35 +273,82 @@ def _where(top: Path) -> tuple[tuple[bytes, bytes], str] | None:
     return None if dirs is None or head is None else (dirs, head.ref or "")
 
 
+def remote_names(top: Path) -> list[str] | None:
+    """The repository's git remotes when it plainly has none — its config files read here
+    (``git_config.silent_config``: no include) and none names a remote, no legacy ``remotes`` or
+    ``branches`` file — an empty list; None whenever unsure: ``git remote`` is asked."""
+    found = silent_config(os.fsencode(top))
+    if found is None or any(b"remote" in data.lower() for data in found[1:]):
+        return None
+    dirs = git_dirs(os.fsencode(top))
+    if dirs is None:
+        return None
+    for folder in {os.path.join(d, name) for d in dirs for name in (b"remotes", b"branches")}:
+        try:
+            if os.listdir(folder):
+                return None
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+    return []
+
+
+def _tip(common_dir: bytes, own: str, checkpoint: str) -> str | None:
+    """The branch's tip read from git's ref files when it is the checkpoint; None (git is asked) else."""
+    return checkpoint if git_records.ref_oid(common_dir, own) == checkpoint else None
+
+
+def _branch_tip(top: Path, own: str) -> str:
+    code, out = git.run(top, "rev-parse", "--verify", "-q", f"{own}^{{commit}}", ok=_OK["may"])
+    return out.decode().strip() if code == 0 else ""
+
+
 def worktree_effects(
     top: Path, branch: str, base: str, checkpoint: str, allowed: frozenset[str], asked: RemoteAnswers
-) -> Callable[[], Effects]:
+) -> Callable[[git.Evidence | None], Effects]:
     """A worktree task's git effects: its branch, its ``HEAD``, its reflogs, what reached a remote. Its
-    git processes start now; calling the answer judges what they say (the audit's own run meanwhile)."""
+    git processes start now; calling the answer with the audit's evidence (its commits from the base to
+    the checkpoint, its ``HEAD``) judges what they say. With no remote (``remote_names``) nothing can
+    have reached one, and no git is asked which commits only the task holds."""
     own, push = f"refs/heads/{branch}", "push" not in allowed
     tips = ("--ignore-missing", checkpoint, own, "HEAD", "--not", base)
     where = _where(top)
+    known = None if where is None else _tip(where[0][1], own, checkpoint)
+    remotes = remote_names(top) if push else []
+    only = ("must", "rev-list", *tips, f"--exclude={branch}", "--branches", "--tags")
     wave = _wave(
         top,
-        ("may", "rev-parse", "--verify", "-q", f"{own}^{{commit}}"),
-        ("must", "rev-list", "--parents", f"{base}..{checkpoint}"),
-        ("must", "rev-list", *tips),
-        *([("must", "rev-list", *tips, f"--exclude={branch}", "--branches", "--tags"), _REMOTES] if push else []),
+        *([("may", "rev-parse", "--verify", "-q", f"{own}^{{commit}}")] if known is None else []),
+        *([only, _REMOTES] if remotes is None else []),
         *([_DIRS, ("may", "symbolic-ref", "-q", "HEAD")] if where is None else []),
-    )
+    )  # fmt: skip
 
-    def judge() -> Effects:
+    def judge(found: git.Evidence | None) -> Effects:
         outs = wave()
-        found = where or (_dirs(outs[-2]), outs[-1].decode("utf-8", "replace").strip())
-        return _worktree(top, branch, base, checkpoint, allowed, asked, found, outs)
+        if found is None or found.descends is not True:
+            return Effects([], [])  # the audit says why it judges nothing
+        if found.lineage is None:
+            raise GitError(f"git rev-list could not list the commits from the base to the checkpoint in {top}")
+        at = (_dirs(outs[-2]), outs[-1].decode("utf-8", "replace").strip()) if where is None else where
+        # the file's tip stands only for a commit: the checkpoint among the commits git listed
+        proven = known is not None and any(line[0] == checkpoint for line in found.lineage)
+        asked_tip = outs.pop(0).decode().strip() if known is None else None
+        tip = checkpoint if proven else asked_tip if asked_tip is not None else _branch_tip(top, own)
+        lines = found.lineage
+        # the commits only the branch, HEAD and the checkpoint reach: the lineage's, when both are at it
+        reach = lines if tip == found.head == checkpoint else _lines(git.run(top, "rev-list", *tips)[1])
+        pushed = (outs[0], outs[1]) if remotes is None else None
+        return _worktree(top, branch, base, checkpoint, allowed, asked, at, (tip, lines, reach, pushed))
 
     return judge
 
 
 def _worktree(top: Path, branch: str, base: str, checkpoint: str, allowed: frozenset[str], asked: RemoteAnswers,
-              where: tuple[tuple[bytes, bytes], str], outs: list[bytes]) -> Effects:  # fmt: skip
+              where: tuple[tuple[bytes, bytes], str],
+              said: tuple[str, list[list[str]], list[list[str]], tuple[bytes, bytes] | None]) -> Effects:  # fmt: skip
     own, push = f"refs/heads/{branch}", "push" not in allowed
-    head_ref, tip = where[1], outs[0].decode().strip()
+    head_ref, (tip, lines, reach, pushed) = where[1], said
     found = []
     if head_ref != own and "switch-branch" not in allowed:
         out_name = head_ref.removeprefix("refs/heads/") or "a detached HEAD"
@@ -303,11 +358,11 @@ def _worktree(top: Path, branch: str, base: str, checkpoint: str, allowed: froze
         found.append((own, "the task's branch is gone (deleted or renamed): its work is on no branch of its own"))
     elif head_ref != own and tip != checkpoint:
         found.append((own, f"the branch is at {tip}, past the checkpoint: not audited"))
-    found += _commits(_lines(outs[1]), own, "on the branch since dispatch", allowed)
-    mine = {base, *(line[0] for line in _lines(outs[2]))}
+    found += _commits(lines, own, "on the branch since dispatch", allowed)
+    mine = {base, *(line[0] for line in reach)}
     parts = [Effects(found, []), _evidence(top, where[0], base, mine, allowed, _shown(found))]
-    if push:
-        parts.append(_reached(top, [line[0] for line in _lines(outs[3])], _names(outs[4]), asked))
+    if push and pushed is not None:
+        parts.append(_reached(top, [line[0] for line in _lines(pushed[0])], _names(pushed[1]), asked))
     return _merged(*parts)
 
 
