@@ -170,12 +170,18 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
 
 
 def fields(out: bytes) -> list[str]:
-    return [part.decode("utf-8", "surrogateescape") for part in out.split(b"\0")[:-1]]
+    """The NUL-ended fields of ``out``, decoded once whole: no UTF-8 sequence holds a NUL byte, so each
+    field decodes as it would alone."""
+    return out.decode("utf-8", "surrogateescape").split("\0")[:-1]
 
 
 def name_status(out: bytes) -> list[Change]:
     """``--name-status -z`` records: a status, then one path, or two for a rename or copy (old, new)."""
-    parts, found, index = fields(out), [], 0
+    parts = fields(out)
+    if not any(part[:1] in ("R", "C") for part in parts[0::2]) and len(parts) % 2 == 0:
+        # no rename or copy among the statuses: records are pairs throughout (the common case, read at once)
+        return [Change(status[:1], path) for status, path in zip(parts[0::2], parts[1::2], strict=True)]
+    found, index = [], 0
     while index + 1 < len(parts):
         status = parts[index][:1]
         if status in ("R", "C") and index + 2 < len(parts):
