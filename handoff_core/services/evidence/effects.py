@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from handoff_core.errors import GitError
-from handoff_core.files import git, git_records, git_remote
-from handoff_core.files.git_config import git_dirs, silent_config
+from handoff_core.files import git, git_records
+from handoff_core.files.git_config import git_dirs
+from handoff_core.services.evidence.remotes import RemoteAnswers, reached, remote_names
 
 __all__ = [
     "Effects",
@@ -36,12 +37,9 @@ __all__ = [
     "crossed",
     "current_effects",
     "pushed_effects",
-    "remote_names",
     "worktree_effects",
 ]
 
-MAX_REMOTES = 8  # remotes asked per audit; a repository with more leaves pushes undecided
-MAX_REMOTE_REFS = 20_000  # refs of one remote compared (each an argument to one git)
 EVIDENCE = "the executor's git wrote this record: evidence, whose absence would prove nothing"
 # A reflog message's command, as git writes it (GIT_REFLOG_ACTION can rename it: evidence), and the action.
 _KINDS = (
@@ -63,25 +61,6 @@ class Effects(NamedTuple):
     notes: list[str]  # "what: why" for what could not be read (the audit's not_judged)
     undecided: str = ""  # why the verdict cannot be passed; "" when nothing was left undecided
     others: tuple[tuple[str, str], ...] = ()  # (path in the task's tree, the task whose command wrote it)
-
-
-class RemoteAnswers:
-    """The refs each git remote answered, asked once per batch of audits (a status page)."""
-
-    def __init__(self) -> None:
-        self._asked: dict[tuple[str, str], list[tuple[str, str]] | GitError] = {}
-
-    def refs(self, top: Path, remote: str) -> list[tuple[str, str]]:
-        key = (str(top), remote)
-        if key not in self._asked:
-            try:
-                self._asked[key] = git_remote.remote_refs(top, remote)
-            except GitError as exc:
-                self._asked[key] = exc
-        found = self._asked[key]
-        if isinstance(found, GitError):
-            raise found
-        return found
 
 
 def _few(shas: list[str]) -> str:
@@ -189,30 +168,11 @@ def _evidence(top: Path, dirs: tuple[bytes, bytes], base: str, own: set[str], al
 def _reached(
     top: Path, mine: list[str], remotes: list[str], asked: RemoteAnswers, exempt: tuple[str, str] = ("", "")
 ) -> Effects:
-    """Which of the task's commits ``mine`` a branch or tag of a git remote holds now (``exempt``: a
-    remote's ref the TASK names)."""
-    if not mine:
-        return Effects([], [])
-    if len(remotes) > MAX_REMOTES:
-        return Effects([], [], f"the repository has over {MAX_REMOTES} git remotes: what reached them is not judged")
-    found: list[tuple[str, str]] = []
-    for remote in remotes:
-        try:
-            refs = [(sha, name) for sha, name in asked.refs(top, remote) if (remote, name) != exempt]
-        except GitError as exc:
-            why = f"the git remote {remote} cannot be asked what reached it ({exc.message}); a push there is not judged"
-            return Effects(found, [], why)
-        if len(refs) > MAX_REMOTE_REFS:
-            return Effects(found, [], f"the git remote {remote} holds over {MAX_REMOTE_REFS} refs: not judged")
-        if not refs:
-            continue
-        unreached = {line[0] for line in _rev_list(top, "--ignore-missing", *mine, "--not", *(sha for sha, _ in refs))}
-        if reached := [sha for sha in mine if sha not in unreached]:
-            names = [name for sha, name in refs if sha in reached][:3]
-            under = ", ".join(names) if names else "under a branch or tag"
-            why = f"{len(reached)} commit(s) of the task reached the git remote {remote} ({under}): "
-            found.append((f"remote {remote}", why + _not_authorised("push")))
-    return Effects(found, [])
+    """Which of the task's commits ``mine`` a branch or tag of a git remote holds now (``remotes.reached``)."""
+    found, undecided = reached(top, mine, remotes, asked, exempt)
+    said = [(f"remote {name}", f"{count} commit(s) of the task reached the git remote {name} ({under}): "
+             + _not_authorised("push")) for name, count, under in found]  # fmt: skip
+    return Effects(said, [], undecided)
 
 
 def _merged(*parts: Effects) -> Effects:
@@ -271,27 +231,6 @@ def _where(top: Path) -> tuple[tuple[bytes, bytes], str] | None:
     dirs = git_dirs(os.fsencode(top))
     head = None if dirs is None else git_records.head_of(dirs[0])
     return None if dirs is None or head is None else (dirs, head.ref or "")
-
-
-def remote_names(top: Path) -> list[str] | None:
-    """The repository's git remotes when it plainly has none — its config files read here
-    (``git_config.silent_config``: no include) and none names a remote, no legacy ``remotes`` or
-    ``branches`` file — an empty list; None whenever unsure: ``git remote`` is asked."""
-    found = silent_config(os.fsencode(top))
-    if found is None or any(b"remote" in data.lower() for data in found[1:]):
-        return None
-    dirs = git_dirs(os.fsencode(top))
-    if dirs is None:
-        return None
-    for folder in {os.path.join(d, name) for d in dirs for name in (b"remotes", b"branches")}:
-        try:
-            if os.listdir(folder):
-                return None
-        except FileNotFoundError:
-            continue
-        except OSError:
-            return None
-    return []
 
 
 def _tip(common_dir: bytes, own: str, checkpoint: str) -> str | None:
@@ -371,7 +310,7 @@ def current_effects(top: Path, base: str, head: str | None, allowed: frozenset[s
     since the base is counted, whoever made it."""
     if head is None:
         return Effects([], [])
-    push = "push" not in allowed
+    push = "push" not in allowed and remote_names(top) != []  # with no remote, nothing reached one
     since = ("must", "rev-list", "--parents", head, *(["--not", base] if base else []))
     local = _where(top)
     outs = _wave(top, since, *([_REMOTES] if push else []), *([_DIRS] if local is None else []))()

@@ -15,7 +15,6 @@ from handoff_core.contract.ids import Ref
 from handoff_core.contract.scope import Scope
 from handoff_core.layout import AuthorisedAction
 from handoff_core.services.evidence.audit import Audit, audit_task
-from handoff_core.services.evidence.effects import remote_names
 from handoff_core.services.writing.store import Store
 from tests.support.gitrepo import ENV, add_worktree, commit_all, git, make_repo, report, write
 
@@ -215,25 +214,6 @@ def test_an_authorised_history_passes_with_nothing_read_against_it(store: Store,
     returned(store, ref, head(tree))
     audit = audit_task(store.queries, ref)
     assert (audit.verdict, audit.violations) == ("passed", ()), whys(audit)
-
-
-REMOTE_FORMS = {
-    "none": "true",
-    "config": "git remote add origin ../elsewhere.git",
-    "included": "printf '[remote \"origin\"]\\n\\turl = ../elsewhere.git\\n' > extra.cfg"
-    " && git config include.path ../extra.cfg",
-    "legacy file": "mkdir -p .git/remotes && printf 'URL: ../elsewhere.git\\n' > .git/remotes/old",
-    "branch names one": "git config branch.main.remote origin",
-}
-
-
-@pytest.mark.parametrize("form", sorted(REMOTE_FORMS))
-def test_the_remotes_read_from_the_config_are_gits_own_answer_or_git_is_asked(project: Path, form: str) -> None:
-    make_repo(project)
-    sh(project, REMOTE_FORMS[form])
-    listed = [name for name in git(project, "remote").stdout.splitlines() if name]
-    found = remote_names(project)
-    assert found == listed if form == "none" else found is None, (found, listed)
 
 
 def test_a_push_to_a_remote_named_only_in_an_included_config_still_fails_the_audit(
