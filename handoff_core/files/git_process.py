@@ -74,6 +74,7 @@ class Running:
     def __init__(self, cwd: Path, args: tuple[str, ...], ok: tuple[int, ...], env: dict[str, str], user_config: bool):
         config = _USER_CONFIG if user_config else _CONFIG
         self.cwd, self.args, self.ok = cwd, args, ok
+        self._said: tuple[int, bytes] | GitError | None = None
         self.err = tempfile.TemporaryFile()  # noqa: SIM115 - closed in result()
         try:
             self.process = subprocess.Popen(
@@ -87,6 +88,17 @@ class Running:
             ) from exc
 
     def result(self) -> tuple[int, bytes]:
+        """Its exit code and output, read once: a second call answers (or raises) as the first did."""
+        if self._said is None:
+            try:
+                self._said = self._read()
+            except GitError as exc:
+                self._said = exc
+        if isinstance(self._said, GitError):
+            raise self._said
+        return self._said
+
+    def _read(self) -> tuple[int, bytes]:
         process, name = self.process, self.args[0]
         try:
             out = _bounded_read(process)

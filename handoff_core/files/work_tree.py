@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from handoff_core.errors import GitError
@@ -86,12 +87,15 @@ def _unstaged(tree: Path, fresh: dict[str, str], warm: Running | None) -> bytes:
     return run(tree, "diff-files", *READ, "--", keep=fresh)[1]
 
 
-def state(tree: Path, head: str | None, keep: dict[str, str]) -> list[Change]:
+def state(
+    tree: Path, head: str | None, keep: dict[str, str], meanwhile: Callable[[], None] | None = None
+) -> list[Change]:
     """What differs from ``head`` in the work tree ``tree``, one change a path: staged (the index's blob
     ids against ``head``), then unstaged and untracked, both read against our index of ``head`` —
     every tracked file whose stat data changed since it was last hashed is hashed. Only ``.gitignore``
     files hide an untracked path (not ``info/exclude``). A populated submodule is read the same way,
-    on its own (``_submodule_changed``): its index could hide a change inside it from the child git."""
+    on its own (``_submodule_changed``): its index could hide a change inside it from the child git.
+    ``meanwhile`` is called once its git processes run, before they are read."""
     since = [head] if head else []
     populated: list[str] = []
     refuse_attributes(_common_dir(tree, keep))
@@ -113,7 +117,10 @@ def state(tree: Path, head: str | None, keep: dict[str, str]) -> list[Change]:
             results(*([warm] if warm else []))
             raise
         try:
-            unstaged = _unstaged(tree, fresh, warm)
+            try:
+                meanwhile() if meanwhile is not None else None
+            finally:
+                unstaged = _unstaged(tree, fresh, warm)
         finally:
             (_, staged), (_, untracked) = results(*started)
         if head and not (held == head and _stamp(fresh["GIT_INDEX_FILE"]) == restored):  # else kept already

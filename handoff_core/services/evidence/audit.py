@@ -158,9 +158,12 @@ def _audit(
     effects: Callable[[git.Evidence | None], Effects] | None = None,
 ) -> Audit:
     made = partial(Audit, base=base, checkpoint=checkpoint, worktree=str(top) if not shared else "")
+    # git names paths from the top of the work tree, which a current task's project root may lie below
+    base_dir = str(top) if not shared else str(git.work_tree_of(top) or top)
+    judged: list[list[Violation]] = []  # the change judged while the work tree's git runs
     read = found
     try:
-        read = found or git.evidence(top, base, checkpoint)
+        read = found or git.evidence(top, base, checkpoint, lambda c: judged.append(judged_all(rule, base_dir, c, "")))
     finally:  # the effects' git processes read (and reaped) whatever the evidence's did
         done = _read(effects, read)
     found = read
@@ -175,9 +178,7 @@ def _audit(
         raise done
     changes = found.changes
     dirty = [d for d in found.dirty if not ({d.path, d.old_path} - {None} <= dirty_then)]
-    # git names paths from the top of the work tree, which a current task's project root may lie below
-    base_dir = str(top) if not shared else str(git.work_tree_of(top) or top)
-    violations = judged_all(rule, base_dir, changes, "")
+    violations = judged[0] if judged else judged_all(rule, base_dir, changes, "")
     if not shared and found.head != checkpoint:  # later commits are work the checkpoint does not hold
         violations.append(Violation("HEAD", f"the worktree is at {found.head}, past the checkpoint: not audited"))
     dirty, aside, writers = set_aside(reviews or Reviews([]), base_dir, dirty, done.others)
