@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from handoff_core.files.git_process import Change, fields, name_status
+from handoff_core.errors import GitError
+from handoff_core.files.git_process import Change, fields, name_status, start
 
 _PATH = st.binary(min_size=1, max_size=12).filter(lambda b: b"\0" not in b)
 _RECORD = st.one_of(
@@ -37,3 +41,17 @@ def test_name_status_read_at_once_answers_as_each_record_read_in_turn(
     for said in (out, out + tail, tail + out):
         assert name_status(said) == one_by_one(said)
         assert fields(said) == [part.decode("utf-8", "surrogateescape") for part in said.split(b"\0")[:-1]]
+
+
+def test_a_git_process_read_twice_answers_or_fails_as_it_did_the_first_time(tmp_path: Path) -> None:
+    ok = start(tmp_path, "--version")
+    first = ok.result()
+    assert first[0] == 0
+    assert first[1].startswith(b"git version")
+    assert ok.result() == first
+    failed = start(tmp_path, "rev-parse", "HEAD")  # no repository here
+    with pytest.raises(GitError) as once:
+        failed.result()
+    with pytest.raises(GitError) as again:
+        failed.result()
+    assert again.value is once.value
