@@ -7,7 +7,7 @@ The one git that reaches a remote is ``files.git_remote``'s.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -152,26 +152,62 @@ class Evidence(NamedTuple):
     changes: list[Change]
     dirty: list[Change]
     head: str | None = None  # the work tree's HEAD commit now
+    # The commits from the base to the checkpoint, each with its parents (``rev-list --parents``); None
+    # when git could not list them (what asked for them says so).
+    lineage: list[list[str]] | None = None
 
 
-def evidence(cwd: Path, base: str, checkpoint: str) -> Evidence:
+def _lineage(cwd: Path, base: str, checkpoint: str) -> Running:
+    """The commits of ``base..checkpoint`` with their parents, and the boundary: the base among them
+    (a line ``-base``) proves that the checkpoint descends from it. Both peeled to commits, as
+    ``merge-base`` peels them; a name that is no commit fails (128)."""
+    return start(cwd, "rev-list", "--parents", "--boundary", f"{checkpoint}^{{commit}}", "--not", f"{base}^{{commit}}",
+                 ok=(0, 128))  # fmt: skip
+
+
+def _read_lineage(
+    cwd: Path, base: str, checkpoint: str, said: tuple[int, bytes]
+) -> tuple[bool | None, list[list[str]] | None]:
+    """Ancestry and the commits, from ``_lineage``'s answer ``said``: proven by the boundary, or by the
+    base being the checkpoint; anything else (no boundary at the base, a failure) is ``merge-base``'s
+    answer (a tag's id as the base, a repository git walks only in part), the commits then unlisted
+    when ``rev-list`` failed."""
+    code, out = said
+    lines = [line.split() for line in out.decode().splitlines() if line] if code == 0 else None
+    if lines is not None and (base == checkpoint or any(line[0] == f"-{base}" for line in lines)):
+        return True, [line for line in lines if not line[0].startswith("-")]
+    descends = _descends(_ancestry(cwd, base, checkpoint).result()[0])
+    return descends, None if lines is None else [line for line in lines if not line[0].startswith("-")]
+
+
+def evidence(cwd: Path, base: str, checkpoint: str, judge: Callable[[list[Change]], None] | None = None) -> Evidence:
     """Ancestry, the change from base to checkpoint, the work tree's HEAD and what differs from it;
     git processes run at once where they can (an audit waits for the slowest, not for their sum): with
-    ``HEAD`` read from its files, the work tree is read while the change is."""
+    ``HEAD`` read from its files, the work tree is read while the change is, and the change is read —
+    and handed to ``judge`` when the checkpoint descends from the base — while the work tree's git runs."""
     tree, known, head = _reading(cwd)
-    started = (_ancestry(cwd, base, checkpoint), start(cwd, *_DIFF, base, checkpoint, "--", ok=(0, 128)))
+    started = (_lineage(cwd, base, checkpoint), start(cwd, *_DIFF, base, checkpoint, "--", ok=(0, 128)))
+    said: list[tuple[bool | None, list[Change], list[list[str]] | None]] = []
+
+    def read() -> None:
+        outs = results(*started)
+        descends, lineage = _read_lineage(cwd, base, checkpoint, outs[0])
+        if descends is not True or outs[1][0] != 0:
+            said.append((descends, [], None))
+            return
+        said.append((True, name_status(outs[1][1]), lineage))
+        judge(said[0][1]) if judge is not None else None
+
     dirty = None
     try:
         keep = planted(tree) | {"GIT_WORK_TREE": str(tree)}
-        dirty = state(tree, known, keep) if known else None
+        dirty = state(tree, known, keep, read) if known else None
     finally:
-        outs = results(*started, *([head] if head else []))
+        outs = results(*started, *([head] if head else []))  # each read once: this reaps what is left
     now = known or commit_of(outs[2])
-    dirty = dirty if dirty is not None else state(tree, now, keep)
-    (code, _), (diff_code, diff) = outs[:2]
-    if _descends(code) is not True or diff_code != 0:
-        return Evidence(_descends(code), [], dirty, now)
-    return Evidence(True, name_status(diff), dirty, now)
+    dirty = dirty if dirty is not None else state(tree, now, keep, read)
+    descends, changes, lineage = said[0]
+    return Evidence(descends, changes, dirty, now, lineage)
 
 
 def staged_paths(cwd: Path, keep: Mapping[str, str] | None = None) -> list[Change]:

@@ -74,6 +74,7 @@ class Running:
     def __init__(self, cwd: Path, args: tuple[str, ...], ok: tuple[int, ...], env: dict[str, str], user_config: bool):
         config = _USER_CONFIG if user_config else _CONFIG
         self.cwd, self.args, self.ok = cwd, args, ok
+        self._said: tuple[int, bytes] | GitError | None = None
         self.err = tempfile.TemporaryFile()  # noqa: SIM115 - closed in result()
         try:
             self.process = subprocess.Popen(
@@ -87,6 +88,17 @@ class Running:
             ) from exc
 
     def result(self) -> tuple[int, bytes]:
+        """Its exit code and output, read once: a second call answers (or raises) as the first did."""
+        if self._said is None:
+            try:
+                self._said = self._read()
+            except GitError as exc:
+                self._said = exc
+        if isinstance(self._said, GitError):
+            raise self._said
+        return self._said
+
+    def _read(self) -> tuple[int, bytes]:
         process, name = self.process, self.args[0]
         try:
             out = _bounded_read(process)
@@ -170,12 +182,18 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
 
 
 def fields(out: bytes) -> list[str]:
-    return [part.decode("utf-8", "surrogateescape") for part in out.split(b"\0")[:-1]]
+    """The NUL-ended fields of ``out``, decoded once whole: no UTF-8 sequence holds a NUL byte, so each
+    field decodes as it would alone."""
+    return out.decode("utf-8", "surrogateescape").split("\0")[:-1]
 
 
 def name_status(out: bytes) -> list[Change]:
     """``--name-status -z`` records: a status, then one path, or two for a rename or copy (old, new)."""
-    parts, found, index = fields(out), [], 0
+    parts = fields(out)
+    if not any(part[:1] in ("R", "C") for part in parts[0::2]) and len(parts) % 2 == 0:
+        # no rename or copy among the statuses: records are pairs throughout (the common case, read at once)
+        return [Change(status[:1], path) for status, path in zip(parts[0::2], parts[1::2], strict=True)]
+    found, index = [], 0
     while index + 1 < len(parts):
         status = parts[index][:1]
         if status in ("R", "C") and index + 2 < len(parts):

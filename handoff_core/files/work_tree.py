@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from handoff_core.errors import GitError
@@ -74,23 +75,27 @@ def _stamp(path: str) -> tuple[int, int, int] | None:
     return found.st_ino, found.st_size, found.st_mtime_ns
 
 
-def _unstaged(tree: Path, fresh: dict[str, str], warm: bool) -> bytes:
+def _unstaged(tree: Path, fresh: dict[str, str], warm: Running | None) -> bytes:
     """What differs between our index and the work tree, our index refreshed. ``warm`` (a kept index,
-    most files' stat data valid): one ``git diff``, which hashes each file whose stat changed
-    (``diff.autoRefreshIndex``) and writes our index refreshed. Else every file is hashed once by the
-    refresh, then compared by stat: ``git diff`` would hash each file twice, to compare and to refresh."""
-    if warm:
-        return run(tree, "diff", *READ, "--", keep=fresh)[1]
+    most files' stat data valid): the one ``git diff`` started already (the longest read, so first),
+    which hashes each file whose stat changed (``diff.autoRefreshIndex``) and writes our index
+    refreshed. Else every file is hashed once by the refresh, then compared by stat: ``git diff``
+    would hash each file twice, to compare and to refresh."""
+    if warm is not None:
+        return warm.result()[1]
     run(tree, "update-index", "-q", "--refresh", keep=fresh, ok=(0, 1))
     return run(tree, "diff-files", *READ, "--", keep=fresh)[1]
 
 
-def state(tree: Path, head: str | None, keep: dict[str, str]) -> list[Change]:
+def state(
+    tree: Path, head: str | None, keep: dict[str, str], meanwhile: Callable[[], None] | None = None
+) -> list[Change]:
     """What differs from ``head`` in the work tree ``tree``, one change a path: staged (the index's blob
     ids against ``head``), then unstaged and untracked, both read against our index of ``head`` —
     every tracked file whose stat data changed since it was last hashed is hashed. Only ``.gitignore``
     files hide an untracked path (not ``info/exclude``). A populated submodule is read the same way,
-    on its own (``_submodule_changed``): its index could hide a change inside it from the child git."""
+    on its own (``_submodule_changed``): its index could hide a change inside it from the child git.
+    ``meanwhile`` is called once its git processes run, before they are read."""
     since = [head] if head else []
     populated: list[str] = []
     refuse_attributes(_common_dir(tree, keep))
@@ -101,13 +106,21 @@ def state(tree: Path, head: str | None, keep: dict[str, str]) -> list[Change]:
         if held is None or held != head:  # --reset keeps the stat data of each entry whose blob stays
             run(tree, "read-tree", *(["--reset"] if held else []), *(since or ["--empty"]), keep=fresh)
         fresh |= _submodules_planted(tree, fresh, populated)
-        started = (
-            start(tree, "diff", "--cached", *READ, "-M", *since, "--", keep=keep),
-            start(tree, "ls-files", "-z", "--others", "--exclude-per-directory=.gitignore", keep=fresh),
-        )
         began = time.time()
+        warm = start(tree, "diff", *READ, "--", keep=fresh) if held == head else None
         try:
-            unstaged = _unstaged(tree, fresh, warm=held == head)
+            started = (
+                start(tree, "diff", "--cached", *READ, "-M", *since, "--", keep=keep),
+                start(tree, "ls-files", "-z", "--others", "--exclude-per-directory=.gitignore", keep=fresh),
+            )
+        except GitError:
+            results(*([warm] if warm else []))
+            raise
+        try:
+            try:
+                meanwhile() if meanwhile is not None else None
+            finally:
+                unstaged = _unstaged(tree, fresh, warm)
         finally:
             (_, staged), (_, untracked) = results(*started)
         if head and not (held == head and _stamp(fresh["GIT_INDEX_FILE"]) == restored):  # else kept already

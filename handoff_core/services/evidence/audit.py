@@ -120,7 +120,8 @@ def audit_task(queries: Queries, ref: Ref, asked: RemoteAnswers | None = None) -
             found = pushed.fetched(repo, str(ref), scope, checkpoint)
             if isinstance(found, str):
                 return Audit(verdict="unknown", reason=found, base=scope.base, checkpoint=checkpoint)
-            remote = partial(pushed_effects, repo, scope.branch, scope.remote, scope.base, checkpoint, allowed, asked)
+            remote = partial(_alone, partial(pushed_effects, repo, scope.branch, scope.remote, scope.base,
+                                             checkpoint, allowed, asked))  # fmt: skip
             return _audit(
                 rule, top, scope.base, checkpoint, shared=False, dirty_then=set(), found=found, effects=remote
             )
@@ -154,13 +155,18 @@ def _audit(
     found: git.Evidence | None = None,
     review: bool = False,
     reviews: Reviews | None = None,
-    effects: Callable[[], Effects] | None = None,
+    effects: Callable[[git.Evidence | None], Effects] | None = None,
 ) -> Audit:
     made = partial(Audit, base=base, checkpoint=checkpoint, worktree=str(top) if not shared else "")
+    # git names paths from the top of the work tree, which a current task's project root may lie below
+    base_dir = str(top) if not shared else str(git.work_tree_of(top) or top)
+    judged: list[list[Violation]] = []  # the change judged while the work tree's git runs
+    read = found
     try:
-        found = found or git.evidence(top, base, checkpoint)
+        read = found or git.evidence(top, base, checkpoint, lambda c: judged.append(judged_all(rule, base_dir, c, "")))
     finally:  # the effects' git processes read (and reaped) whatever the evidence's did
-        done = _read(effects)
+        done = _read(effects, read)
+    found = read
     descends = found.descends
     if descends is None:
         return made(
@@ -172,9 +178,7 @@ def _audit(
         raise done
     changes = found.changes
     dirty = [d for d in found.dirty if not ({d.path, d.old_path} - {None} <= dirty_then)]
-    # git names paths from the top of the work tree, which a current task's project root may lie below
-    base_dir = str(top) if not shared else str(git.work_tree_of(top) or top)
-    violations = judged_all(rule, base_dir, changes, "")
+    violations = judged[0] if judged else judged_all(rule, base_dir, changes, "")
     if not shared and found.head != checkpoint:  # later commits are work the checkpoint does not hold
         violations.append(Violation("HEAD", f"the worktree is at {found.head}, past the checkpoint: not audited"))
     dirty, aside, writers = set_aside(reviews or Reviews([]), base_dir, dirty, done.others)
@@ -202,13 +206,21 @@ def _audit(
     )
 
 
-def _then(after: Callable[[Effects], Effects], judge: Callable[[], Effects]) -> Effects:
-    return after(judge())
+def _then(
+    after: Callable[[Effects], Effects], judge: Callable[[git.Evidence | None], Effects], found: git.Evidence | None
+) -> Effects:
+    return after(judge(found))
 
 
-def _read(effects: Callable[[], Effects] | None) -> Effects | GitError:
+def _alone(effects: Callable[[], Effects], found: git.Evidence | None) -> Effects:
+    """Effects that list the commits themselves (a pushed task's, from what was fetched): ``found`` aside."""
+    del found
+    return effects()
+
+
+def _read(effects: Callable[[git.Evidence | None], Effects] | None, found: git.Evidence | None) -> Effects | GitError:
     try:
-        return effects() if effects is not None else Effects([], [])
+        return effects(found) if effects is not None else Effects([], [])
     except GitError as exc:
         return exc
 

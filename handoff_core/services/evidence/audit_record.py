@@ -61,6 +61,8 @@ def shown(change: git.Change) -> str:
 
 
 def sides(changes: list[git.Change]) -> tuple[str, ...]:
+    if all(change.old_path is None for change in changes):  # no rename: each change has one side
+        return tuple(dict.fromkeys([change.path for change in changes if change.path]))
     return tuple(dict.fromkeys(side for change in changes for side in (change.path, change.old_path) if side))
 
 

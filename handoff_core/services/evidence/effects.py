@@ -27,13 +27,19 @@ from pathlib import Path
 from typing import NamedTuple
 
 from handoff_core.errors import GitError
-from handoff_core.files import git, git_records, git_remote
+from handoff_core.files import git, git_records
 from handoff_core.files.git_config import git_dirs
+from handoff_core.services.evidence.remotes import RemoteAnswers, reached, remote_names
 
-__all__ = ["Effects", "RemoteAnswers", "crossed", "current_effects", "pushed_effects", "worktree_effects"]
+__all__ = [
+    "Effects",
+    "RemoteAnswers",
+    "crossed",
+    "current_effects",
+    "pushed_effects",
+    "worktree_effects",
+]
 
-MAX_REMOTES = 8  # remotes asked per audit; a repository with more leaves pushes undecided
-MAX_REMOTE_REFS = 20_000  # refs of one remote compared (each an argument to one git)
 EVIDENCE = "the executor's git wrote this record: evidence, whose absence would prove nothing"
 # A reflog message's command, as git writes it (GIT_REFLOG_ACTION can rename it: evidence), and the action.
 _KINDS = (
@@ -55,25 +61,6 @@ class Effects(NamedTuple):
     notes: list[str]  # "what: why" for what could not be read (the audit's not_judged)
     undecided: str = ""  # why the verdict cannot be passed; "" when nothing was left undecided
     others: tuple[tuple[str, str], ...] = ()  # (path in the task's tree, the task whose command wrote it)
-
-
-class RemoteAnswers:
-    """The refs each git remote answered, asked once per batch of audits (a status page)."""
-
-    def __init__(self) -> None:
-        self._asked: dict[tuple[str, str], list[tuple[str, str]] | GitError] = {}
-
-    def refs(self, top: Path, remote: str) -> list[tuple[str, str]]:
-        key = (str(top), remote)
-        if key not in self._asked:
-            try:
-                self._asked[key] = git_remote.remote_refs(top, remote)
-            except GitError as exc:
-                self._asked[key] = exc
-        found = self._asked[key]
-        if isinstance(found, GitError):
-            raise found
-        return found
 
 
 def _few(shas: list[str]) -> str:
@@ -181,30 +168,11 @@ def _evidence(top: Path, dirs: tuple[bytes, bytes], base: str, own: set[str], al
 def _reached(
     top: Path, mine: list[str], remotes: list[str], asked: RemoteAnswers, exempt: tuple[str, str] = ("", "")
 ) -> Effects:
-    """Which of the task's commits ``mine`` a branch or tag of a git remote holds now (``exempt``: a
-    remote's ref the TASK names)."""
-    if not mine:
-        return Effects([], [])
-    if len(remotes) > MAX_REMOTES:
-        return Effects([], [], f"the repository has over {MAX_REMOTES} git remotes: what reached them is not judged")
-    found: list[tuple[str, str]] = []
-    for remote in remotes:
-        try:
-            refs = [(sha, name) for sha, name in asked.refs(top, remote) if (remote, name) != exempt]
-        except GitError as exc:
-            why = f"the git remote {remote} cannot be asked what reached it ({exc.message}); a push there is not judged"
-            return Effects(found, [], why)
-        if len(refs) > MAX_REMOTE_REFS:
-            return Effects(found, [], f"the git remote {remote} holds over {MAX_REMOTE_REFS} refs: not judged")
-        if not refs:
-            continue
-        unreached = {line[0] for line in _rev_list(top, "--ignore-missing", *mine, "--not", *(sha for sha, _ in refs))}
-        if reached := [sha for sha in mine if sha not in unreached]:
-            names = [name for sha, name in refs if sha in reached][:3]
-            under = ", ".join(names) if names else "under a branch or tag"
-            why = f"{len(reached)} commit(s) of the task reached the git remote {remote} ({under}): "
-            found.append((f"remote {remote}", why + _not_authorised("push")))
-    return Effects(found, [])
+    """Which of the task's commits ``mine`` a branch or tag of a git remote holds now (``remotes.reached``)."""
+    found, undecided = reached(top, mine, remotes, asked, exempt)
+    said = [(f"remote {name}", f"{count} commit(s) of the task reached the git remote {name} ({under}): "
+             + _not_authorised("push")) for name, count, under in found]  # fmt: skip
+    return Effects(said, [], undecided)
 
 
 def _merged(*parts: Effects) -> Effects:
@@ -265,35 +233,61 @@ def _where(top: Path) -> tuple[tuple[bytes, bytes], str] | None:
     return None if dirs is None or head is None else (dirs, head.ref or "")
 
 
+def _tip(common_dir: bytes, own: str, checkpoint: str) -> str | None:
+    """The branch's tip read from git's ref files when it is the checkpoint; None (git is asked) else."""
+    return checkpoint if git_records.ref_oid(common_dir, own) == checkpoint else None
+
+
+def _branch_tip(top: Path, own: str) -> str:
+    code, out = git.run(top, "rev-parse", "--verify", "-q", f"{own}^{{commit}}", ok=_OK["may"])
+    return out.decode().strip() if code == 0 else ""
+
+
 def worktree_effects(
     top: Path, branch: str, base: str, checkpoint: str, allowed: frozenset[str], asked: RemoteAnswers
-) -> Callable[[], Effects]:
+) -> Callable[[git.Evidence | None], Effects]:
     """A worktree task's git effects: its branch, its ``HEAD``, its reflogs, what reached a remote. Its
-    git processes start now; calling the answer judges what they say (the audit's own run meanwhile)."""
+    git processes start now; calling the answer with the audit's evidence (its commits from the base to
+    the checkpoint, its ``HEAD``) judges what they say. With no remote (``remote_names``) nothing can
+    have reached one, and no git is asked which commits only the task holds."""
     own, push = f"refs/heads/{branch}", "push" not in allowed
     tips = ("--ignore-missing", checkpoint, own, "HEAD", "--not", base)
     where = _where(top)
+    known = None if where is None else _tip(where[0][1], own, checkpoint)
+    remotes = remote_names(top) if push else []
+    only = ("must", "rev-list", *tips, f"--exclude={branch}", "--branches", "--tags")
     wave = _wave(
         top,
-        ("may", "rev-parse", "--verify", "-q", f"{own}^{{commit}}"),
-        ("must", "rev-list", "--parents", f"{base}..{checkpoint}"),
-        ("must", "rev-list", *tips),
-        *([("must", "rev-list", *tips, f"--exclude={branch}", "--branches", "--tags"), _REMOTES] if push else []),
+        *([("may", "rev-parse", "--verify", "-q", f"{own}^{{commit}}")] if known is None else []),
+        *([only, _REMOTES] if remotes is None else []),
         *([_DIRS, ("may", "symbolic-ref", "-q", "HEAD")] if where is None else []),
-    )
+    )  # fmt: skip
 
-    def judge() -> Effects:
+    def judge(found: git.Evidence | None) -> Effects:
         outs = wave()
-        found = where or (_dirs(outs[-2]), outs[-1].decode("utf-8", "replace").strip())
-        return _worktree(top, branch, base, checkpoint, allowed, asked, found, outs)
+        if found is None or found.descends is not True:
+            return Effects([], [])  # the audit says why it judges nothing
+        if found.lineage is None:
+            raise GitError(f"git rev-list could not list the commits from the base to the checkpoint in {top}")
+        at = (_dirs(outs[-2]), outs[-1].decode("utf-8", "replace").strip()) if where is None else where
+        # the file's tip stands only for a commit: the checkpoint among the commits git listed
+        proven = known is not None and any(line[0] == checkpoint for line in found.lineage)
+        asked_tip = outs.pop(0).decode().strip() if known is None else None
+        tip = checkpoint if proven else asked_tip if asked_tip is not None else _branch_tip(top, own)
+        lines = found.lineage
+        # the commits only the branch, HEAD and the checkpoint reach: the lineage's, when both are at it
+        reach = lines if tip == found.head == checkpoint else _lines(git.run(top, "rev-list", *tips)[1])
+        pushed = (outs[0], outs[1]) if remotes is None else None
+        return _worktree(top, branch, base, checkpoint, allowed, asked, at, (tip, lines, reach, pushed))
 
     return judge
 
 
 def _worktree(top: Path, branch: str, base: str, checkpoint: str, allowed: frozenset[str], asked: RemoteAnswers,
-              where: tuple[tuple[bytes, bytes], str], outs: list[bytes]) -> Effects:  # fmt: skip
+              where: tuple[tuple[bytes, bytes], str],
+              said: tuple[str, list[list[str]], list[list[str]], tuple[bytes, bytes] | None]) -> Effects:  # fmt: skip
     own, push = f"refs/heads/{branch}", "push" not in allowed
-    head_ref, tip = where[1], outs[0].decode().strip()
+    head_ref, (tip, lines, reach, pushed) = where[1], said
     found = []
     if head_ref != own and "switch-branch" not in allowed:
         out_name = head_ref.removeprefix("refs/heads/") or "a detached HEAD"
@@ -303,11 +297,11 @@ def _worktree(top: Path, branch: str, base: str, checkpoint: str, allowed: froze
         found.append((own, "the task's branch is gone (deleted or renamed): its work is on no branch of its own"))
     elif head_ref != own and tip != checkpoint:
         found.append((own, f"the branch is at {tip}, past the checkpoint: not audited"))
-    found += _commits(_lines(outs[1]), own, "on the branch since dispatch", allowed)
-    mine = {base, *(line[0] for line in _lines(outs[2]))}
+    found += _commits(lines, own, "on the branch since dispatch", allowed)
+    mine = {base, *(line[0] for line in reach)}
     parts = [Effects(found, []), _evidence(top, where[0], base, mine, allowed, _shown(found))]
-    if push:
-        parts.append(_reached(top, [line[0] for line in _lines(outs[3])], _names(outs[4]), asked))
+    if push and pushed is not None:
+        parts.append(_reached(top, [line[0] for line in _lines(pushed[0])], _names(pushed[1]), asked))
     return _merged(*parts)
 
 
@@ -316,7 +310,7 @@ def current_effects(top: Path, base: str, head: str | None, allowed: frozenset[s
     since the base is counted, whoever made it."""
     if head is None:
         return Effects([], [])
-    push = "push" not in allowed
+    push = "push" not in allowed and remote_names(top) != []  # with no remote, nothing reached one
     since = ("must", "rev-list", "--parents", head, *(["--not", base] if base else []))
     local = _where(top)
     outs = _wave(top, since, *([_REMOTES] if push else []), *([_DIRS] if local is None else []))()

@@ -168,3 +168,28 @@ def test_a_transport_the_repository_plants_never_runs(
         listed = False
     assert listed == (plant == "vcs")
     assert not marker.exists()
+
+
+def test_ancestry_and_the_commits_from_one_rev_list_answer_as_merge_base_and_rev_list_do(repo: Path) -> None:
+    """Every pair of a history with a merge, a tag object and a tree: ``evidence`` (one ``rev-list
+    --boundary``) says what ``merge-base --is-ancestor`` says, and lists the commits ``rev-list`` does."""
+    first = git_cli(repo, "rev-parse", "HEAD").stdout.strip()
+    git_cli(repo, "checkout", "-q", "-b", "side")
+    write(repo, "src/b/side.py")
+    side = commit_all(repo, "side")
+    git_cli(repo, "checkout", "-q", "main")
+    write(repo, "src/a1/main.py")
+    main = commit_all(repo, "main")
+    git_cli(repo, "merge", "-q", "--no-edit", "side")
+    merged = git_cli(repo, "rev-parse", "HEAD").stdout.strip()
+    git_cli(repo, "tag", "-a", "-m", "t", "v1", side)
+    tag = git_cli(repo, "rev-parse", "v1").stdout.strip()
+    tree = git_cli(repo, "rev-parse", "HEAD^{tree}").stdout.strip()
+    names = [first, side, main, merged, tag, tree, "0" * 40]
+    for base in names:
+        for checkpoint in names:
+            found = git.evidence(repo, base, checkpoint)
+            assert found.descends == git.is_ancestor(repo, base, checkpoint), (base, checkpoint)
+            if found.descends:
+                listed = git_cli(repo, "rev-list", "--parents", f"{base}..{checkpoint}").stdout.split("\n")
+                assert sorted(" ".join(line) for line in found.lineage or []) == sorted(filter(None, listed))

@@ -214,3 +214,39 @@ def test_an_authorised_history_passes_with_nothing_read_against_it(store: Store,
     returned(store, ref, head(tree))
     audit = audit_task(store.queries, ref)
     assert (audit.verdict, audit.violations) == ("passed", ()), whys(audit)
+
+
+def test_a_push_to_a_remote_named_only_in_an_included_config_still_fails_the_audit(
+    store: Store, project: Path, tmp_path: Path
+) -> None:
+    make_repo(project)
+    bare = tmp_path / "shared.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    (project / "extra.cfg").write_text(f'[remote "origin"]\n\turl = {bare}\n')
+    git(project, "config", "include.path", "../extra.cfg")
+    tree = add_worktree(project, "task-a")
+    ref = worktree_task(store, tree)
+    write(tree, "src/a1/new.py")
+    returned(store, ref, commit_all(tree))
+    sh(tree, "git push -q origin task-a")
+    audit = audit_task(store.queries, ref)
+    assert [v.path for v in audit.violations] == ["remote origin"], whys(audit)
+
+
+def test_a_packed_branch_is_read_at_the_checkpoint_and_past_it(store: Store, project: Path) -> None:
+    """The branch's tip from ``packed-refs``: at the checkpoint it passes; moved past it, git is asked."""
+    make_repo(project)
+    tree = add_worktree(project, "task-a")
+    ref = worktree_task(store, tree, actions=("commit", "switch-branch"))
+    write(tree, "src/a1/new.py")
+    checkpoint = commit_all(tree)
+    returned(store, ref, checkpoint)
+    git(project, "pack-refs", "--all")
+    assert not (project / ".git/refs/heads/task-a").exists()
+    assert audit_task(store.queries, ref).verdict == "passed"
+    write(tree, "src/a1/later.py")
+    later = commit_all(tree)
+    git(tree, "checkout", "-q", "--detach", checkpoint)
+    git(project, "pack-refs", "--all")
+    audit = audit_task(store.queries, ref)
+    assert f"the branch is at {later}, past the checkpoint" in whys(audit)
