@@ -34,6 +34,7 @@ from handoff_core.services.tree.claims import ClaimIndex, change_hold, unreadabl
 from handoff_core.services.tree.halves import halves
 from handoff_core.services.tree.judging import PACE_EVERY, PACE_SECONDS, Judging
 from handoff_core.services.tree.status import TaskStatus, named_since, task_status, with_writers_since
+from handoff_core.services.tree.status_rows import StatusRows
 from handoff_core.services.tree.task_files import TaskFiles
 from handoff_core.services.tree.verdicts import Verdicts
 
@@ -91,11 +92,13 @@ class Queries(TaskFiles):
         self._judging = Judging()  # of what a glancing walk left (``status``)
         self._anchor_of: Callable[[], TaskAnchor | None] | None = None
         self._anchor: TaskAnchor | None = None
+        self._rows: StatusRows | None = None  # a server's: the verdicts kept in this user's cache
 
     def keep_claim_rows(self, settle_ns: int = SETTLED_NS) -> None:
         """Answer claims from rows per round kept in this user's cache (``claim_rows``) rather than a stat
         per task: for a server, which answers many dispatches. A fresh process scans every task."""
         self._claims = ClaimRows(settle_ns=settle_ns)
+        self._rows = StatusRows(self.roots.state_root)
 
     def save_claim_rows(self) -> None:
         """Keep the claim rows in the cache now (a server about to stop); nothing for a fresh scan."""
@@ -188,6 +191,8 @@ class Queries(TaskFiles):
         self, change: str | None, session: str | None, *, glancing: bool = False, paced: bool = False
     ) -> list[TaskStatus]:
         anchor = self.anchor
+        if self._rows is not None:
+            self._rows.load(self._verdicts, anchor)
         holding = cache(self._verdicts.held_changes)  # asked only by a cold walk of a whole change, once a walk
         with _no_cycle_collection():
             began = time.time_ns()
@@ -200,6 +205,8 @@ class Queries(TaskFiles):
             ]
             if change is None and session is None and not glancing:  # a lookup per task: not in the Lead's answer
                 self._verdicts.forget_unseen(found)
+                if self._rows is not None:
+                    self._rows.save(self._verdicts, self.anchor)
             return found
 
     def judged(self, status: TaskStatus, among: list[TaskStatus]) -> TaskStatus:

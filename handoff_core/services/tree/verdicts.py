@@ -100,6 +100,7 @@ class Verdicts:
         # Whether the verdicts held were judged in a state root the Lead's secret governs: once it does,
         # a TASK without an anchor is changed, so every verdict before that is dropped (``_governed_now``).
         self._governed = False
+        self.added = 0  # verdicts held since the rows were last kept (``status_rows``)
 
     def names(self, change: str, session: str, task: str) -> tuple[str, ...] | None:
         """The entry names of a task directory as judged, when a verdict on it is held."""
@@ -143,7 +144,22 @@ class Verdicts:
             status = self._shared.status(status)
             names = self._shared.names(probe[1])
             self._held[status.ref] = Held(snapshot.change, snapshot.same_number, probe[0], names, status)
+            self.added += 1
         return status
+
+    def rows(self) -> list[Held]:
+        """Every verdict held, as rows to keep (``status_rows``); the values copied first: the judging
+        thread may add to them meanwhile."""
+        return list(self._held.values())
+
+    def take_rows(self, rows: list[Held], governed: bool) -> None:
+        """Hold ``rows`` kept by a server before this one, judged in a state root ``governed`` or not:
+        each is used only where a walk's probe equals it, as a verdict judged here is."""
+        self._governed = governed
+        for change, same, stamps, names, status in rows:
+            self._held.setdefault(
+                status.ref, Held(change, same, stamps, self._shared.names(names), self._shared.status(status))
+            )
 
     def _governed_now(self, anchor: TaskAnchor | None) -> bool:
         """Drop every verdict and glance when ``anchor`` is the first to say the state root is governed;
