@@ -115,11 +115,13 @@ def over_stdio(state_root: Path, rounds: int = 7) -> dict[str, Any]:
                 times["read"].append(timed(lambda: read_walk(state_root)))
                 seconds, answer, size = ask(server, 1000 + index)
                 times["warm"].append(seconds)
+            # Restarted on the tree this one judged, while it idles: before its dispatches, after which
+            # the Lead's secret governs the tree and every task the generator wrote is judged again.
+            restarted = _restarted(state_root, cache, rounds)
             dispatched(server, MEMORY_AFTER_DISPATCHES)
             peak = peak_of(server.pid)
         finally:
             stopped(server)
-        restarted = _restarted(state_root, cache, rounds)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     return {
