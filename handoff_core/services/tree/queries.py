@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from functools import cache, partial
+from functools import partial
 from typing import TYPE_CHECKING
 
 from handoff_core.contract.anchor import TaskAnchor
@@ -31,7 +31,6 @@ from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.tree.arrivals import Arrivals
 from handoff_core.services.tree.claim_rows import SETTLED_NS, ClaimRows
 from handoff_core.services.tree.claims import ClaimIndex, change_hold, unreadable_because, unreadable_change
-from handoff_core.services.tree.halves import halves
 from handoff_core.services.tree.judging import PACE_EVERY, PACE_SECONDS, Judging
 from handoff_core.services.tree.status import TaskStatus, named_since, task_status, with_writers_since
 from handoff_core.services.tree.status_rows import StatusRows
@@ -193,15 +192,12 @@ class Queries(TaskFiles):
         anchor = self.anchor
         if self._rows is not None:
             self._rows.load(self._verdicts, anchor)
-        holding = cache(self._verdicts.held_changes)  # asked only by a cold walk of a whole change, once a walk
         with _no_cycle_collection():
             began = time.time_ns()
             found = [
                 status
                 for name in self._named(change)
-                for status in self._change_status(
-                    name, session, began, glancing=glancing, paced=paced, anchor=anchor, holding=holding
-                )
+                for status in self._change_status(name, session, began, glancing=glancing, paced=paced, anchor=anchor)
             ]
             if change is None and session is None and not glancing:  # a lookup per task: not in the Lead's answer
                 self._verdicts.forget_unseen(found)
@@ -241,7 +237,6 @@ class Queries(TaskFiles):
         glancing: bool,
         paced: bool,
         anchor: TaskAnchor | None,
-        holding: Callable[[], set[str]],
     ) -> list[TaskStatus]:
         """The change's tasks; a change that cannot be read is first shown as the hold it is (see ``claims``)."""
         held = unreadable_change(self.roots.state_root, change)
@@ -256,7 +251,7 @@ class Queries(TaskFiles):
             # judged so far is reused there (a stat per file), never glanced again: an answer made
             # during the judging then holds no second copy of the tasks beside the verdicts.
             if glancing and (not self._verdicts.expects_reuse or self._judging.elsewhere()):
-                return hold + self._sighted(change, session, began, anchor, holding)
+                return hold + self._sighted(change, session, began, anchor)
             walk = read_change_snapshots(self.roots.state_root, change, session, reuse=self._verdicts, readers=readers)
             for index, (r, t, snapshot) in enumerate(walk):
                 place = (change, r, t)
@@ -275,35 +270,17 @@ class Queries(TaskFiles):
             return hold or [held_status(change, unreadable_because(change, exc.message))]
         return hold + found
 
-    def _sighted(
-        self, change: str, session: str | None, began: int, anchor: TaskAnchor | None, holding: Callable[[], set[str]]
-    ) -> list[TaskStatus]:
+    def _sighted(self, change: str, session: str | None, began: int, anchor: TaskAnchor | None) -> list[TaskStatus]:
         """A cold walk of the change: each settled task glanced from its sighting
         (``files.sightings``) unless its held verdict is still true, the rest judged in full at once
-        (and held). Nothing held to reuse and a large change: its later rounds glanced by a second
-        process meanwhile (``halves``)."""
+        (and held)."""
         before = began - self._verdicts.settle_ns
         reuse = self._verdicts.glimpses if self._verdicts.glimpses else None
         with opened_sessions(self.roots.state_root, change) as (facts, sessions_fd):
             if sessions_fd is None:
                 return []
             rounds = round_names(sessions_fd, session)
-            walk = partial(self._sight, sessions_fd, facts, before, reuse, began, anchor)
-            # A child holds nothing: split only a whole change of which nothing is held yet.
-            if session is not None or (reuse is not None and change in holding()):
-                return walk(rounds)
-            with halves(sessions_fd, facts, before, rounds) as split:
-                if split is None:
-                    return walk(rounds)
-                found = walk(split.here)
-                for name, glances in split.glances(change):
-                    if glances is None:
-                        found += walk([name])
-                        continue
-                    for status, stamps, names in glances:
-                        self._verdicts.hold_glance(facts, status, stamps, names)
-                        found.append(status)
-                return found
+            return self._sight(sessions_fd, facts, before, reuse, began, anchor, rounds)
 
     def _sight(
         self,
