@@ -22,7 +22,6 @@ from handoff_core.contract.snapshot import TaskSnapshot
 from handoff_core.contract.validate import ValidationResult, check_handoff
 from handoff_core.errors import ChangeNotFound, HandoffError
 from handoff_core.files.leftovers import Leftover, find_leftovers
-from handoff_core.files.page_reader import PageReader
 from handoff_core.files.reader import read_change_snapshots, read_snapshot, round_names
 from handoff_core.files.sightings import opened_sessions, sight_rounds
 from handoff_core.files.task_dir import Roots, translated
@@ -212,18 +211,16 @@ class Queries(TaskFiles):
 
     @contextmanager
     def page_judge(self, among: list[TaskStatus]) -> Iterator[Callable[[TaskStatus], TaskStatus]]:
-        """``judged`` for the tasks of one page of ``among``: their changes located and rounds listed
-        once (``files.page_reader``), each task's own files read afresh."""
+        """``judged`` for the tasks of one page of ``among``, each read afresh from its files."""
         anchor = self.anchor
-        with PageReader(self.roots.state_root) as reader:
 
-            def judge(status: TaskStatus) -> TaskStatus:
-                if status.judged:
-                    return status
-                with self.answering():
-                    return named_since(task_status(status.ref, reader.snapshot(*status.ref), anchor), among)
+        def judge(status: TaskStatus) -> TaskStatus:
+            if status.judged:
+                return status
+            with self.answering():
+                return named_since(task_status(status.ref, self.snapshot(status.ref), anchor), among)
 
-            yield judge
+        yield judge
 
     def _named(self, change: str | None) -> list[str]:
         return [check_change(change)] if change else self.changes()
