@@ -19,6 +19,10 @@ walk no longer finds is dropped: ``forget_unseen``), so each is one tuple keyed 
 scope, a kind and a report's status word. The probe is kept exact (its packed stamps), never a
 digest of it: equal is equal, with no odds to argue.
 
+Kept across restarts. A server keeps its verdicts as rows in this user's cache (``status_rows``)
+after a full walk that held new ones, and a restarted server holds them before its first walk:
+each is still used only where that walk's probe equals it, so its first answer is a warm one.
+
 Held glances. A cold answer glances at most tasks (``status.glance``) and the judging after it
 takes a while; an answer asked meanwhile would glance them all again. So each glance is held too,
 on the probe of the very files it read, until the task's verdict replaces it: the next answer
