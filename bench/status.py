@@ -3,7 +3,8 @@
 Each figure is the tool's answer (the default view) as the server makes it: the tool, its output
 checked and serialised, with no client around it (a client's own schema check of the result is
 its cost, not the server's). In a fresh process: ``cold`` a new server; ``warm`` a server that has
-answered before and judged everything it glanced at. The floors, from
+answered before and judged everything it glanced at. Over stdio: the first server ever on the tree
+(an empty cache), then a server restarted on the tree it judged (its cache kept). The floors, from
 the same run: a bare walk naming every entry (open, list, lstat), and a walk that also reads every
 handoff file once. Trees are settled (older than the verdicts' settle time), as a server's usually are.
 
@@ -16,9 +17,7 @@ never its resident size at the end.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -32,8 +31,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 
 from bench.scaling import bare_walk, peak_rss_kb, read_walk
-from bench.startup import HANDSHAKE
 from bench.stats import FloorFailed, child_runs, paired, timed
+from bench.status_server import SECRETS, ask, cpu_seconds, peak_of, started, stopped
 from bench.targets import MEMORY_AFTER_DISPATCHES
 from bench.trees import kept_tree, make_change
 from handoff_core.services.tree.verdicts import SETTLE_SECONDS
@@ -41,9 +40,6 @@ from server.config import Settings
 from server.mcp.app import build_server
 
 FLOORS = {"bare": bare_walk, "read": read_walk}
-# The token secret must lie outside the project: a folder of this process's own, removed at its exit.
-SECRETS = Path(tempfile.mkdtemp(prefix="handoff-bench-secret-"))
-atexit.register(shutil.rmtree, SECRETS, ignore_errors=True)
 JUDGED_WITHIN = 1800.0  # seconds a warm child waits for its server to judge what it glanced at
 DISPATCH_CHANGE = "2026-11-30-status-dispatch"  # made beside the tree's own change, removed after
 
@@ -91,65 +87,43 @@ async def warm_answers(state_root: Path, rounds: int = 7) -> dict[str, Any]:
     return {**medians, **ratios, "bytes": size, "unjudged": answer["unjudged"], "counts": answer["counts"]}
 
 
-def _ask(
-    server: subprocess.Popen[bytes], ident: int, tool: str = "handoff_status", arguments: dict[str, Any] | None = None
-) -> tuple[float, dict[str, Any], int]:
-    """One tool call over stdio (handoff_status by default): seconds from the request to its whole reply
-    line, its structured answer, and that line's bytes."""
-    assert server.stdin is not None
-    assert server.stdout is not None
-    call = {
-        "jsonrpc": "2.0",
-        "id": ident,
-        "method": "tools/call",
-        "params": {"name": tool, "arguments": arguments or {}},
-    }
-    start = time.perf_counter()
-    server.stdin.write(json.dumps(call).encode() + b"\n")
-    server.stdin.flush()
-    for line in server.stdout:
-        message = json.loads(line)
-        if message.get("id") == ident:
-            seconds = time.perf_counter() - start
-            result = message.get("result") or {}
-            if result.get("isError") or "structuredContent" not in result:
-                raise FloorFailed(f"{tool} over stdio failed: {str(message)[:300]}")
-            return seconds, result["structuredContent"], len(line)
-    raise FloorFailed("the stdio server closed before answering handoff_status")
+def _judged(server: subprocess.Popen[bytes], ident: int) -> None:
+    """Ask again, leaving the server time to judge between answers, until it has judged all it glanced at."""
+    deadline = time.monotonic() + JUDGED_WITHIN
+    while (asked := ask(server, ident))[1]["unjudged"] and time.monotonic() < deadline:
+        ident += 1
+        time.sleep(_pause(asked[0]))  # the server judges on a thread of its own meanwhile
 
 
 def over_stdio(state_root: Path, rounds: int = 7) -> dict[str, Any]:
-    """A fresh stdio server's first three answers back to back (the Lead that asks twice), then warm ones."""
-    project = state_root.parent
-    command = [sys.executable, "-m", "server", "serve", "--role", "lead", "--project-root", str(project)]
-    command += ["--state-root", str(state_root), "--secret-file", str(SECRETS / "secret")]
-    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=project) as server:
+    """The first stdio server ever on this tree (an empty cache): its first three answers back to back
+    (the Lead that asks twice), then warm ones; then a server restarted on the tree it judged."""
+    cache = Path(tempfile.mkdtemp(prefix="handoff-bench-cache-"))
+    try:
+        server = started(state_root, cache)
         try:
-            assert server.stdin is not None
-            server.stdin.write("".join(json.dumps(m) + "\n" for m in HANDSHAKE).encode())
-            server.stdin.flush()
-            _answered(server, 2)  # started and listed: what follows times the answers alone
             # This machine pages out file pages left idle a few seconds (DAMON): read every file just
             # before, as the floor's round did, so that call 1 and the floor start from the same cache.
             read_walk(state_root)
             cpu = cpu_seconds(server.pid)
-            first = [_ask(server, 10)]
-            first_cpu = cpu_seconds(server.pid) - cpu  # its own and its reaped children's: a split walk's child too
-            first += [_ask(server, 10 + index) for index in (1, 2)]
-            deadline = time.monotonic() + JUDGED_WITHIN
-            ident = 20
-            while (asked := _ask(server, ident))[1]["unjudged"] and time.monotonic() < deadline:
-                ident += 1
-                time.sleep(_pause(asked[0]))  # the server judges on a thread of its own meanwhile
+            first = [ask(server, 10)]
+            first_cpu = cpu_seconds(server.pid) - cpu  # its own and its reaped children's
+            first += [ask(server, 10 + index) for index in (1, 2)]
+            _judged(server, 20)
             times: dict[str, list[float]] = {"warm": [], "read": []}
             for index in range(rounds):
                 times["read"].append(timed(lambda: read_walk(state_root)))
-                seconds, answer, size = _ask(server, 1000 + index)
+                seconds, answer, size = ask(server, 1000 + index)
                 times["warm"].append(seconds)
+            # Restarted on the tree this one judged, while it idles: before its dispatches, after which
+            # the Lead's secret governs the tree and every task the generator wrote is judged again.
+            restarted = _restarted(state_root, cache, rounds)
             dispatched(server, MEMORY_AFTER_DISPATCHES)
-            peak = _peak_of(server.pid)
+            peak = peak_of(server.pid)
         finally:
-            server.kill()
+            stopped(server)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
     return {
         "calls": [round(call[0], 4) for call in first],
         "call1_cpu": round(first_cpu, 3),
@@ -160,6 +134,25 @@ def over_stdio(state_root: Path, rounds: int = 7) -> dict[str, Any]:
         "warm_unjudged": answer["unjudged"],
         "warm_bytes": size,
         "server_peak_rss_mb": peak,
+        **restarted,
+    }
+
+
+def _restarted(state_root: Path, cache: Path, rounds: int) -> dict[str, Any]:
+    """A server restarted on a tree the one before it judged (its cache kept): its first answer, and
+    the median of its warm answers once it has judged everything."""
+    server = started(state_root, cache)
+    try:
+        read_walk(state_root)  # the same page cache as the first server's call 1
+        first, answer, _ = ask(server, 10)
+        _judged(server, 20)
+        warm = [ask(server, 1000 + index)[0] for index in range(rounds)]
+    finally:
+        stopped(server)
+    return {
+        "restarted_first": first,
+        "restarted_unjudged": answer["unjudged"],
+        "restarted_warm": statistics.median(warm),
     }
 
 
@@ -173,36 +166,13 @@ def dispatched(server: subprocess.Popen[bytes], count: int) -> None:
     task = {"change": DISPATCH_CHANGE, "goal": "Review it.", "inputs": "the diff", "acceptance": "findings"}
     for index in range(count):
         arguments = {**task, "topic": f"part-{index + 1}", "kind": "review", "read_only": ["src/**"]}
-        _ask(server, 5000 + index, "create_task", arguments)
+        ask(server, 5000 + index, "create_task", arguments)
     implementation = {**task, "topic": "writer", "kind": "implementation", "workspace": "current", "writable": ["s/**"]}
     try:
-        _ask(server, 4999, "create_task", implementation)
+        ask(server, 4999, "create_task", implementation)
     except FloorFailed as exc:
         if "ownership_conflict" not in str(exc):
             raise
-
-
-def _answered(server: subprocess.Popen[bytes], ident: int) -> dict[str, Any]:
-    assert server.stdout is not None
-    for line in server.stdout:
-        message = json.loads(line)
-        if message.get("id") == ident:
-            return dict(message)
-    raise FloorFailed(f"the stdio server closed before answering request {ident}")
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU seconds of a process and of the children it has reaped (user and system, clock ticks)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return sum(int(field) for field in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-
-
-def _peak_of(pid: int) -> float:
-    """Another process's high-water mark of resident memory, in MB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    raise FloorFailed(f"no peak resident memory (VmHWM) for process {pid}")
 
 
 def _stdio(state_root: Path, empty: Path, size: int, repeats: int) -> dict[str, Any]:
@@ -227,12 +197,24 @@ def _stdio(state_root: Path, empty: Path, size: int, repeats: int) -> dict[str, 
             for index in range(3)
         },
         "call1_cpu_seconds": round(statistics.median(r["call1_cpu"] for r in runs["answer"]), 3),
+        "restarted": _restarted_figures(runs["answer"]),
         "warm": {
             "seconds": round(statistics.median(r["warm"] for r in runs["answer"]), 4),
             "read_ratio": last["warm_read_ratio"],
         },
         **{k: last[k] for k in ("bytes", "warm_bytes", "unjudged_first", "warm_unjudged")},
         "memory": memory_per_task(runs["answer"], runs["empty"], size),
+    }
+
+
+def _restarted_figures(answer: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each round's restarted server's first answer over its own warm answers' median."""
+    first, warm = [r["restarted_first"] for r in answer], [r["restarted_warm"] for r in answer]
+    return {
+        "seconds": round(statistics.median(first), 4),
+        "warm_seconds": round(statistics.median(warm), 4),
+        "warm_ratio": paired(first, warm),
+        "unjudged": answer[-1]["restarted_unjudged"],
     }
 
 

@@ -73,10 +73,6 @@ class ValidationResult(NamedTuple):
         return not self.errors
 
 
-# The former name, still imported by services/tree/queries.py: it goes once that module names ValidationResult.
-Verdict = ValidationResult
-
-
 def identity_problems(change: str, session: str, task: str) -> list[str]:
     problems = [] if is_round_id(session) else ["invalid orchestration session"]
     problems += [] if task_number(task) is not None else ["invalid task sequence/topic"]

@@ -9,35 +9,31 @@ from __future__ import annotations
 import gc
 import logging
 import os
-import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from functools import cache, partial
+from contextlib import AbstractContextManager, contextmanager
+from functools import partial
 from typing import TYPE_CHECKING
 
 from handoff_core.contract.anchor import TaskAnchor
 from handoff_core.contract.change import ChangeFacts
 from handoff_core.contract.ids import Ref, check_change, check_round, is_change_id
 from handoff_core.contract.snapshot import TaskSnapshot
-from handoff_core.contract.task import Task
-from handoff_core.contract.task_file import parse_task
-from handoff_core.contract.validate import Verdict, check_handoff
-from handoff_core.contract.values import relative_parts
+from handoff_core.contract.validate import ValidationResult, check_handoff
 from handoff_core.errors import ChangeNotFound, HandoffError
 from handoff_core.files.leftovers import Leftover, find_leftovers
-from handoff_core.files.page_reader import PageReader
-from handoff_core.files.paths import entry_mode, read_regular, walked
 from handoff_core.files.reader import read_change_snapshots, read_snapshot, round_names
 from handoff_core.files.sightings import opened_sessions, sight_rounds
-from handoff_core.files.task_dir import Roots, StoredFile, open_task_dir, sha256, translated
-from handoff_core.layout import CHANGES, TASK_FILE
+from handoff_core.files.task_dir import Roots, translated
+from handoff_core.layout import CHANGES
 from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.tree.arrivals import Arrivals
 from handoff_core.services.tree.claim_rows import SETTLED_NS, ClaimRows
 from handoff_core.services.tree.claims import ClaimIndex, change_hold, unreadable_because, unreadable_change
-from handoff_core.services.tree.halves import halves
+from handoff_core.services.tree.judging import PACE_EVERY, PACE_SECONDS, Judging
 from handoff_core.services.tree.status import TaskStatus, named_since, task_status, with_writers_since
+from handoff_core.services.tree.status_rows import StatusRows
+from handoff_core.services.tree.task_files import TaskFiles
 from handoff_core.services.tree.verdicts import Verdicts
 
 if TYPE_CHECKING:
@@ -85,30 +81,22 @@ def _no_cycle_collection() -> Iterator[None]:
         gc.enable()
 
 
-PACE_EVERY, PACE_SECONDS = 8, 0.0005  # background judging: ~1 ms of work, then the GIL is let go
-YIELD_SECONDS = 1.0  # how long background judging waits at a time for the answers being made to end
-
-
-class Queries:
+class Queries(TaskFiles):
     def __init__(self, roots: Roots, verdicts: Verdicts | None = None) -> None:
-        self.roots = roots
+        super().__init__(roots)
         self._claims = ClaimIndex()
         self._verdicts = verdicts if verdicts is not None else Verdicts()
         self._arrivals = Arrivals(roots.state_root)
-        self._judging: threading.Thread | None = None  # judging what a glancing walk left (``status``)
-        self._pending: threading.Thread | None = None  # that judging, until no answer is being made
-        self._judging_lock = threading.Lock()
-        self._answers = 0  # answers being made now: background judging waits for them (``_yield_to_answers``)
-        self._begun = self._ended = 0  # answers begun and ended so far
-        self._pending_since = 0.0  # when the judging now pending was left for later (monotonic)
-        self._answers_changed = threading.Condition()
+        self._judging = Judging()  # of what a glancing walk left (``status``)
         self._anchor_of: Callable[[], TaskAnchor | None] | None = None
         self._anchor: TaskAnchor | None = None
+        self._rows: StatusRows | None = None  # a server's: the verdicts kept in this user's cache
 
     def keep_claim_rows(self, settle_ns: int = SETTLED_NS) -> None:
         """Answer claims from rows per round kept in this user's cache (``claim_rows``) rather than a stat
         per task: for a server, which answers many dispatches. A fresh process scans every task."""
         self._claims = ClaimRows(settle_ns=settle_ns)
+        self._rows = StatusRows(self.roots.state_root)
 
     def save_claim_rows(self) -> None:
         """Keep the claim rows in the cache now (a server about to stop); nothing for a fresh scan."""
@@ -139,44 +127,6 @@ class Queries:
         return len(self._verdicts)
 
     @translated
-    def read_task(self, ref: Ref) -> tuple[Task, StoredFile]:
-        data = self.read_file(ref, TASK_FILE)
-        text = data.decode("utf-8", "replace").removeprefix("\ufeff")
-        return parse_task(text), StoredFile(
-            ref=ref, path=self.roots.task_dir(ref) / TASK_FILE, sha256=sha256(data), created=False, text=text
-        )
-
-    @translated
-    def read_file(self, ref: Ref, name: str) -> bytes:
-        """One handoff file of a task, refused unless it is a regular, singly linked file."""
-        with open_task_dir(self.roots.state_root, ref, active_only=False) as task_dir:
-            return task_dir.read(name)
-
-    @translated
-    def read_optional(self, ref: Ref, name: str) -> bytes | None:
-        with open_task_dir(self.roots.state_root, ref, active_only=False) as task_dir:
-            return task_dir.read_optional(name)
-
-    @translated
-    def read_state_file(self, *parts: str) -> bytes | None:
-        """A file below the state root, or None when it (or a folder on the way) does not exist."""
-        try:
-            with walked(self.roots.state_root, parts[:-1]) as fd:
-                return read_regular(fd, parts[-1])
-        except FileNotFoundError:
-            return None
-
-    @translated
-    def project_has(self, relative: str) -> bool:
-        """Whether a project-relative path exists, walked without following symlinks on the way."""
-        parts = relative_parts(relative)
-        try:
-            with walked(self.roots.project_root, parts[:-1]) as fd:
-                return entry_mode(fd, parts[-1]) is not None
-        except (FileNotFoundError, NotADirectoryError):
-            return False
-
-    @translated
     def arrivals(self, refs: list[Ref]) -> dict[Ref, str]:
         """Which of ``refs`` have a REPORT.md (or else a RELEASE.md) that ends their claim now.
 
@@ -188,7 +138,7 @@ class Queries:
     def snapshot(self, ref: Ref) -> TaskSnapshot:
         return read_snapshot(self.roots.state_root, ref.change, ref.session, ref.task)
 
-    def validate(self, ref: Ref, stage: str) -> Verdict:
+    def validate(self, ref: Ref, stage: str) -> ValidationResult:
         return check_handoff(lambda: self.snapshot(ref), stage, ref.change, ref.session, ref.task, self.anchor)
 
     def changes(self) -> list[str]:
@@ -214,101 +164,15 @@ class Queries:
         with self.answering():
             return with_writers_since(self._walk(change, session, glancing=glancing))
 
-    @contextmanager
-    def answering(self) -> Iterator[None]:
-        """Mark an answer in the making: the background judging pauses until none is (a Lead that asks
-        again while the server judges never waits longer than the first time)."""
-        with self._answers_changed:
-            self._answers += 1
-            self._begun += 1
-        try:
-            yield
-        finally:
-            with self._answers_changed:
-                self._answers -= 1
-                self._ended += 1
-                self._answers_changed.notify_all()
-            self._start_pending()
-
-    def _yield_to_answers(self) -> None:
-        """Wait for the answers being made now to end; not for those begun meanwhile, so that answers
-        that keep overlapping slow the judging down but never stop it."""
-        with self._answers_changed:
-            begun = self._begun
-            self._answers_changed.wait_for(lambda: self._answers == 0 or self._ended >= begun, timeout=YIELD_SECONDS)
-
-    def _judging_elsewhere(self) -> bool:
-        """Whether a background judging runs (or waits to start) now, on another thread than this one."""
-        judging = self._judging
-        if self._pending is not None:
-            return True
-        return judging is not None and judging.is_alive() and judging is not threading.current_thread()
-
-    def _walk(
-        self, change: str | None, session: str | None, *, glancing: bool = False, paced: bool = False
-    ) -> list[TaskStatus]:
-        anchor = self.anchor
-        holding = cache(self._verdicts.held_changes)  # asked only by a cold walk of a whole change, once a walk
-        with _no_cycle_collection():
-            began = time.time_ns()
-            found = [
-                status
-                for name in self._named(change)
-                for status in self._change_status(
-                    name, session, began, glancing=glancing, paced=paced, anchor=anchor, holding=holding
-                )
-            ]
-            if change is None and session is None and not glancing:  # a lookup per task: not in the Lead's answer
-                self._verdicts.forget_unseen(found)
-            return found
-
-    def judged(self, status: TaskStatus, among: list[TaskStatus]) -> TaskStatus:
-        """``status`` judged in full (read afresh when it is a glance); ``among`` is the answer it is part of."""
-        with self.page_judge(among) as judge:
-            return judge(status)
-
-    @contextmanager
-    def page_judge(self, among: list[TaskStatus]) -> Iterator[Callable[[TaskStatus], TaskStatus]]:
-        """``judged`` for the tasks of one page of ``among``: their changes located and rounds listed
-        once (``files.page_reader``), each task's own files read afresh."""
-        anchor = self.anchor
-        with PageReader(self.roots.state_root) as reader:
-
-            def judge(status: TaskStatus) -> TaskStatus:
-                if status.judged:
-                    return status
-                with self.answering():
-                    return named_since(task_status(status.ref, reader.snapshot(*status.ref), anchor), among)
-
-            yield judge
+    def answering(self) -> AbstractContextManager[None]:
+        """Mark an answer in the making: the background judging pauses until none is (``judging``)."""
+        return self._judging.answering()
 
     def judge_later(self, tasks: list[TaskStatus], change: str | None, session: str | None) -> None:
         """Judge in full, on one thread at a time, what a glancing walk of ``change`` (and
-        ``session``) left unjudged in ``tasks``. The thread starts once no answer is being made
-        (``answering``): called from within an answer, it takes no time from that answer's
-        making, its checks or its serialising."""
-        if all(status.judged for status in tasks):
-            return
-        with self._judging_lock, self._answers_changed:
-            if self._judging_elsewhere() or self._pending is not None:
-                return
-            judge = partial(self._judge_rest, change, session)
-            self._pending = threading.Thread(target=judge, name="handoff-judge", daemon=True)
-            self._pending_since = time.monotonic()
-        self._start_pending()
-
-    def _start_pending(self) -> None:
-        """Start the judging ``judge_later`` left pending, unless an answer is being made (the last one
-        to end starts it) and it was left less than ``YIELD_SECONDS`` ago: answers that keep
-        overlapping would otherwise never let it start."""
-        with self._answers_changed:
-            if self._pending is None:
-                return
-            if self._answers and time.monotonic() - self._pending_since < YIELD_SECONDS:
-                return
-            self._judging, self._pending = self._pending, None
-            self._judging.start()
-            self._answers_changed.notify_all()
+        ``session``) left unjudged in ``tasks``, once no answer is being made (``judging``)."""
+        if not all(status.judged for status in tasks):
+            self._judging.later(partial(self._judge_rest, change, session))
 
     def _judge_rest(self, change: str | None, session: str | None) -> None:
         try:
@@ -318,15 +182,45 @@ class Queries:
             logger.warning("judging %s in the background stopped: %s", change or "the active changes", exc)
 
     def wait_judged(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds for the judging a glancing walk started (or left pending until
-        the answers being made end); whether it is done."""
-        deadline = time.monotonic() + timeout
-        with self._answers_changed:
-            self._answers_changed.wait_for(lambda: self._pending is None, timeout)
-            judging, pending = self._judging, self._pending
-        if judging is not None:
-            judging.join(max(0.0, deadline - time.monotonic()))
-        return pending is None and (judging is None or not judging.is_alive())
+        """Wait up to ``timeout`` seconds for the background judging; whether it is done."""
+        return self._judging.wait(timeout)
+
+    def _walk(
+        self, change: str | None, session: str | None, *, glancing: bool = False, paced: bool = False
+    ) -> list[TaskStatus]:
+        anchor = self.anchor
+        if self._rows is not None:
+            self._rows.load(self._verdicts, anchor)
+        with _no_cycle_collection():
+            began = time.time_ns()
+            found = [
+                status
+                for name in self._named(change)
+                for status in self._change_status(name, session, began, glancing=glancing, paced=paced, anchor=anchor)
+            ]
+            if change is None and session is None and not glancing:  # a lookup per task: not in the Lead's answer
+                self._verdicts.forget_unseen(found)
+                if self._rows is not None:
+                    self._rows.save(self._verdicts, self.anchor)
+            return found
+
+    def judged(self, status: TaskStatus, among: list[TaskStatus]) -> TaskStatus:
+        """``status`` judged in full (read afresh when it is a glance); ``among`` is the answer it is part of."""
+        with self.page_judge(among) as judge:
+            return judge(status)
+
+    @contextmanager
+    def page_judge(self, among: list[TaskStatus]) -> Iterator[Callable[[TaskStatus], TaskStatus]]:
+        """``judged`` for the tasks of one page of ``among``, each read afresh from its files."""
+        anchor = self.anchor
+
+        def judge(status: TaskStatus) -> TaskStatus:
+            if status.judged:
+                return status
+            with self.answering():
+                return named_since(task_status(status.ref, self.snapshot(status.ref), anchor), among)
+
+        yield judge
 
     def _named(self, change: str | None) -> list[str]:
         return [check_change(change)] if change else self.changes()
@@ -340,7 +234,6 @@ class Queries:
         glancing: bool,
         paced: bool,
         anchor: TaskAnchor | None,
-        holding: Callable[[], set[str]],
     ) -> list[TaskStatus]:
         """The change's tasks; a change that cannot be read is first shown as the hold it is (see ``claims``)."""
         held = unreadable_change(self.roots.state_root, change)
@@ -354,8 +247,8 @@ class Queries:
             # the lean walk, so that the answers after the first cost no more than the first. What is
             # judged so far is reused there (a stat per file), never glanced again: an answer made
             # during the judging then holds no second copy of the tasks beside the verdicts.
-            if glancing and (not self._verdicts.expects_reuse or self._judging_elsewhere()):
-                return hold + self._sighted(change, session, began, anchor, holding)
+            if glancing and (not self._verdicts.expects_reuse or self._judging.elsewhere()):
+                return hold + self._sighted(change, session, began, anchor)
             walk = read_change_snapshots(self.roots.state_root, change, session, reuse=self._verdicts, readers=readers)
             for index, (r, t, snapshot) in enumerate(walk):
                 place = (change, r, t)
@@ -367,42 +260,24 @@ class Queries:
                     # and then lets the threads that answer (and the event loop that sends) run at once,
                     # and while an answer is being made it waits for it to end.
                     time.sleep(PACE_SECONDS)
-                    self._yield_to_answers()
+                    self._judging.yield_to_answers()
         except ChangeNotFound:
             raise
         except HandoffError as exc:  # a round that is a symlink, say: the change holds the workspace (``claims``)
             return hold or [held_status(change, unreadable_because(change, exc.message))]
         return hold + found
 
-    def _sighted(
-        self, change: str, session: str | None, began: int, anchor: TaskAnchor | None, holding: Callable[[], set[str]]
-    ) -> list[TaskStatus]:
+    def _sighted(self, change: str, session: str | None, began: int, anchor: TaskAnchor | None) -> list[TaskStatus]:
         """A cold walk of the change: each settled task glanced from its sighting
         (``files.sightings``) unless its held verdict is still true, the rest judged in full at once
-        (and held). Nothing held to reuse and a large change: its later rounds glanced by a second
-        process meanwhile (``halves``)."""
+        (and held)."""
         before = began - self._verdicts.settle_ns
         reuse = self._verdicts.glimpses if self._verdicts.glimpses else None
         with opened_sessions(self.roots.state_root, change) as (facts, sessions_fd):
             if sessions_fd is None:
                 return []
             rounds = round_names(sessions_fd, session)
-            walk = partial(self._sight, sessions_fd, facts, before, reuse, began, anchor)
-            # A child holds nothing: split only a whole change of which nothing is held yet.
-            if session is not None or (reuse is not None and change in holding()):
-                return walk(rounds)
-            with halves(sessions_fd, facts, before, rounds) as split:
-                if split is None:
-                    return walk(rounds)
-                found = walk(split.here)
-                for name, glances in split.glances(change):
-                    if glances is None:
-                        found += walk([name])
-                        continue
-                    for status, stamps, names in glances:
-                        self._verdicts.hold_glance(facts, status, stamps, names)
-                        found.append(status)
-                return found
+            return self._sight(sessions_fd, facts, before, reuse, began, anchor, rounds)
 
     def _sight(
         self,
@@ -440,8 +315,3 @@ class Queries:
     def leftovers(self) -> list[Leftover]:
         """Publish temp files and empty rounds that crashed or refused work left behind."""
         return find_leftovers(self.roots.state_root)
-
-    def log_needles(self, ref: Ref) -> list[str]:
-        """Text a session log must mention to be this task's: its ref, or its TASK path."""
-        task = self.roots.task_dir(ref) / TASK_FILE
-        return [str(ref), f"{ref.session}/{ref.task}", self.roots.shown(task), str(task)]

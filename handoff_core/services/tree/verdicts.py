@@ -19,6 +19,10 @@ walk no longer finds is dropped: ``forget_unseen``), so each is one tuple keyed 
 scope, a kind and a report's status word. The probe is kept exact (its packed stamps), never a
 digest of it: equal is equal, with no odds to argue.
 
+Kept across restarts. A server keeps its verdicts as rows in this user's cache (``status_rows``)
+after a full walk that held new ones, and a restarted server holds them before its first walk:
+each is still used only where that walk's probe equals it, so its first answer is a warm one.
+
 Held glances. A cold answer glances at most tasks (``status.glance``) and the judging after it
 takes a while; an answer asked meanwhile would glance them all again. So each glance is held too,
 on the probe of the very files it read, until the task's verdict replaces it: the next answer
@@ -100,6 +104,7 @@ class Verdicts:
         # Whether the verdicts held were judged in a state root the Lead's secret governs: once it does,
         # a TASK without an anchor is changed, so every verdict before that is dropped (``_governed_now``).
         self._governed = False
+        self.added = 0  # verdicts held since the rows were last kept (``status_rows``)
 
     def names(self, change: str, session: str, task: str) -> tuple[str, ...] | None:
         """The entry names of a task directory as judged, when a verdict on it is held."""
@@ -143,7 +148,22 @@ class Verdicts:
             status = self._shared.status(status)
             names = self._shared.names(probe[1])
             self._held[status.ref] = Held(snapshot.change, snapshot.same_number, probe[0], names, status)
+            self.added += 1
         return status
+
+    def rows(self) -> list[Held]:
+        """Every verdict held, as rows to keep (``status_rows``); the values copied first: the judging
+        thread may add to them meanwhile."""
+        return list(self._held.values())
+
+    def take_rows(self, rows: list[Held], governed: bool) -> None:
+        """Hold ``rows`` kept by a server before this one, judged in a state root ``governed`` or not:
+        each is used only where a walk's probe equals it, as a verdict judged here is."""
+        self._governed = governed
+        for change, same, stamps, names, status in rows:
+            self._held.setdefault(
+                status.ref, Held(change, same, stamps, self._shared.names(names), self._shared.status(status))
+            )
 
     def _governed_now(self, anchor: TaskAnchor | None) -> bool:
         """Drop every verdict and glance when ``anchor`` is the first to say the state root is governed;

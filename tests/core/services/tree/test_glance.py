@@ -24,7 +24,7 @@ from bench.requests import implementation, report_of, review
 from bench.trees import generate
 from handoff_core.contract.ids import Ref
 from handoff_core.files.task_dir import Roots
-from handoff_core.services.tree import queries as queries_module
+from handoff_core.services.tree import judging
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.tree.status import TaskStatus, _glance_kind, glance, task_status, written_kind
 from handoff_core.services.tree.status_page import StatusPage, page_status
@@ -162,7 +162,7 @@ def test_background_judging_waits_while_an_answer_is_being_made(store: Store) ->
 
 
 def test_background_judging_ends_while_answers_keep_overlapping(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(queries_module, "YIELD_SECONDS", 0.05)
+    monkeypatch.setattr(judging, "YIELD_SECONDS", 0.05)
     history(store, reviews=60)
     old_times(store)
     queries = cold(store)

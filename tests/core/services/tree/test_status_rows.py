@@ -1,0 +1,77 @@
+"""Status rows: a restarted server's first status reuses the verdicts the server before it kept,
+only where a stat of each task proves them current, and judges the rest from the files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.requests import implementation, report_of, review
+from handoff_core.contract.scope import Scope, SharedPath
+from handoff_core.services.tree.queries import Queries
+from handoff_core.services.tree.status_rows import basis, load_rows, save_rows
+from handoff_core.services.tree.verdicts import Verdicts
+from handoff_core.services.writing.store import Store
+from tests.support.changes import CHANGE
+
+
+def server(store: Store) -> Queries:
+    """A server's reader of the tree (rows kept in the cache), whose verdicts count as settled at once."""
+    queries = Queries(store.roots, Verdicts(settle_seconds=0))
+    queries.keep_claim_rows()
+    return queries
+
+
+def returned(store: Store) -> Path:
+    ref = store.create_task(review()).ref
+    report = report_of(
+        ref,
+        status="completed",
+        focused="Read it. Found two issues. Stopped. Next: fix.",
+        artifacts="none",
+        verification="ok",
+    )
+    store.write_report(report, CHANGE)
+    return store.roots.task_dir(ref) / "REPORT.md"
+
+
+def doctored(store: Store) -> None:
+    """The kept rows with a note no judgement makes: an answer holding it came from the rows."""
+    rows = load_rows(store.roots.state_root, basis(None))
+    assert rows
+    save_rows(store.roots.state_root, basis(None), [(*row[:4], row[4]._replace(notes=("kept",))) for row in rows])
+
+
+def test_a_restarted_server_answers_the_same_from_the_rows_the_one_before_kept(store: Store) -> None:
+    returned(store)
+    store.create_task(implementation())
+    first = server(store).status()
+    rows = load_rows(store.roots.state_root, basis(None))
+    assert sorted(row[4] for row in rows) == sorted(first)  # every task's status, round trip exact
+    assert server(store).status() == first == store.queries.status()
+
+
+def test_a_restarted_servers_first_status_comes_from_the_rows_where_stamps_prove_them(store: Store) -> None:
+    report = returned(store)
+    server(store).status()
+    doctored(store)
+    assert [t.notes for t in server(store).status()] == [("kept",)]
+    report.chmod(0o400)  # a new ctime: the row is not proven, the task is judged from its files
+    assert [t.notes for t in server(store).status()] == [()]
+
+
+def test_rows_kept_under_another_anchor_are_not_loaded(store: Store) -> None:
+    returned(store)
+    server(store).status()
+    assert load_rows(store.roots.state_root, basis(None))
+    assert load_rows(store.roots.state_root, "another:governed") == []
+
+
+def test_a_scope_with_shared_paths_round_trips_through_the_rows(store: Store) -> None:
+    returned(store)
+    server(store).status()
+    (row,) = load_rows(store.roots.state_root, basis(None))
+    scope = Scope(writable=("src/**",), shared=(SharedPath("docs/a.md", "lead"),), resources=("port:5432",))
+    save_rows(store.roots.state_root, basis(None), [(*row[:4], row[4]._replace(scope=scope))])
+    (again,) = load_rows(store.roots.state_root, basis(None))
+    assert again[4].scope == scope
+    assert isinstance(again[4].scope.shared[0], SharedPath)
