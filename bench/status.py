@@ -16,14 +16,12 @@ never its resident size at the end.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -35,15 +33,12 @@ from bench.scaling import bare_walk, peak_rss_kb, read_walk
 from bench.startup import HANDSHAKE
 from bench.stats import FloorFailed, child_runs, paired, timed
 from bench.targets import MEMORY_AFTER_DISPATCHES
-from bench.trees import kept_tree, make_change
+from bench.trees import kept_tree, make_change, secret_of
 from handoff_core.services.tree.verdicts import SETTLE_SECONDS
 from server.config import Settings
 from server.mcp.app import build_server
 
 FLOORS = {"bare": bare_walk, "read": read_walk}
-# The token secret must lie outside the project: a folder of this process's own, removed at its exit.
-SECRETS = Path(tempfile.mkdtemp(prefix="handoff-bench-secret-"))
-atexit.register(shutil.rmtree, SECRETS, ignore_errors=True)
 JUDGED_WITHIN = 1800.0  # seconds a warm child waits for its server to judge what it glanced at
 DISPATCH_CHANGE = "2026-11-30-status-dispatch"  # made beside the tree's own change, removed after
 
@@ -60,7 +55,9 @@ async def _call(server: MCPServer) -> tuple[float, dict[str, Any], int]:
 
 
 def _settings(state_root: Path) -> Settings:
-    return Settings(role="lead", project_root=state_root.parent, state_root=state_root, secret_file=SECRETS / "secret")
+    return Settings(
+        role="lead", project_root=state_root.parent, state_root=state_root, secret_file=secret_of(state_root)
+    )
 
 
 async def first_answer(state_root: Path) -> dict[str, Any]:
@@ -122,7 +119,7 @@ def over_stdio(state_root: Path, rounds: int = 7) -> dict[str, Any]:
     """A fresh stdio server's first three answers back to back (the Lead that asks twice), then warm ones."""
     project = state_root.parent
     command = [sys.executable, "-m", "server", "serve", "--role", "lead", "--project-root", str(project)]
-    command += ["--state-root", str(state_root), "--secret-file", str(SECRETS / "secret")]
+    command += ["--state-root", str(state_root), "--secret-file", str(secret_of(state_root))]
     with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=project) as server:
         try:
             assert server.stdin is not None
@@ -166,20 +163,16 @@ def over_stdio(state_root: Path, rounds: int = 7) -> dict[str, Any]:
 def dispatched(server: subprocess.Popen[bytes], count: int) -> None:
     """``count`` review tasks dispatched over stdio, then one implementation task, which reads every claim.
 
-    Once the Lead's secret governs the tree, each open review the generator wrote (with no anchor)
-    holds the whole workspace, so that implementation task is refused (``ownership_conflict``) after
-    the claims are read: what it adds to the server's memory is all there is to measure of it.
+    The generated TASKs carry the anchor of this server's secret (``bench.trees``), as the Lead's server
+    publishes them: once that secret governs the tree they verify, so the open reviews claim nothing and
+    the implementation task is dispatched, as in a real tree.
     """
     task = {"change": DISPATCH_CHANGE, "goal": "Review it.", "inputs": "the diff", "acceptance": "findings"}
     for index in range(count):
         arguments = {**task, "topic": f"part-{index + 1}", "kind": "review", "read_only": ["src/**"]}
         _ask(server, 5000 + index, "create_task", arguments)
     implementation = {**task, "topic": "writer", "kind": "implementation", "workspace": "current", "writable": ["s/**"]}
-    try:
-        _ask(server, 4999, "create_task", implementation)
-    except FloorFailed as exc:
-        if "ownership_conflict" not in str(exc):
-            raise
+    _ask(server, 4999, "create_task", implementation)
 
 
 def _answered(server: subprocess.Popen[bytes], ident: int) -> dict[str, Any]:
