@@ -32,9 +32,9 @@ from mcp.types import CallToolResult
 
 from bench.scaling import bare_walk, peak_rss_kb, read_walk
 from bench.stats import FloorFailed, child_runs, paired, timed
-from bench.status_server import SECRETS, ask, cpu_seconds, peak_of, started, stopped
+from bench.status_server import ask, cpu_seconds, peak_of, started, stopped
 from bench.targets import MEMORY_AFTER_DISPATCHES
-from bench.trees import kept_tree, make_change
+from bench.trees import kept_tree, make_change, secret_of
 from handoff_core.services.tree.verdicts import SETTLE_SECONDS
 from server.config import Settings
 from server.mcp.app import build_server
@@ -56,7 +56,9 @@ async def _call(server: MCPServer) -> tuple[float, dict[str, Any], int]:
 
 
 def _settings(state_root: Path) -> Settings:
-    return Settings(role="lead", project_root=state_root.parent, state_root=state_root, secret_file=SECRETS / "secret")
+    return Settings(
+        role="lead", project_root=state_root.parent, state_root=state_root, secret_file=secret_of(state_root)
+    )
 
 
 async def first_answer(state_root: Path) -> dict[str, Any]:
@@ -159,9 +161,9 @@ def _restarted(state_root: Path, cache: Path, rounds: int) -> dict[str, Any]:
 def dispatched(server: subprocess.Popen[bytes], count: int) -> None:
     """``count`` review tasks dispatched over stdio, then one implementation task, which reads every claim.
 
-    Once the Lead's secret governs the tree, each open review the generator wrote (with no anchor)
-    holds the whole workspace, so that implementation task is refused (``ownership_conflict``) after
-    the claims are read: what it adds to the server's memory is all there is to measure of it.
+    The generated TASKs carry the anchor of this server's secret (``bench.trees``), as the Lead's server
+    publishes them: once that secret governs the tree they verify, so the open reviews claim nothing and
+    the implementation task is dispatched, as in a real tree.
     """
     task = {"change": DISPATCH_CHANGE, "goal": "Review it.", "inputs": "the diff", "acceptance": "findings"}
     for index in range(count):

@@ -3,25 +3,19 @@ one tool call at a time, measured from outside (CPU, peak memory), stopped as a 
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from bench.startup import HANDSHAKE
 from bench.stats import FloorFailed
+from bench.trees import secret_of
 
-__all__ = ["SECRETS", "answered", "ask", "cpu_seconds", "peak_of", "started", "stopped"]
-
-# The token secret must lie outside the project: a folder of this process's own, removed at its exit.
-SECRETS = Path(tempfile.mkdtemp(prefix="handoff-bench-secret-"))
-atexit.register(shutil.rmtree, SECRETS, ignore_errors=True)
+__all__ = ["answered", "ask", "cpu_seconds", "peak_of", "started", "stopped"]
 
 
 def ask(
@@ -55,7 +49,7 @@ def started(state_root: Path, cache: Path) -> subprocess.Popen[bytes]:
     """A stdio Lead server on ``state_root`` with ``cache`` as this user's cache, started and listed."""
     project = state_root.parent
     command = [sys.executable, "-m", "server", "serve", "--role", "lead", "--project-root", str(project)]
-    command += ["--state-root", str(state_root), "--secret-file", str(SECRETS / "secret")]
+    command += ["--state-root", str(state_root), "--secret-file", str(secret_of(state_root))]
     env = {**os.environ, "HANDOFF_CACHE_DIR": str(cache)}
     server = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=project, env=env)
     assert server.stdin is not None

@@ -3,6 +3,8 @@ ownership). Its rendering, for people and for the claim reader, is ``scope_text`
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from handoff_core.contract.frontmatter import load_yaml
 from handoff_core.contract.globs import check_glob_count, check_globs
 from handoff_core.contract.pattern import compile_on_use
@@ -297,7 +299,14 @@ def read_scope(text: str) -> Scope | None:
     end = text.find("\n```", start + 1) if start >= 0 else -1
     if end < 0 or text.count(opener) != 1:
         return None
+    return _block_scope(text[start + len(SCOPE_FENCE) + 2 : end])
+
+
+@lru_cache(maxsize=256)
+def _block_scope(block: str) -> Scope | None:
+    """A scope block's Scope, kept by its text: the tasks of a history repeat a few blocks, and a
+    server's first claim scan reads every one of them (a Scope is a tuple of tuples: shared safely)."""
     try:
-        return scope_from(load_yaml(text[start + len(SCOPE_FENCE) + 2 : end], "handoff-scope block"), "")
+        return scope_from(load_yaml(block, "handoff-scope block"), "")
     except InvalidContent:
         return None

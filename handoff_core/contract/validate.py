@@ -122,6 +122,15 @@ def task_problems(text: str, change: str, session: str, task: str) -> list[str]:
 
 
 def report_problems(text: str, session: str, task: str, task_sha: str | None) -> tuple[list[str], list[str]]:
+    errors = report_errors(text, session, task, task_sha)
+    warnings: list[str] = []
+    if not errors and (problem := focused_problem(sections(text).get(REPORT_FOCUSED, ""))) is not None:
+        warnings.append(problem)
+    return errors, warnings
+
+
+def report_errors(text: str, session: str, task: str, task_sha: str | None) -> list[str]:
+    """A REPORT's errors alone: what a claim scan asks of every REPORT in the active history."""
     fields, duplicates = header_fields(text)
     errors = [f"REPORT: duplicate {key}" for key in dict.fromkeys(duplicates) if key in ("Session", "Task", "Status")]
     if fields.get("Session") != session or fields.get("Task") != task:
@@ -132,10 +141,7 @@ def report_problems(text: str, session: str, task: str, task_sha: str | None) ->
     pinned = fields.get("Task-SHA256")
     if pinned is not None and task_sha is not None and pinned != task_sha:
         errors.append("REPORT Task-SHA256 differs from the current TASK.md: the TASK changed after delivery")
-    warnings: list[str] = []
-    if not errors and (problem := focused_problem(sections(text).get(REPORT_FOCUSED, ""))) is not None:
-        warnings.append(problem)
-    return errors, warnings
+    return errors
 
 
 def closes_claim(entry: Entry, name: str, session: str, task: str) -> bool:
@@ -151,7 +157,7 @@ def closes_claim(entry: Entry, name: str, session: str, task: str) -> bool:
         from handoff_core.contract.release import release_problems
 
         return not release_problems(text, session, task)
-    return not report_problems(text, session, task, None)[0]
+    return not report_errors(text, session, task, None)
 
 
 def _anchor_problem(anchor: TaskAnchor, ref: str, task: bytes) -> str | None:

@@ -66,8 +66,17 @@ Stamp = tuple[int, int, int]  # device, inode, ctime_ns of a round directory
 @dataclass
 class _Round:
     stamp: Stamp | None  # None: not yet settled, listed again at the next scan
-    settled: set[str] = field(default_factory=set)  # tasks that claim nothing: closed, or read-only
+    # Tasks that claim nothing (closed, or read-only), kept only to be saved: their names joined by NUL,
+    # which no file name holds; one string per round, not a set of strings (a server holds one per task).
+    settled: str = ""
     live: set[str] = field(default_factory=set)  # every other entry: looked at each scan
+
+
+_SEP = "\0"
+
+
+def _names(joined: str) -> list[str]:
+    return joined.split(_SEP) if joined else []
 
 
 def rows_path(state_root: Path) -> Path:
@@ -194,8 +203,9 @@ class ClaimRows(ClaimIndex):
             # hand is seen at the latest when anything is made or removed in its round.
             if row is None:
                 self._unsaved += 1  # a round the rows did not hold: a restart would judge it all again
-            row = self._rounds[key] = _Round(stamp, set(), set(os.listdir(round_fd)))
+            row = self._rounds[key] = _Round(stamp, "", set(os.listdir(round_fd)))
         found: list[Claim] = []
+        settled: list[str] = []
         for task in sorted(row.live):
             task_key = (*key, task)
             before = self._seen.get(task_key)
@@ -204,11 +214,13 @@ class ClaimRows(ClaimIndex):
                 self.judged += 1
             if seen is not None and seen.claim is None:
                 row.live.discard(task)
-                row.settled.add(task)
+                settled.append(task)
                 self._seen.pop(task_key, None)  # its row is the name alone
             elif seen is not None and seen.claim is not None:
                 found.append(replace(seen.claim, age_seconds=max(0.0, now - seen.since)))
         row.live = set(row.live)  # a set keeps the table it grew to: emptied, it would hold 8 KB per round
+        if settled:
+            row.settled = _SEP.join([*_names(row.settled), *settled])
         return found
 
     def _load(self, root: Path) -> None:
@@ -225,7 +237,9 @@ class ClaimRows(ClaimIndex):
             self._basis_of_rows = str(saved["basis"])
             for change, session, device, inode, ctime_ns, settled, live in saved["rounds"]:
                 stamp = (int(device), int(inode), int(ctime_ns))
-                self._rounds[(str(change), str(session))] = _Round(stamp, {*map(str, settled)}, {*map(str, live)})
+                self._rounds[(str(change), str(session))] = _Round(
+                    stamp, _SEP.join(map(str, settled)), {*map(str, live)}
+                )
         except (ValueError, TypeError, KeyError):
             self._rounds = {}  # signed by this user, yet not rows of this version: judged afresh
 
@@ -236,7 +250,7 @@ class ClaimRows(ClaimIndex):
 
     def _save(self, root: Path) -> None:
         rows = [
-            [*key, *row.stamp, sorted(row.settled), sorted(row.live)]  # the live ones are looked at again
+            [*key, *row.stamp, sorted(_names(row.settled)), sorted(row.live)]  # the live ones are looked at again
             for key, row in self._rounds.items()
             if row.stamp is not None
         ]

@@ -159,7 +159,8 @@ def task_kind_and_scope(data: bytes | None) -> tuple[Kind | None, Scope | None]:
     """Just what ownership needs from a TASK: its kind and its handoff-scope block."""
     try:
         text = (data or b"").decode("utf-8").removeprefix("\ufeff")
-        kind = split_frontmatter(text)[0].get("kind")
+        # The plain reader first: a server's first claim scan reads every TASK of the active history.
+        kind = (plain_frontmatter(text) or split_frontmatter(text)[0]).get("kind")
     except (HandoffError, UnicodeDecodeError):
         return None, None
     return (cast(Kind, kind) if kind in KINDS else None), read_scope(text)
