@@ -114,7 +114,7 @@ def _served_sha(settings: Settings, url: str, token: str, ref: str | None) -> st
         return None
     import hashlib
 
-    from handoff_core.services.evidence.remote_task import fetch_task
+    from handoff_core.services.evidence.team_task import fetch_task
 
     return hashlib.sha256(fetch_task(url, token, ref)).hexdigest()
 

@@ -19,10 +19,10 @@ from handoff_core.contract.task_file import parse_task
 from handoff_core.errors import TeamServerError, WorkspaceRefused
 from handoff_core.files.git import work_tree_of
 from handoff_core.layout import DEFAULT_STATE_ROOT
-from handoff_core.services.evidence.team_task import PROTOCOL, TIMEOUT, fetch_task, pinned_task, post
+from handoff_core.services.evidence.team_task import TIMEOUT, pinned_task, post
 from handoff_core.services.rules.scope_rule import ScopeRule
 
-__all__ = ["PROTOCOL", "TIMEOUT", "RemoteTask", "ask_stop", "fetch_task", "remote_task", "stop_url", "task_cache"]
+__all__ = ["RemoteTask", "ask_stop", "remote_task", "stop_url", "task_cache"]
 
 
 def task_cache() -> Path:
