@@ -189,9 +189,9 @@ class Queries(TaskFiles):
         self, change: str | None, session: str | None, *, glancing: bool = False, paced: bool = False
     ) -> list[TaskStatus]:
         anchor = self.anchor
-        if self._rows is not None:
-            self._rows.load(self._verdicts, anchor)
         with _no_cycle_collection():
+            if self._rows is not None:
+                self._rows.load(self._verdicts, anchor)
             began = time.time_ns()
             found = [
                 status
