@@ -98,6 +98,13 @@ class Queries(TaskFiles):
         self._claims = ClaimRows(settle_ns=settle_ns)
         self._rows = StatusRows(self.roots.state_root)
 
+    def read_rows(self) -> None:
+        """Read the status rows the server before this one kept, ahead of the first answer (a server
+        just started, on a thread of its own): the first walk waits for it and takes them."""
+        if self._rows is not None:
+            with _no_cycle_collection():
+                self._rows.read(self._verdicts.shared)
+
     def save_claim_rows(self) -> None:
         """Keep the claim rows in the cache now (a server about to stop); nothing for a fresh scan."""
         if isinstance(self._claims, ClaimRows):

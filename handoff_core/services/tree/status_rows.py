@@ -38,7 +38,7 @@ from handoff_core.files.executor_home import cache_root
 from handoff_core.services.tree.status import TaskStatus
 from handoff_core.services.tree.verdicts import Held, Shared, Verdicts
 
-__all__ = ["Row", "StatusRows", "load_rows", "save_rows"]
+__all__ = ["Row", "StatusRows", "load_rows", "read_rows", "save_rows"]
 
 _FOLDER = "status-rows"
 _VERSION = 2
@@ -109,28 +109,34 @@ def save_rows(state_root: Path, anchor_basis: str, rows: Iterable[Row]) -> bool:
     return save_cache(_path(state_root), marshal.dumps(saved))
 
 
-def load_rows(state_root: Path, anchor_basis: str, shared: Shared | None = None) -> list[Held]:
-    """The rows a server before this one kept for this tree under this anchor; none when they cannot
-    be trusted (missing, unsigned, of another tree, version or anchor). ``shared``: the table of
-    the verdicts they join, so that what they say alike is held once."""
+def read_rows(state_root: Path, shared: Shared) -> tuple[str, list[Held]]:
+    """The rows a server before this one kept for this tree, and the anchor they were judged by
+    (``basis``); none when they cannot be trusted (missing, unsigned, of another tree or version).
+    ``shared``: the table of the verdicts they join, so that what they say alike is held once."""
     data = load_cache(_path(state_root), _LIMIT)
     if data is None:
-        return []
-    shared = shared or Shared()
+        return "", []
     try:
         version, root, saved_basis, *tables = marshal.loads(data)  # noqa: S302  # signed by this user's key (``cache_file``)
-        if (version, root, saved_basis) != (_VERSION, os.path.realpath(state_root), anchor_basis):
-            return []
+        if (version, root) != (_VERSION, os.path.realpath(state_root)) or not isinstance(saved_basis, str):
+            return "", []
         facts_table, names_table, status_table, kept = tables
         facts = [ChangeFacts._make(change) for change in facts_table]
-        names = [shared.names(tuple(held)) for held in names_table]
+        names = [shared.names(tuple(entries)) for entries in names_table]
         statuses = [_template(plain, shared) for plain in status_table]
-        return [
+        rows = [
             _held(facts[f], session, task, same, stamps, names[n], statuses[s], times)
             for f, session, task, same, stamps, n, s, *times in kept
         ]
     except (ValueError, TypeError, EOFError, IndexError):
-        return []
+        return "", []
+    return saved_basis, rows
+
+
+def load_rows(state_root: Path, anchor_basis: str, shared: Shared | None = None) -> list[Held]:
+    """``read_rows``, when they were judged under this anchor; else none."""
+    saved_basis, rows = read_rows(state_root, shared or Shared())
+    return rows if saved_basis == anchor_basis else []
 
 
 def _held(
@@ -150,13 +156,20 @@ def _held(
 
 
 class StatusRows:
-    """A server's verdicts kept for the next server on its tree: loaded before its first walk, saved
-    after a full walk that held new ones."""
+    """A server's verdicts kept for the next server on its tree: read ahead of its first walk (or by
+    it), taken by that walk when judged under its anchor; saved after a full walk that held new ones."""
 
     def __init__(self, state_root: Path) -> None:
         self.state_root = state_root
         self._loaded = False
+        self._read: tuple[str, list[Held]] | None = None  # read ahead, not yet taken
         self._lock = threading.Lock()
+
+    def read(self, shared: Shared) -> None:
+        """Read the rows now, ahead of the first walk (which waits for this, then takes them)."""
+        with self._lock:
+            if not self._loaded and self._read is None:
+                self._read = read_rows(self.state_root, shared)
 
     def load(self, verdicts: Verdicts, anchor: TaskAnchor | None) -> None:
         """Hold the rows a server before this one kept (judged under ``anchor``), once."""
@@ -164,8 +177,10 @@ class StatusRows:
             return
         with self._lock:
             if not self._loaded:
-                kept = load_rows(self.state_root, basis(anchor), verdicts.shared)
-                verdicts.take_rows(kept, anchor is not None and anchor.governed)
+                saved_basis, kept = self._read or read_rows(self.state_root, verdicts.shared)
+                self._read = None
+                governed = anchor is not None and anchor.governed
+                verdicts.take_rows(kept if saved_basis == basis(anchor) else [], governed)
                 self._loaded = True
 
     def save(self, verdicts: Verdicts, anchor: TaskAnchor | None) -> None:
