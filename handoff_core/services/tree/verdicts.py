@@ -20,8 +20,9 @@ scope, a kind and a report's status word. The probe is kept exact (its packed st
 digest of it: equal is equal, with no odds to argue.
 
 Kept across restarts. A server keeps its verdicts as rows in this user's cache (``status_rows``)
-after a full walk that held new ones, and a restarted server holds them before its first walk:
-each is still used only where that walk's probe equals it, so its first answer is a warm one.
+after a full walk that held new ones, and a restarted server holds them before its first walk (a
+Lead's server reads them ahead, once its tools are listed): each is still used only where that
+walk's probe equals it, so its first answer is a warm one.
 
 Held glances. A cold answer glances at most tasks (``status.glance``) and the judging after it
 takes a while; an answer asked meanwhile would glance them all again. So each glance is held too,
