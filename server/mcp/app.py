@@ -11,6 +11,7 @@ this module; the tools are there, complete, before any answer that names them.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -93,13 +94,25 @@ class HandoffServer(MCPServer):
         self.role, self.task_scoped, self.task = role, task_scoped, task
         self.services = services
         self.tools = DeferredTools(tools)
+        self._reading_ahead = threading.Lock()  # taken once and kept: the rows are read ahead once
+
+    def read_ahead(self) -> None:
+        """A Lead's server reads the status rows the server before it kept, on a thread of its own, once
+        its tools are listed: its first handoff_status waits for it, then answers as a warm one does,
+        and the tools/list answer never waits for it."""
+        if self.role == "lead" and self._reading_ahead.acquire(blocking=False):
+            threading.Thread(target=self._read_rows, name="handoff-rows", daemon=True).start()
+
+    def _read_rows(self) -> None:
+        with contextlib.suppress(Exception):  # a tool call makes the services again, and reports what failed
+            self.services().queries.read_rows()
 
     def _scope(self, context: Context[Any, Any] | None) -> Ref | None:
         return _token_ref(context) if self.task_scoped else self.task
 
     async def list_tools(self) -> list[ListedTool]:
         """Every tool as ``tools/list`` shows it: the SDK's listing of each, field for field."""
-        return [
+        listed = [
             ListedTool(
                 name=info.name,
                 title=info.title,
@@ -112,6 +125,8 @@ class HandoffServer(MCPServer):
             )
             for info in self.tools.manager().list_tools()
         ]
+        self.read_ahead()
+        return listed
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None

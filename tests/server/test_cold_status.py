@@ -13,11 +13,12 @@ import pytest
 from mcp import Client
 
 from bench.trees import generate
-from handoff_core.services.tree.verdicts import Verdicts
+from handoff_core.services.tree.status_rows import read_rows, save_rows
+from handoff_core.services.tree.verdicts import Shared, Verdicts
 from handoff_core.services.writing.store import Store
 from server.config import Settings
 from server.mcp import summaries
-from server.mcp.app import build_server
+from server.mcp.app import HandoffServer, build_server
 from server.mcp.tools import shared
 from tests.support.calls import call
 
@@ -76,3 +77,25 @@ async def test_the_background_judging_begins_only_once_the_answer_is_made(
         assert first["unjudged"] > 0
         assert await anyio.to_thread.run_sync(judging.wait, 60)  # bounded: then it judges
     assert order == ["answer made"]
+
+
+async def test_a_restarted_lead_server_reads_its_status_rows_ahead_once_its_tools_are_listed(
+    state_root: Path, settings_for: Callable[[str], Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    generate(state_root, 30)
+    monkeypatch.setattr(Verdicts.__init__, "__defaults__", (0.0,))  # the new server's files count as settled
+    first = build_server(settings_for("lead"))
+    assert isinstance(first, HandoffServer)
+    await first.call_tool("handoff_status", {})
+    assert first.services().queries.wait_judged(60)  # judged in full, and kept as rows
+    saved_basis, rows = read_rows(state_root, Shared())
+    assert len(rows) == 30
+    save_rows(state_root, saved_basis, [(*row[:4], row[4]._replace(notes=("kept",))) for row in rows])
+    restarted = build_server(settings_for("lead"))
+    assert isinstance(restarted, HandoffServer)
+    await restarted.list_tools()
+    for thread in threading.enumerate():
+        if thread.name == "handoff-rows":
+            thread.join(60)
+    save_rows(state_root, saved_basis, [])  # kept no more: only the rows read ahead say "kept"
+    assert {t.notes for t in restarted.services().queries.status()} == {("kept",)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -62,23 +63,39 @@ def held_status(change: str, because: str) -> TaskStatus:
 logger = logging.getLogger(__name__)
 
 
-@contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Pause the cyclic garbage collector for one walk.
+class _CollectorPause:
+    """The cyclic garbage collector paused for one walk.
 
     A walk makes an object or two per task that lives as long as the server (held verdicts, the
     claim index); none of them can form a cycle, so the collector finds nothing, yet it walks every
     one of them again each time enough new ones pile up: a third of a fresh walk's time at 100,000
-    tasks. Reference counting still frees everything at once.
+    tasks. Reference counting still frees everything at once. Walks overlap (an answer, the judging
+    and the rows read ahead run on threads of their own): the collector resumes when the last of
+    them ends, and only when a walk paused it.
     """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
+
+    def __init__(self) -> None:
+        self._walks = 0
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def during(self) -> Iterator[None]:
+        with self._lock:
+            ours = self._walks > 0 or gc.isenabled()
+            if ours:
+                gc.disable()
+                self._walks += 1
+        try:
+            yield
+        finally:
+            if ours:
+                with self._lock:
+                    self._walks -= 1
+                    if not self._walks:
+                        gc.enable()
+
+
+_no_cycle_collection = _CollectorPause().during
 
 
 class Queries(TaskFiles):
@@ -97,6 +114,13 @@ class Queries(TaskFiles):
         per task: for a server, which answers many dispatches. A fresh process scans every task."""
         self._claims = ClaimRows(settle_ns=settle_ns)
         self._rows = StatusRows(self.roots.state_root)
+
+    def read_rows(self) -> None:
+        """Read the status rows the server before this one kept, ahead of the first answer (a server
+        just started, on a thread of its own): the first walk waits for it and takes them."""
+        if self._rows is not None:
+            with _no_cycle_collection():
+                self._rows.read(self._verdicts.shared)
 
     def save_claim_rows(self) -> None:
         """Keep the claim rows in the cache now (a server about to stop); nothing for a fresh scan."""
@@ -189,9 +213,9 @@ class Queries(TaskFiles):
         self, change: str | None, session: str | None, *, glancing: bool = False, paced: bool = False
     ) -> list[TaskStatus]:
         anchor = self.anchor
-        if self._rows is not None:
-            self._rows.load(self._verdicts, anchor)
         with _no_cycle_collection():
+            if self._rows is not None:
+                self._rows.load(self._verdicts, anchor)
             began = time.time_ns()
             found = [
                 status

@@ -9,8 +9,14 @@ walk's own probe of the task (a stat per file) equals the row's, exactly as a ve
 memory is; and rows judged under another anchor (or none), of another tree or another version
 are not loaded at all. What cannot be proven is judged from the files.
 
+What many tasks say alike is kept once: the file holds a table each of the changes' facts, of the
+entry-name sets and of the statuses without their task and times, and a row per task names its
+entries in them. A restarted server reads it before its first answer: one row is then a few small
+values to read and three tuples to make, not a status's forty values each decoded and rebuilt.
+
 ``marshal`` reads the rows: they are plain values (tuples, strings, numbers, bytes), signed by
-this user's key, and every row is rebuilt field by field into the named tuples it came from.
+this user's key, and rebuilt into the named tuples they came from. A value of the wrong type
+never equals a walk's probe or place, so it is never used.
 """
 
 from __future__ import annotations
@@ -30,15 +36,19 @@ from handoff_core.contract.scope import Scope, SharedPath
 from handoff_core.files.cache_file import load_cache, save_cache
 from handoff_core.files.executor_home import cache_root
 from handoff_core.services.tree.status import TaskStatus
-from handoff_core.services.tree.verdicts import Held, Verdicts
+from handoff_core.services.tree.verdicts import Held, Shared, Verdicts
 
-__all__ = ["Row", "StatusRows", "load_rows", "save_rows"]
+__all__ = ["Row", "StatusRows", "load_rows", "read_rows", "save_rows"]
 
 _FOLDER = "status-rows"
-_VERSION = 1
+_VERSION = 2
 _LIMIT = 256 << 20
 
 Row = tuple[ChangeFacts, int, bytes, tuple[str, ...], TaskStatus]  # ``verdicts.Held``'s fields
+# A status's own times, kept per row beside its ref (the rest of it is kept once per kind of status).
+_TIMES = ("dispatched_at", "released_at", "closed_at")  # one after the other in ``TaskStatus``
+_AT = TaskStatus._fields.index(_TIMES[0])
+_AFTER = _AT + len(_TIMES)
 
 
 def _path(state_root: Path) -> Path:
@@ -55,56 +65,111 @@ def basis(anchor: TaskAnchor | None) -> str:
 
 
 def _plain(status: TaskStatus) -> tuple[Any, ...]:
-    """A status as plain tuples (``marshal`` writes no named tuple)."""
+    """A status without its ref and times, as plain tuples (``marshal`` writes no named tuple)."""
     scope: tuple[Any, ...] | None = None
     if status.scope is not None:
         scope = (*status.scope[:3], tuple(tuple(shared) for shared in status.scope.shared), *status.scope[4:])
-    return (tuple(status.ref), *status[1:4], scope, *status[5:])
+    return (*status[1:4], scope, *status[5:_AT], *status[_AFTER:])
 
 
-def _status(plain: tuple[Any, ...]) -> TaskStatus:
-    ref, scope = Ref(*plain[0]), plain[4]
+def _template(plain: tuple[Any, ...], shared: Shared) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """A kept status without its ref and times, as the fields before and after its times."""
+    scope = plain[3]
     if scope is not None:
-        scope = Scope._make(scope)._replace(shared=tuple(SharedPath(*shared) for shared in scope[3]))
-    status = TaskStatus._make((ref, *plain[1:4], scope, *plain[5:]))
-    if len(status) != len(TaskStatus._fields):
+        scope = shared.scope(Scope._make(scope)._replace(shared=tuple(SharedPath(*path) for path in scope[3])))
+    fields = (*plain[:3], scope, *plain[4:])
+    if len(fields) != len(TaskStatus._fields) - 1 - len(_TIMES):
         raise ValueError("not a status row")
-    return status
+    return fields[: _AT - 1], fields[_AT - 1 :]
+
+
+def _index(table: dict[Any, int], value: Any) -> int:
+    return table.setdefault(value, len(table))
 
 
 def save_rows(state_root: Path, anchor_basis: str, rows: Iterable[Row]) -> bool:
     """Keep the rows for the next server on this tree; whether they were written."""
-    plain = [(tuple(facts), same, stamps, names, _plain(status)) for facts, same, stamps, names, status in rows]
-    saved = (_VERSION, os.path.realpath(state_root), anchor_basis, plain)
+    facts: dict[Any, int] = {}
+    names: dict[Any, int] = {}
+    statuses: dict[Any, int] = {}
+    kept = [
+        (
+            _index(facts, tuple(change)),
+            *status.ref[1:],
+            same,
+            stamps,
+            _index(names, entries),
+            _index(statuses, _plain(status)),
+            *status[_AT:_AFTER],
+        )
+        for change, same, stamps, entries, status in rows
+        if status.ref.change == change.change
+    ]
+    saved = (_VERSION, os.path.realpath(state_root), anchor_basis, list(facts), list(names), list(statuses), kept)
     return save_cache(_path(state_root), marshal.dumps(saved))
 
 
-def load_rows(state_root: Path, anchor_basis: str) -> list[Row]:
-    """The rows a server before this one kept for this tree under this anchor; none when they cannot
-    be trusted (missing, unsigned, of another tree, version or anchor)."""
+def read_rows(state_root: Path, shared: Shared) -> tuple[str, list[Held]]:
+    """The rows a server before this one kept for this tree, and the anchor they were judged by
+    (``basis``); none when they cannot be trusted (missing, unsigned, of another tree or version).
+    ``shared``: the table of the verdicts they join, so that what they say alike is held once."""
     data = load_cache(_path(state_root), _LIMIT)
     if data is None:
-        return []
+        return "", []
     try:
-        version, root, saved_basis, plain = marshal.loads(data)  # noqa: S302  # signed by this user's key (``cache_file``)
-        if (version, root, saved_basis) != (_VERSION, os.path.realpath(state_root), anchor_basis):
-            return []
-        return [
-            (ChangeFacts._make(facts), int(same), bytes(stamps), tuple(names), _status(status))
-            for facts, same, stamps, names, status in plain
+        version, root, saved_basis, *tables = marshal.loads(data)  # noqa: S302  # signed by this user's key (``cache_file``)
+        if (version, root) != (_VERSION, os.path.realpath(state_root)) or not isinstance(saved_basis, str):
+            return "", []
+        facts_table, names_table, status_table, kept = tables
+        facts = [ChangeFacts._make(change) for change in facts_table]
+        names = [shared.names(tuple(entries)) for entries in names_table]
+        statuses = [_template(plain, shared) for plain in status_table]
+        rows = [
+            _held(facts[f], session, task, same, stamps, names[n], statuses[s], times)
+            for f, session, task, same, stamps, n, s, *times in kept
         ]
-    except (ValueError, TypeError, EOFError):
-        return []
+    except (ValueError, TypeError, EOFError, IndexError):
+        return "", []
+    return saved_basis, rows
+
+
+def load_rows(state_root: Path, anchor_basis: str, shared: Shared | None = None) -> list[Held]:
+    """``read_rows``, when they were judged under this anchor; else none."""
+    saved_basis, rows = read_rows(state_root, shared or Shared())
+    return rows if saved_basis == anchor_basis else []
+
+
+def _held(
+    facts: ChangeFacts,
+    session: str,
+    task: str,
+    same: int,
+    stamps: bytes,
+    names: tuple[str, ...],
+    status: tuple[tuple[Any, ...], tuple[Any, ...]],
+    times: list[Any],
+) -> Held:
+    if len(times) != len(_TIMES):
+        raise ValueError("not a status row")
+    ref = Ref._make((facts.change, session, task))
+    return Held(facts, same, stamps, names, TaskStatus._make((ref, *status[0], *times, *status[1])))
 
 
 class StatusRows:
-    """A server's verdicts kept for the next server on its tree: loaded before its first walk, saved
-    after a full walk that held new ones."""
+    """A server's verdicts kept for the next server on its tree: read ahead of its first walk (or by
+    it), taken by that walk when judged under its anchor; saved after a full walk that held new ones."""
 
     def __init__(self, state_root: Path) -> None:
         self.state_root = state_root
         self._loaded = False
+        self._read: tuple[str, list[Held]] | None = None  # read ahead, not yet taken
         self._lock = threading.Lock()
+
+    def read(self, shared: Shared) -> None:
+        """Read the rows now, ahead of the first walk (which waits for this, then takes them)."""
+        with self._lock:
+            if not self._loaded and self._read is None:
+                self._read = read_rows(self.state_root, shared)
 
     def load(self, verdicts: Verdicts, anchor: TaskAnchor | None) -> None:
         """Hold the rows a server before this one kept (judged under ``anchor``), once."""
@@ -112,8 +177,10 @@ class StatusRows:
             return
         with self._lock:
             if not self._loaded:
-                kept = load_rows(self.state_root, basis(anchor))
-                verdicts.take_rows([Held(*row) for row in kept], anchor is not None and anchor.governed)
+                saved_basis, kept = self._read or read_rows(self.state_root, verdicts.shared)
+                self._read = None
+                governed = anchor is not None and anchor.governed
+                verdicts.take_rows(kept if saved_basis == basis(anchor) else [], governed)
                 self._loaded = True
 
     def save(self, verdicts: Verdicts, anchor: TaskAnchor | None) -> None:

@@ -20,8 +20,9 @@ scope, a kind and a report's status word. The probe is kept exact (its packed st
 digest of it: equal is equal, with no odds to argue.
 
 Kept across restarts. A server keeps its verdicts as rows in this user's cache (``status_rows``)
-after a full walk that held new ones, and a restarted server holds them before its first walk:
-each is still used only where that walk's probe equals it, so its first answer is a warm one.
+after a full walk that held new ones, and a restarted server holds them before its first walk (a
+Lead's server reads them ahead, once its tools are listed): each is still used only where that
+walk's probe equals it, so its first answer is a warm one.
 
 Held glances. A cold answer glances at most tasks (``status.glance``) and the judging after it
 takes a while; an answer asked meanwhile would glance them all again. So each glance is held too,
@@ -84,9 +85,12 @@ class Shared:
     def names(self, names: tuple[str, ...]) -> tuple[str, ...]:
         return self._names.setdefault(names, names)
 
+    def scope(self, scope: Scope) -> Scope:
+        return self._scopes.setdefault(scope, scope)
+
     def status(self, status: TaskStatus) -> TaskStatus:
         """``status`` with its scope and words shared with equal ones held before (an equal status)."""
-        scope = status.scope if status.scope is None else self._scopes.setdefault(status.scope, status.scope)
+        scope = status.scope if status.scope is None else self.scope(status.scope)
         kind = cast("Kind | None", status.kind and sys.intern(status.kind))
         word = status.report_status and sys.intern(status.report_status)
         if scope is status.scope and kind is status.kind and word is status.report_status:
@@ -99,7 +103,7 @@ class Verdicts:
         self.settle_ns = int(settle_seconds * 1e9)
         self._held: dict[_Place, Held] = {}  # keyed by each status's ``Ref`` (a tuple, equal to its place)
         self._glances: dict[_Place, Held] = {}  # tasks glanced and not judged since (never a verdict)
-        self._shared = Shared()
+        self.shared = Shared()
         self.glimpses = Glimpses(self._held, self._glances)
         # Whether the verdicts held were judged in a state root the Lead's secret governs: once it does,
         # a TASK without an anchor is changed, so every verdict before that is dropped (``_governed_now``).
@@ -145,8 +149,8 @@ class Verdicts:
             return glanced
         status = task_status(Ref(*place), snapshot, anchor)
         if settled and probe is not None and snapshot.change is not None and current:
-            status = self._shared.status(status)
-            names = self._shared.names(probe[1])
+            status = self.shared.status(status)
+            names = self.shared.names(probe[1])
             self._held[status.ref] = Held(snapshot.change, snapshot.same_number, probe[0], names, status)
             self.added += 1
         return status
@@ -158,12 +162,12 @@ class Verdicts:
 
     def take_rows(self, rows: list[Held], governed: bool) -> None:
         """Hold ``rows`` kept by a server before this one, judged in a state root ``governed`` or not:
-        each is used only where a walk's probe equals it, as a verdict judged here is."""
+        each is used only where a walk's probe equals it, as a verdict judged here is. What they say
+        alike was shared when they were read (``status_rows.load_rows`` with ``shared``)."""
         self._governed = governed
-        for change, same, stamps, names, status in rows:
-            self._held.setdefault(
-                status.ref, Held(change, same, stamps, self._shared.names(names), self._shared.status(status))
-            )
+        held = self._held
+        for row in rows:
+            held.setdefault(row.status.ref, row)
 
     def _governed_now(self, anchor: TaskAnchor | None) -> bool:
         """Drop every verdict and glance when ``anchor`` is the first to say the state root is governed;
@@ -185,7 +189,7 @@ class Verdicts:
     def hold_glance(self, facts: ChangeFacts, status: TaskStatus, stamps: bytes | None, names: tuple[str, ...]) -> None:
         """Hold a glance on the stamps and names of the files it was taken from (none: not held)."""
         if stamps is not None:
-            self._glances[status.ref] = Held(facts, 1, stamps, self._shared.names(names), status)
+            self._glances[status.ref] = Held(facts, 1, stamps, self.shared.names(names), status)
 
     def forget_glances(self) -> None:
         """Drop the glances held (once the judging is done, those left are of tasks gone or changed)."""

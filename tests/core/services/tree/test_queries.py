@@ -12,6 +12,7 @@ from bench.requests import implementation, report_of, review
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import render_report
 from handoff_core.errors import HandoffError, InvalidContent, TaskNotFound, UnsafePath
+from handoff_core.services.tree.queries import _no_cycle_collection
 from handoff_core.services.tree.waiting import wait_for_reports
 from handoff_core.services.writing.store import Store
 from tests.support.changes import CHANGE
@@ -134,3 +135,15 @@ def test_a_stray_report_rewritten_in_place_into_a_real_one_arrives(store: Store)
             render_report(report_of(ref, status="completed", focused=FOCUS, artifacts="none", verification="ok"))
         )
     assert store.queries.arrivals([ref]) == {ref: "REPORT.md"}
+
+
+def test_the_cycle_collector_stays_paused_until_the_last_of_overlapping_walks_ends() -> None:
+    rows_read_ahead, walk = _no_cycle_collection(), _no_cycle_collection()
+    rows_read_ahead.__enter__()  # on a thread of its own, begun before the walk and done while it runs
+    walk.__enter__()
+    rows_read_ahead.__exit__(None, None, None)
+    try:
+        assert not gc.isenabled()
+    finally:
+        walk.__exit__(None, None, None)
+    assert gc.isenabled()

@@ -8,8 +8,8 @@ from pathlib import Path
 from bench.requests import implementation, report_of, review
 from handoff_core.contract.scope import Scope, SharedPath
 from handoff_core.services.tree.queries import Queries
-from handoff_core.services.tree.status_rows import basis, load_rows, save_rows
-from handoff_core.services.tree.verdicts import Verdicts
+from handoff_core.services.tree.status_rows import basis, load_rows, read_rows, save_rows
+from handoff_core.services.tree.verdicts import Shared, Verdicts
 from handoff_core.services.writing.store import Store
 from tests.support.changes import CHANGE
 
@@ -75,3 +75,41 @@ def test_a_scope_with_shared_paths_round_trips_through_the_rows(store: Store) ->
     (again,) = load_rows(store.roots.state_root, basis(None))
     assert again[4].scope == scope
     assert isinstance(again[4].scope.shared[0], SharedPath)
+
+
+def test_rows_read_ahead_are_what_the_first_walk_takes(store: Store) -> None:
+    returned(store)
+    server(store).status()
+    doctored(store)
+    restarted = server(store)
+    restarted.read_rows()
+    save_rows(store.roots.state_root, basis(None), [])  # kept no more: only the rows read ahead say "kept"
+    assert [t.notes for t in restarted.status()] == [("kept",)]
+
+
+def test_rows_read_ahead_under_another_anchor_are_not_taken(store: Store) -> None:
+    returned(store)
+    server(store).status()
+    rows = load_rows(store.roots.state_root, basis(None))
+    save_rows(
+        store.roots.state_root, "another:governed", [(*row[:4], row[4]._replace(notes=("kept",))) for row in rows]
+    )
+    restarted = server(store)
+    restarted.read_rows()
+    assert [t.notes for t in restarted.status()] == [()]
+
+
+def test_statuses_alike_round_trip_each_with_its_own_task_and_times(store: Store) -> None:
+    returned(store)
+    server(store).status()
+    (row,) = load_rows(store.roots.state_root, basis(None))
+    status = row[4]
+    alike = [
+        (*row[:4], status._replace(ref=status.ref._replace(task=f"00{n}-t"), dispatched_at=n, closed_at=n + 0.5))
+        for n in range(2, 5)
+    ]
+    save_rows(store.roots.state_root, basis(None), [row, *alike])
+    saved_basis, again = read_rows(store.roots.state_root, Shared())
+    assert saved_basis == basis(None)
+    assert again == [row, *alike]
+    assert len({id(held.status.scope) for held in again}) == 1  # what they say alike is held once
