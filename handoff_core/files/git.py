@@ -13,41 +13,20 @@ from typing import NamedTuple
 
 from handoff_core.files import git_records
 from handoff_core.files.git_config import git_dirs, work_tree_top
-from handoff_core.files.git_process import (
-    KEPT,
-    MAX_OUTPUT,
-    TIMEOUT,
-    Change,
-    Running,
-    fields,
-    name_status,
-    planted,
-    results,
-    run,
-    start,
-)
+from handoff_core.files.git_process import Change, Running, fields, name_status, planted, results, run, start
 from handoff_core.files.work_tree import commit_of, state
 
 __all__ = [
-    "KEPT",
-    "MAX_OUTPUT",
-    "TIMEOUT",
-    "Change",
     "Evidence",
-    "Running",
     "Worktree",
     "changes",
     "dirty_paths",
     "evidence",
     "is_ancestor",
     "on_remote",
-    "planted",
     "remotes",
-    "results",
     "rev_parse",
-    "run",
     "staged_paths",
-    "start",
     "toplevel",
     "work_tree_of",
     "worktrees",

@@ -9,7 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from handoff_core.contract.scope import Scope, SharedPath
-from handoff_core.files.git import Change
+from handoff_core.files.git_process import Change
 from handoff_core.services.evidence.audit_record import judged, judged_all
 from handoff_core.services.rules.scope_rule import ScopeRule
 
