@@ -87,6 +87,22 @@ def _unstaged(tree: Path, fresh: dict[str, str], warm: Running | None) -> bytes:
     return run(tree, "diff-files", *READ, "--", keep=fresh)[1]
 
 
+_OTHERS = ("--others", "--exclude-per-directory=.gitignore")
+_TAGGED = ("-t", "--modified", "--deleted")  # each path tagged: ? untracked, C changed, R removed
+
+
+def _listed(tree: Path, fresh: dict[str, str], out: bytes) -> tuple[bytes, bytes]:
+    """(unstaged, untracked) from a tagged ``ls-files`` against our index ``fresh``: with only untracked
+    paths listed, no tracked file differs (git hashed each whose stat data changed, as ``git diff``
+    would); any other tag, and ``git diff`` says what differs, as it does without a kept index."""
+    records = out.split(b"\0")[:-1]
+    others = [record[2:] for record in records if record[:2] == b"? "]
+    untracked = b"".join(other + b"\0" for other in others)
+    if len(others) == len(records):
+        return b"", untracked
+    return run(tree, "diff", *READ, "--", keep=fresh)[1], untracked
+
+
 def state(
     tree: Path, head: str | None, keep: dict[str, str], meanwhile: Callable[[], None] | None = None
 ) -> list[Change]:
@@ -107,11 +123,14 @@ def state(
             run(tree, "read-tree", *(["--reset"] if held else []), *(since or ["--empty"]), keep=fresh)
         fresh |= _submodules_planted(tree, fresh, populated)
         began = time.time()
-        warm = start(tree, "diff", *READ, "--", keep=fresh) if held == head else None
+        # A kept index and no populated submodule: the listing of untracked paths also says whether any
+        # tracked file differs (``_listed``), and ``git diff`` runs only when one does.
+        listed = held == head and not populated
+        warm = start(tree, "diff", *READ, "--", keep=fresh) if held == head and not listed else None
         try:
             started = (
                 start(tree, "diff", "--cached", *READ, "-M", *since, "--", keep=keep),
-                start(tree, "ls-files", "-z", "--others", "--exclude-per-directory=.gitignore", keep=fresh),
+                start(tree, "ls-files", "-z", *(_TAGGED if listed else ()), *_OTHERS, keep=fresh),
             )
         except GitError:
             results(*([warm] if warm else []))
@@ -120,9 +139,11 @@ def state(
             try:
                 meanwhile() if meanwhile is not None else None
             finally:
-                unstaged = _unstaged(tree, fresh, warm)
+                unstaged = b"" if listed else _unstaged(tree, fresh, warm)
         finally:
             (_, staged), (_, untracked) = results(*started)
+        if listed:
+            unstaged, untracked = _listed(tree, fresh, untracked)
         if head and not (held == head and _stamp(fresh["GIT_INDEX_FILE"]) == restored):  # else kept already
             index_cache.keep(tree, head, fresh["GIT_INDEX_FILE"], began)
     found: dict[str, Change] = {}
