@@ -7,15 +7,17 @@ hashes only the files whose stat data changed since the last one.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from handoff_core.errors import GitError
 from handoff_core.files import index_cache
-from handoff_core.files.git_config import common_dir_of, refuse_attributes
+from handoff_core.files.git_config import common_dir_of, git_dirs, refuse_attributes, small_file
 from handoff_core.files.git_process import (
     Change,
     Running,
@@ -103,6 +105,47 @@ def _listed(tree: Path, fresh: dict[str, str], out: bytes) -> tuple[bytes, bytes
     return run(tree, "diff", *READ, "--", keep=fresh)[1], untracked
 
 
+# ``git diff --cached`` answers, by work tree, HEAD and the SHA-256 of the index bytes git read: the
+# same bytes against the same commit (whose tree no one can change) say the same again.
+_STAGED: dict[tuple[str, str, bytes], bytes] = {}
+_STAGED_LOCK = threading.Lock()
+MAX_STAGED = 64  # answers remembered; past this the oldest is dropped
+MAX_STAGED_ANSWER = 1024 * 1024  # a longer answer is not remembered
+
+
+def _staged(
+    tree: Path, since: list[str], keep: dict[str, str], folder: str
+) -> tuple[Running | bytes, tuple[str, str, bytes] | None]:
+    """What the work tree's index stages against ``since``: remembered for its bytes, or read by git from
+    a copy of the bytes hashed (so the answer remembered is the answer for those bytes, whatever is
+    written to the index meanwhile) with the key to remember it by. A kept ``GIT_INDEX_FILE`` or
+    ``GIT_DIR``, an unborn ``HEAD``, no index file or one that may name another (a split index's
+    ``link``): git reads the index as it is, and nothing is remembered."""
+    dirs = None if not since or "GIT_INDEX_FILE" in keep or "GIT_DIR" in keep else git_dirs(os.fsencode(tree))
+    data = None if dirs is None else small_file(os.path.join(dirs[0], b"index"), limit=index_cache.MAX_INDEX)
+    if data is None or b"link" in data:
+        return start(tree, "diff", "--cached", *READ, "-M", *since, "--", keep=keep), None
+    key = (str(tree), since[0], hashlib.sha256(data).digest())
+    with _STAGED_LOCK:
+        said = _STAGED.get(key)
+    if said is not None:
+        return said, None
+    copy = os.path.join(folder, "staged")
+    fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with open(fd, "wb") as out:
+        out.write(data)
+    return start(tree, "diff", "--cached", *READ, "-M", *since, "--", keep=keep | {"GIT_INDEX_FILE": copy}), key
+
+
+def _remember(key: tuple[str, str, bytes], said: bytes) -> None:
+    if len(said) > MAX_STAGED_ANSWER:
+        return
+    with _STAGED_LOCK:
+        _STAGED[key] = said
+        while len(_STAGED) > MAX_STAGED:
+            del _STAGED[next(iter(_STAGED))]
+
+
 def state(
     tree: Path, head: str | None, keep: dict[str, str], meanwhile: Callable[[], None] | None = None
 ) -> list[Change]:
@@ -128,8 +171,9 @@ def state(
         listed = held == head and not populated
         warm = start(tree, "diff", *READ, "--", keep=fresh) if held == head and not listed else None
         try:
+            staged_by, key = _staged(tree, since, keep, folder)
             started = (
-                start(tree, "diff", "--cached", *READ, "-M", *since, "--", keep=keep),
+                *([staged_by] if isinstance(staged_by, Running) else []),
                 start(tree, "ls-files", "-z", *(_TAGGED if listed else ()), *_OTHERS, keep=fresh),
             )
         except GitError:
@@ -141,7 +185,9 @@ def state(
             finally:
                 unstaged = b"" if listed else _unstaged(tree, fresh, warm)
         finally:
-            (_, staged), (_, untracked) = results(*started)
+            outs = results(*started)
+        staged, untracked = outs[0][1] if isinstance(staged_by, Running) else staged_by, outs[-1][1]
+        _remember(key, staged) if key is not None else None
         if listed:
             unstaged, untracked = _listed(tree, fresh, untracked)
         if head and not (held == head and _stamp(fresh["GIT_INDEX_FILE"]) == restored):  # else kept already
