@@ -5,6 +5,7 @@ scope rule, the REPORT's checkpoint, and the uncommitted paths an audit leaves t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter, itemgetter
 from typing import Literal
 
 from handoff_core.contract.ids import Ref
@@ -82,6 +83,8 @@ def judged_all(rule: ScopeRule, top: str, changes: list[git_process.Change], pre
     plain = rule.plainly_allowed(top)
     if plain is None:
         return [v for change in changes for v in judged(rule, top, change, prefix)]
+    if rule.all_plainly_allowed(top, [*map(attrgetter("path"), changes), *filter(None, map(itemgetter(2), changes))]):
+        return []  # every side allowed (the common case), found with no Python call a change
     return [
         v
         for change in changes
