@@ -119,11 +119,11 @@ def _staged(
     """What the work tree's index stages against ``since``: remembered for its bytes, or read by git from
     a copy of the bytes hashed (so the answer remembered is the answer for those bytes, whatever is
     written to the index meanwhile) with the key to remember it by. A kept ``GIT_INDEX_FILE`` or
-    ``GIT_DIR``, an unborn ``HEAD``, no index file or one that may name another (a split index's
-    ``link``): git reads the index as it is, and nothing is remembered."""
+    ``GIT_DIR``, an unborn ``HEAD``, no index file or a split one (``_split``): git reads the index as
+    it is, and nothing is remembered."""
     dirs = None if not since or "GIT_INDEX_FILE" in keep or "GIT_DIR" in keep else git_dirs(os.fsencode(tree))
     data = None if dirs is None else small_file(os.path.join(dirs[0], b"index"), limit=index_cache.MAX_INDEX)
-    if data is None or b"link" in data:
+    if data is None or dirs is None or _split(dirs[0]):
         return start(tree, "diff", "--cached", *READ, "-M", *since, "--", keep=keep), None
     key = (str(tree), since[0], hashlib.sha256(data).digest())
     with _STAGED_LOCK:
@@ -135,6 +135,14 @@ def _staged(
     with open(fd, "wb") as out:
         out.write(data)
     return start(tree, "diff", "--cached", *READ, "-M", *since, "--", keep=keep | {"GIT_INDEX_FILE": copy}), key
+
+
+def _split(git_dir: bytes) -> bool:
+    """Whether the index may be split (a ``sharedindex.*`` beside it, which its ``link`` names): unsure is yes."""
+    try:
+        return any(name.startswith(b"sharedindex.") for name in os.listdir(git_dir))
+    except OSError:
+        return True
 
 
 def _remember(key: tuple[str, str, bytes], said: bytes) -> None:

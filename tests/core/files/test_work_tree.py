@@ -76,3 +76,11 @@ def test_an_index_read_in_place_is_never_remembered(tree: Path) -> None:
     before = dict(work_tree._STAGED)
     _read(tree, True)
     assert before == work_tree._STAGED
+
+
+def test_a_split_index_is_read_in_place_and_never_remembered(tree: Path) -> None:
+    plain_git(tree, "update-index", "--split-index")
+    _stage(tree, "four\n")
+    before = dict(work_tree._STAGED)
+    assert [(c.status, c.path) for c in _read(tree, False)] == [("M", "src/a1/core.py")]
+    assert before == work_tree._STAGED
