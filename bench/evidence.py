@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from handoff_core.contract.proof import proof_of, signing_key
 from handoff_core.contract.report import Report
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.task import TaskBody
+from handoff_core.files.index_cache import CLOCK_LAG
 from handoff_core.layout import TASK_FILE
 from handoff_core.services.evidence.audit import audit_task
 from handoff_core.services.writing.dispatch import TaskRequest
@@ -51,6 +53,9 @@ def based_project(project: Path, files: dict[str, str], change: str = CHANGE) ->
     handoff tree is ignored, as the walk-through's projects ignore it."""
     make_change(project / "speculo" / ".speculo", change)
     git(project, "init", "-q", "-b", "main")
+    # A commit of thousands of files starts git's automatic gc; run in the foreground, it packs the
+    # objects before anything is timed, instead of beside the timed rounds in the background.
+    git(project, "config", "gc.autoDetach", "false")
     (project / ".gitignore").write_text("speculo/\n")
     for name, text in files.items():
         path = project / name
@@ -143,9 +148,18 @@ def _review() -> TaskBody:
     return TaskBody(kind="review", goal="Review the files.", inputs="None.", scope=scope, acceptance="Findings listed.")
 
 
+def _settle() -> None:
+    """Wait until the files just written are a whole second old, as a task's files are by the time its
+    REPORT is audited: an audit keeps the index it hashed them into only then (``index_cache``: a file
+    changed in the second its read began could match its stat data later), so audits in that second
+    would each hash every file again, which no audit after it does."""
+    time.sleep(max(0.0, math.floor(time.time()) + 1 + CLOCK_LAG - time.time()))
+
+
 def _audits(work: Path, files: int, runs: int) -> dict[str, object]:
     """``audit_task`` of a ``files``-file change, round by round beside ``git diff`` of the same change."""
     store, ref, tree, base, checkpoint = _setup(work, files, f"audit-{files}")
+    _settle()
     diff = ["git", "diff", "--name-status", "-z", "-M", base, checkpoint]
     times: dict[str, list[float]] = {"audit_task": [], "git_diff_floor": []}
     verdict = ""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from handoff_core.errors import GitError
-from handoff_core.files import git
+from handoff_core.files import git_process
 from handoff_core.layout import DEFAULT_STATE_ROOT
 
 __all__ = ["Found", "find_project", "lead_tree_of"]
@@ -31,7 +31,7 @@ def _git(cwd: Path, *args: str) -> str | None:
 
     A location query, so the user's configuration stands (``safe.directory`` among it)."""
     try:
-        code, out = git.run(cwd, "rev-parse", "--path-format=absolute", *args, ok=(0, 128), user_config=True)
+        code, out = git_process.run(cwd, "rev-parse", "--path-format=absolute", *args, ok=(0, 128), user_config=True)
     except GitError:
         return None
     text = out.decode("utf-8", "surrogateescape").strip()

@@ -11,43 +11,22 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from handoff_core.files import git_records
+from handoff_core.files import git_objects, git_records
 from handoff_core.files.git_config import git_dirs, work_tree_top
-from handoff_core.files.git_process import (
-    KEPT,
-    MAX_OUTPUT,
-    TIMEOUT,
-    Change,
-    Running,
-    fields,
-    name_status,
-    planted,
-    results,
-    run,
-    start,
-)
+from handoff_core.files.git_process import Change, Running, fields, name_status, planted, results, run, start
 from handoff_core.files.work_tree import commit_of, state
 
 __all__ = [
-    "KEPT",
-    "MAX_OUTPUT",
-    "TIMEOUT",
-    "Change",
     "Evidence",
-    "Running",
     "Worktree",
     "changes",
     "dirty_paths",
     "evidence",
     "is_ancestor",
     "on_remote",
-    "planted",
     "remotes",
-    "results",
     "rev_parse",
-    "run",
     "staged_paths",
-    "start",
     "toplevel",
     "work_tree_of",
     "worktrees",
@@ -182,20 +161,27 @@ def _read_lineage(
 
 def evidence(cwd: Path, base: str, checkpoint: str, judge: Callable[[list[Change]], None] | None = None) -> Evidence:
     """Ancestry, the change from base to checkpoint, the work tree's HEAD and what differs from it;
-    git processes run at once where they can (an audit waits for the slowest, not for their sum): with
+    the commits from the base to a checkpoint on a line of loose commits read from their objects
+    (``git_objects``), else listed by git; git processes run at once where they can (an audit waits
+    for the slowest, not for their sum): with
     ``HEAD`` read from its files, the work tree is read while the change is, and the change is read —
     and handed to ``judge`` when the checkpoint descends from the base — while the work tree's git runs."""
     tree, known, head = _reading(cwd)
-    started = (_lineage(cwd, base, checkpoint), start(cwd, *_DIFF, base, checkpoint, "--", ok=(0, 128)))
+    dirs = git_dirs(os.fsencode(tree))
+    line = None if dirs is None else git_objects.line_of(dirs[1], base, checkpoint)  # else rev-list is asked
+    started = (
+        start(cwd, *_DIFF, base, checkpoint, "--", ok=(0, 128)),
+        *([_lineage(cwd, base, checkpoint)] if line is None else []),
+    )
     said: list[tuple[bool | None, list[Change], list[list[str]] | None]] = []
 
     def read() -> None:
         outs = results(*started)
-        descends, lineage = _read_lineage(cwd, base, checkpoint, outs[0])
-        if descends is not True or outs[1][0] != 0:
+        descends, lineage = (True, line) if line is not None else _read_lineage(cwd, base, checkpoint, outs[1])
+        if descends is not True or outs[0][0] != 0:
             said.append((descends, [], None))
             return
-        said.append((True, name_status(outs[1][1]), lineage))
+        said.append((True, name_status(outs[0][1]), lineage))
         judge(said[0][1]) if judge is not None else None
 
     dirty = None
@@ -204,7 +190,7 @@ def evidence(cwd: Path, base: str, checkpoint: str, judge: Callable[[list[Change
         dirty = state(tree, known, keep, read) if known else None
     finally:
         outs = results(*started, *([head] if head else []))  # each read once: this reaps what is left
-    now = known or commit_of(outs[2])
+    now = known or commit_of(outs[-1])
     dirty = dirty if dirty is not None else state(tree, now, keep, read)
     descends, changes, lineage = said[0]
     return Evidence(descends, changes, dirty, now, lineage)

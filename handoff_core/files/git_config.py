@@ -56,7 +56,7 @@ __all__ = [
 
 PROTOCOLS = ("file", "ssh", "https", "http")  # the transports files.git_remote opens; a helper is never started
 # Every git here: no system or global configuration, no prompt, no optional locks, no transport, no
-# lazy fetch; git hands all of these down to each git it starts (files.git adds no pager).
+# lazy fetch, no replace refs; git hands all of these down to each git it starts (files.git adds no pager).
 ENVIRONMENT = {
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_GLOBAL": os.devnull,
@@ -64,6 +64,9 @@ ENVIRONMENT = {
     "GIT_OPTIONAL_LOCKS": "0",
     "GIT_ALLOW_PROTOCOL": "",  # set, it is the list of transports allowed, whatever any config says: none
     "GIT_NO_LAZY_FETCH": "1",
+    # refs/replace/* are refs whoever writes the repository's refs writes: honoured, they would let a
+    # commit stand in for another in every answer git gives (the change, the ancestry, HEAD's tree).
+    "GIT_NO_REPLACE_OBJECTS": "1",
     "LC_ALL": "C",
 }
 FIXED: tuple[tuple[str, str], ...] = (

@@ -2,7 +2,7 @@
 worktree works for.
 
 The hook lives where git looks for hooks: asked of git with the user's whole configuration (system,
-global and repository ``core.hooksPath``; see ``git.run``'s ``user_config``), since that is what
+global and repository ``core.hooksPath``; see ``git_process.run``'s ``user_config``), since that is what
 the user's git will read when it commits. A relative ``core.hooksPath`` names a folder in each work
 tree; installed from a linked worktree it would be an untracked file in that task's worktree,
 which its own audit then blames, so that is refused. An existing pre-commit hook that is not
@@ -22,7 +22,7 @@ import stat
 from pathlib import Path
 
 from handoff_core.errors import GitError
-from handoff_core.files import git
+from handoff_core.files import git_process
 
 __all__ = ["CHAINED", "MARK", "TASK_FILE_NAME", "hook_path", "install", "record_task", "recorded_task", "uninstall"]
 
@@ -32,7 +32,7 @@ TASK_FILE_NAME = "handoff-task"
 
 
 def _asked(repo: Path, *args: str) -> str:
-    _, out = git.run(repo, *args, ok=(0, 1), user_config=True)
+    _, out = git_process.run(repo, *args, ok=(0, 1), user_config=True)
     return out.decode("utf-8", "surrogateescape").strip()
 
 
@@ -101,7 +101,7 @@ def uninstall(repo: Path) -> bool:
 
 
 def _git_dir(tree: Path, keep: dict[str, str] | None = None) -> Path:
-    _, out = git.run(tree, "rev-parse", "--absolute-git-dir", keep=keep)
+    _, out = git_process.run(tree, "rev-parse", "--absolute-git-dir", keep=keep)
     return Path(out.decode("utf-8", "surrogateescape").strip())
 
 

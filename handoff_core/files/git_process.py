@@ -18,8 +18,9 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Mapping
+from itertools import repeat
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from handoff_core.errors import GitError
 from handoff_core.files.git_config import (
@@ -51,6 +52,7 @@ MAX_OUTPUT = 64 * 1024 * 1024
 _CONFIG = tuple(arg for key, value in FIXED for arg in ("-c", f"{key}={value}"))
 _USER_CONFIG = tuple(arg for key, value in FIXED if key not in USER_LEVEL_DROPPED for arg in ("-c", f"{key}={value}"))
 _NAMING = ("status", "diff", "diff-files", "diff-index", "ls-files", "update-index")
+_TWO_SIDED = ("R", "C")  # a rename's or copy's status: two paths follow it
 KEPT = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
 
 
@@ -190,9 +192,12 @@ def fields(out: bytes) -> list[str]:
 def name_status(out: bytes) -> list[Change]:
     """``--name-status -z`` records: a status, then one path, or two for a rename or copy (old, new)."""
     parts = fields(out)
-    if not any(part[:1] in ("R", "C") for part in parts[0::2]) and len(parts) % 2 == 0:
-        # no rename or copy among the statuses: records are pairs throughout (the common case, read at once)
-        return [Change(status[:1], path) for status, path in zip(parts[0::2], parts[1::2], strict=True)]
+    statuses = parts[0::2]
+    if len(parts) % 2 == 0 and all(len(status) == 1 and status not in _TWO_SIDED for status in set(statuses)):
+        # one-letter statuses, no rename or copy: records are pairs throughout (the common case, each
+        # Change made by tuple.__new__ in C: a path costs no Python call)
+        made = map(tuple.__new__, repeat(Change), zip(statuses, parts[1::2], repeat(None)))
+        return cast("list[Change]", list(made))
     found, index = [], 0
     while index + 1 < len(parts):
         status = parts[index][:1]

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 
 from handoff_core.errors import GitError
-from handoff_core.files import git
+from handoff_core.files import git_process
 from handoff_core.files.git_config import PROTOCOLS, small_file
 
 __all__ = ["fetch_branch", "remote_refs", "remote_tip"]
@@ -57,11 +57,11 @@ class _Private:
 
     def __init__(self, cwd: Path, remote: str, refs: bool = False) -> None:
         asked = [
-            git.start(cwd, "remote", "get-url", "--", remote),
-            git.start(cwd, "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-object-format"),
-            *([git.start(cwd, "for-each-ref", "--format=%(objectname) %(refname)")] if refs else []),
+            git_process.start(cwd, "remote", "get-url", "--", remote),
+            git_process.start(cwd, "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-object-format"),
+            *([git_process.start(cwd, "for-each-ref", "--format=%(objectname) %(refname)")] if refs else []),
         ]
-        (_, url), (_, where), *listed = git.results(*asked)
+        (_, url), (_, where), *listed = git_process.results(*asked)
         self.url = url.decode("utf-8", "surrogateescape").rstrip("\n")
         self.common, _, self.form = where.decode("utf-8", "surrogateescape").rstrip("\n").rpartition("\n")
         if self.form not in ("sha1", "sha256"):
@@ -111,7 +111,7 @@ def remote_tip(cwd: Path, remote: str, branch: str) -> str | None:
     with _Private(cwd, remote) as private:
         wanted = f"refs/heads/{branch}"
         args = ("ls-remote", f"--upload-pack={private.upload_pack}", "--heads", "--", private.url, wanted)
-        _, out = git.run(cwd, *args, keep=private.keep)
+        _, out = git_process.run(cwd, *args, keep=private.keep)
     tips = [line.split("\t", 1) for line in out.decode("utf-8", "replace").splitlines()]
     return next((sha for sha, name in tips if name == wanted), None)
 
@@ -120,16 +120,18 @@ def fetch_branch(cwd: Path, remote: str, branch: str, into: str) -> str | None:
     """Fetch ``branch`` of ``remote`` into the repository's private ref ``into`` (that one ref, no tags, no
     submodules); its tip, or None when the remote has no such branch or cannot be reached."""
     with _Private(cwd, remote, refs=True) as private:
-        code, _ = git.run(
+        code, _ = git_process.run(
             cwd, "fetch", f"--upload-pack={private.upload_pack}", "--no-tags", "--no-recurse-submodules",
             "--no-write-fetch-head", "--quiet", "--", private.url, f"+refs/heads/{branch}:{into}",
             ok=(0, 128), keep=private.keep,
         )  # fmt: skip
         if code != 0:
             return None
-        _, out = git.run(cwd, "rev-parse", "--verify", "--end-of-options", f"{into}^{{commit}}", keep=private.keep)
+        _, out = git_process.run(
+            cwd, "rev-parse", "--verify", "--end-of-options", f"{into}^{{commit}}", keep=private.keep
+        )
     tip = out.decode().strip()
-    git.run(cwd, "update-ref", "--no-deref", into, tip)  # the repository's own ref: its objects stay reachable
+    git_process.run(cwd, "update-ref", "--no-deref", into, tip)  # the repository's own ref: its objects stay reachable
     return tip
 
 
@@ -138,6 +140,6 @@ def remote_refs(cwd: Path, remote: str) -> list[tuple[str, str]]:
     reads no configuration of the repository). Raises ``GitError`` when it cannot be asked."""
     with _Private(cwd, remote) as private:
         args = ("ls-remote", f"--upload-pack={private.upload_pack}", "--heads", "--tags", "--", private.url)
-        _, out = git.run(cwd, *args, keep=private.keep)
+        _, out = git_process.run(cwd, *args, keep=private.keep)
     found = [line.split("\t", 1) for line in out.decode("utf-8", "surrogateescape").splitlines()]
     return [(sha, name) for sha, name in (pair for pair in found if len(pair) == 2)]  # noqa: PLR2004

@@ -7,15 +7,17 @@ hashes only the files whose stat data changed since the last one.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from handoff_core.errors import GitError
 from handoff_core.files import index_cache
-from handoff_core.files.git_config import common_dir_of, refuse_attributes
+from handoff_core.files.git_config import common_dir_of, git_dirs, refuse_attributes, small_file
 from handoff_core.files.git_process import (
     Change,
     Running,
@@ -87,6 +89,71 @@ def _unstaged(tree: Path, fresh: dict[str, str], warm: Running | None) -> bytes:
     return run(tree, "diff-files", *READ, "--", keep=fresh)[1]
 
 
+_OTHERS = ("--others", "--exclude-per-directory=.gitignore")
+_TAGGED = ("-t", "--modified", "--deleted")  # each path tagged: ? untracked, C changed, R removed
+
+
+def _listed(tree: Path, fresh: dict[str, str], out: bytes) -> tuple[bytes, bytes]:
+    """(unstaged, untracked) from a tagged ``ls-files`` against our index ``fresh``: with only untracked
+    paths listed, no tracked file differs (git hashed each whose stat data changed, as ``git diff``
+    would); any other tag, and ``git diff`` says what differs, as it does without a kept index."""
+    records = out.split(b"\0")[:-1]
+    others = [record[2:] for record in records if record[:2] == b"? "]
+    untracked = b"".join(other + b"\0" for other in others)
+    if len(others) == len(records):
+        return b"", untracked
+    return run(tree, "diff", *READ, "--", keep=fresh)[1], untracked
+
+
+# ``git diff --cached`` answers, by work tree, HEAD and the SHA-256 of the index bytes git read: the
+# same bytes against the same commit (whose tree no one can change) say the same again.
+_STAGED: dict[tuple[str, str, bytes], bytes] = {}
+_STAGED_LOCK = threading.Lock()
+MAX_STAGED = 64  # answers remembered; past this the oldest is dropped
+MAX_STAGED_ANSWER = 1024 * 1024  # a longer answer is not remembered
+
+
+def _staged(
+    tree: Path, since: list[str], keep: dict[str, str], folder: str
+) -> tuple[Running | bytes, tuple[str, str, bytes] | None]:
+    """What the work tree's index stages against ``since``: remembered for its bytes, or read by git from
+    a copy of the bytes hashed (so the answer remembered is the answer for those bytes, whatever is
+    written to the index meanwhile) with the key to remember it by. A kept ``GIT_INDEX_FILE`` or
+    ``GIT_DIR``, an unborn ``HEAD``, no index file or a split one (``_split``): git reads the index as
+    it is, and nothing is remembered."""
+    dirs = None if not since or "GIT_INDEX_FILE" in keep or "GIT_DIR" in keep else git_dirs(os.fsencode(tree))
+    data = None if dirs is None else small_file(os.path.join(dirs[0], b"index"), limit=index_cache.MAX_INDEX)
+    if data is None or dirs is None or _split(dirs[0]):
+        return start(tree, "diff", "--cached", *READ, "-M", *since, "--", keep=keep), None
+    key = (str(tree), since[0], hashlib.sha256(data).digest())
+    with _STAGED_LOCK:
+        said = _STAGED.get(key)
+    if said is not None:
+        return said, None
+    copy = os.path.join(folder, "staged")
+    fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with open(fd, "wb") as out:
+        out.write(data)
+    return start(tree, "diff", "--cached", *READ, "-M", *since, "--", keep=keep | {"GIT_INDEX_FILE": copy}), key
+
+
+def _split(git_dir: bytes) -> bool:
+    """Whether the index may be split (a ``sharedindex.*`` beside it, which its ``link`` names): unsure is yes."""
+    try:
+        return any(name.startswith(b"sharedindex.") for name in os.listdir(git_dir))
+    except OSError:
+        return True
+
+
+def _remember(key: tuple[str, str, bytes], said: bytes) -> None:
+    if len(said) > MAX_STAGED_ANSWER:
+        return
+    with _STAGED_LOCK:
+        _STAGED[key] = said
+        while len(_STAGED) > MAX_STAGED:
+            del _STAGED[next(iter(_STAGED))]
+
+
 def state(
     tree: Path, head: str | None, keep: dict[str, str], meanwhile: Callable[[], None] | None = None
 ) -> list[Change]:
@@ -107,11 +174,15 @@ def state(
             run(tree, "read-tree", *(["--reset"] if held else []), *(since or ["--empty"]), keep=fresh)
         fresh |= _submodules_planted(tree, fresh, populated)
         began = time.time()
-        warm = start(tree, "diff", *READ, "--", keep=fresh) if held == head else None
+        # A kept index and no populated submodule: the listing of untracked paths also says whether any
+        # tracked file differs (``_listed``), and ``git diff`` runs only when one does.
+        listed = held == head and not populated
+        warm = start(tree, "diff", *READ, "--", keep=fresh) if held == head and not listed else None
         try:
+            staged_by, key = _staged(tree, since, keep, folder)
             started = (
-                start(tree, "diff", "--cached", *READ, "-M", *since, "--", keep=keep),
-                start(tree, "ls-files", "-z", "--others", "--exclude-per-directory=.gitignore", keep=fresh),
+                *([staged_by] if isinstance(staged_by, Running) else []),
+                start(tree, "ls-files", "-z", *(_TAGGED if listed else ()), *_OTHERS, keep=fresh),
             )
         except GitError:
             results(*([warm] if warm else []))
@@ -120,9 +191,13 @@ def state(
             try:
                 meanwhile() if meanwhile is not None else None
             finally:
-                unstaged = _unstaged(tree, fresh, warm)
+                unstaged = b"" if listed else _unstaged(tree, fresh, warm)
         finally:
-            (_, staged), (_, untracked) = results(*started)
+            outs = results(*started)
+        staged, untracked = outs[0][1] if isinstance(staged_by, Running) else staged_by, outs[-1][1]
+        _remember(key, staged) if key is not None else None
+        if listed:
+            unstaged, untracked = _listed(tree, fresh, untracked)
         if head and not (held == head and _stamp(fresh["GIT_INDEX_FILE"]) == restored):  # else kept already
             index_cache.keep(tree, head, fresh["GIT_INDEX_FILE"], began)
     found: dict[str, Change] = {}

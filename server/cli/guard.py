@@ -111,10 +111,10 @@ def _lead_anchor(args: argparse.Namespace, roots: Roots) -> TaskAnchor | None:
 def _pre_commit(
     roots: Roots, remote: RemoteTask | None = None, anchor_of: Callable[[], TaskAnchor | None] = lambda: None
 ) -> int:
-    from handoff_core.files import git
+    from handoff_core.files import git_process
 
     tree = Path(os.path.realpath(os.getcwd()))  # git runs a pre-commit hook at the top of the work tree
-    keep = {name: os.environ[name] for name in git.KEPT if name in os.environ}
+    keep = {name: os.environ[name] for name in git_process.KEPT if name in os.environ}
     if remote is not None:
         ref, violations = guard.check_commit(tree, roots, keep, remote.rule, remote.ref)
     else:

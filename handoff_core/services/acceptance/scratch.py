@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from handoff_core.contract.record import NamedTuple
-from handoff_core.files import git
+from handoff_core.files import git, git_process
 
 __all__ = ["Scratch", "remove", "scratch_copy"]
 
@@ -32,28 +32,28 @@ class Scratch(NamedTuple):
 
 
 def _common_objects(top: Path) -> str:
-    common = git.run(top, "rev-parse", "--path-format=absolute", "--git-common-dir")[1].decode(
+    common = git_process.run(top, "rev-parse", "--path-format=absolute", "--git-common-dir")[1].decode(
         "utf-8", "surrogateescape"
     )
     return os.path.join(common.rstrip("\n"), "objects")
 
 
 def _object_format(top: Path) -> str:
-    return git.run(top, "rev-parse", "--show-object-format")[1].decode().strip() or "sha1"
+    return git_process.run(top, "rev-parse", "--show-object-format")[1].decode().strip() or "sha1"
 
 
 def _work_tree_state(top: Path, folder: str, objects: str, own_objects: str) -> tuple[str, str | None]:
     """The tree object of ``top``'s work tree as it is (made in the copy's object store), and its HEAD."""
     head = git.rev_parse(top, "HEAD")
-    keep = git.planted(top) | {
+    keep = git_process.planted(top) | {
         "GIT_WORK_TREE": str(top),
         "GIT_INDEX_FILE": os.path.join(folder, "index"),
         "GIT_OBJECT_DIRECTORY": own_objects,
         "GIT_ALTERNATE_OBJECT_DIRECTORIES": objects,
     }
-    git.run(top, "read-tree", head or "--empty", keep=keep)
-    git.run(top, "add", "-A", "--", ".", keep=keep)
-    return git.run(top, "write-tree", keep=keep)[1].decode().strip(), head
+    git_process.run(top, "read-tree", head or "--empty", keep=keep)
+    git_process.run(top, "add", "-A", "--", ".", keep=keep)
+    return git_process.run(top, "write-tree", keep=keep)[1].decode().strip(), head
 
 
 def scratch_copy(top: Path, commit: str | None) -> Scratch:
@@ -65,7 +65,7 @@ def scratch_copy(top: Path, commit: str | None) -> Scratch:
         os.makedirs(os.path.join(made.home, "tmp"), mode=0o700)
         os.mkdir(made.tree, 0o700)
         copy = Path(made.tree)
-        git.run(copy, "init", "-q", "--template=", f"--object-format={_object_format(top)}")
+        git_process.run(copy, "init", "-q", "--template=", f"--object-format={_object_format(top)}")
         objects, own = _common_objects(top), os.path.join(made.tree, ".git", "objects")
         with open(os.path.join(own, "info", "alternates"), "w", encoding="utf-8") as alternates:
             alternates.write(f"{objects}\n")
@@ -73,10 +73,10 @@ def scratch_copy(top: Path, commit: str | None) -> Scratch:
             tree, head = _work_tree_state(top, folder, objects, own)
         else:
             tree, head = f"{commit}^{{tree}}", commit
-        git.run(copy, "read-tree", tree)
-        git.run(copy, "checkout-index", "-a", "-f")
+        git_process.run(copy, "read-tree", tree)
+        git_process.run(copy, "checkout-index", "-a", "-f")
         if head is not None:
-            git.run(copy, "update-ref", "--no-deref", "HEAD", head)
+            git_process.run(copy, "update-ref", "--no-deref", "HEAD", head)
     except BaseException:
         remove(folder)
         raise

@@ -29,7 +29,7 @@ from handoff_core.contract.report import COMMIT_RE
 from handoff_core.contract.task import Task
 from handoff_core.contract.task_file import parse_task
 from handoff_core.errors import GitError
-from handoff_core.files import git
+from handoff_core.files import git, git_process
 from handoff_core.layout import REPORT_FILE, TASK_FILE
 from handoff_core.services.acceptance.claims import claimed_passes
 from handoff_core.services.acceptance.replayed import Refused, Replayed, check_environment, replay
@@ -105,7 +105,7 @@ def _in_commit(top: Path, commit: str) -> Reader:
     def read(path: str) -> bytes | None:
         if not commit:
             return None
-        code, out = git.run(top, "cat-file", "blob", f"{commit}:{path}", ok=(0, 128))
+        code, out = git_process.run(top, "cat-file", "blob", f"{commit}:{path}", ok=(0, 128))
         return out[:_READ_LIMIT] if code == 0 else None
 
     return read

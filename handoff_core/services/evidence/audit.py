@@ -25,7 +25,7 @@ from handoff_core.contract.report import COMMIT_RE
 from handoff_core.contract.scope import Scope
 from handoff_core.contract.task_file import parse_task
 from handoff_core.errors import GitError, HandoffError
-from handoff_core.files import git
+from handoff_core.files import git, git_process
 from handoff_core.layout import TASK_FILE
 from handoff_core.services.evidence import pushed
 from handoff_core.services.evidence.audit_record import (
@@ -70,7 +70,7 @@ __all__ = [
 SHARED_TREE = "the task shares the project tree with other writers: its changes cannot be attributed to it"
 
 
-def _left_over(rule: ScopeRule, base_dir: str, dirty: list[git.Change], review: bool) -> list[Violation]:
+def _left_over(rule: ScopeRule, base_dir: str, dirty: list[git_process.Change], review: bool) -> list[Violation]:
     """Each uncommitted or untracked path fails the audit; the scope rule says whether it was allowed at all.
     A review commits nothing: its artifacts are left uncommitted, and only a path outside them fails."""
     found = []

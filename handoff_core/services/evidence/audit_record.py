@@ -5,11 +5,12 @@ scope rule, the REPORT's checkpoint, and the uncommitted paths an audit leaves t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter, itemgetter
 from typing import Literal
 
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import header_fields
-from handoff_core.files import git
+from handoff_core.files import git_process
 from handoff_core.layout import REPORT_FILE
 from handoff_core.services.evidence.reviews import Reviews
 from handoff_core.services.rules.scope_rule import ScopeRule
@@ -54,19 +55,19 @@ class Audit:
     paths: tuple[str, ...] = ()
 
 
-def shown(change: git.Change) -> str:
+def shown(change: git_process.Change) -> str:
     return (
         f"{change.status} {change.old_path} -> {change.path}" if change.old_path else f"{change.status} {change.path}"
     )
 
 
-def sides(changes: list[git.Change]) -> tuple[str, ...]:
+def sides(changes: list[git_process.Change]) -> tuple[str, ...]:
     if all(change.old_path is None for change in changes):  # no rename: each change has one side
         return tuple(dict.fromkeys([change.path for change in changes if change.path]))
     return tuple(dict.fromkeys(side for change in changes for side in (change.path, change.old_path) if side))
 
 
-def judged(rule: ScopeRule, top: str, change: git.Change, prefix: str) -> list[Violation]:
+def judged(rule: ScopeRule, top: str, change: git_process.Change, prefix: str) -> list[Violation]:
     found = []
     if (why := rule.judge(f"{top}/{change.path}")) is not None:
         verb = "deleted" if change.status == "D" else "written"
@@ -76,12 +77,14 @@ def judged(rule: ScopeRule, top: str, change: git.Change, prefix: str) -> list[V
     return found
 
 
-def judged_all(rule: ScopeRule, top: str, changes: list[git.Change], prefix: str) -> list[Violation]:
+def judged_all(rule: ScopeRule, top: str, changes: list[git_process.Change], prefix: str) -> list[Violation]:
     """``judged`` of each change, in order; a change whose sides the TASK's globs plainly allow
     (``ScopeRule.plainly_allowed``) passes at a regex match a side."""
     plain = rule.plainly_allowed(top)
     if plain is None:
         return [v for change in changes for v in judged(rule, top, change, prefix)]
+    if rule.all_plainly_allowed(top, [*map(attrgetter("path"), changes), *filter(None, map(itemgetter(2), changes))]):
+        return []  # every side allowed (the common case), found with no Python call a change
     return [
         v
         for change in changes
@@ -91,8 +94,8 @@ def judged_all(rule: ScopeRule, top: str, changes: list[git.Change], prefix: str
 
 
 def set_aside(
-    reviews: Reviews, base_dir: str, dirty: list[git.Change], others: tuple[tuple[str, str], ...] = ()
-) -> tuple[list[git.Change], list[str], list[str]]:
+    reviews: Reviews, base_dir: str, dirty: list[git_process.Change], others: tuple[tuple[str, str], ...] = ()
+) -> tuple[list[git_process.Change], list[str], list[str]]:
     """The uncommitted paths left to judge; those a review of the task wrote as its artifacts (its audit
     judges them) and those another task's command wrote (``others``: path, writer), each as ``path: why``;
     and the writers of the latter."""

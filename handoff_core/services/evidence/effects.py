@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from handoff_core.errors import GitError
-from handoff_core.files import git, git_records
+from handoff_core.files import git, git_process, git_records
 from handoff_core.files.git_config import git_dirs
 from handoff_core.services.evidence.remotes import RemoteAnswers, reached, remote_names
 
@@ -76,7 +76,7 @@ def _lines(out: bytes) -> list[list[str]]:
 
 
 def _rev_list(top: Path, *args: str) -> list[list[str]]:
-    return _lines(git.run(top, "rev-list", "--parents", *args)[1])
+    return _lines(git_process.run(top, "rev-list", "--parents", *args)[1])
 
 
 def _commits(lines: list[list[str]], what: str, where: str, allowed: frozenset[str]) -> list[tuple[str, str]]:
@@ -207,8 +207,8 @@ def crossed(done: Effects, state_root: str, project: str, ref: str, root: str) -
 def _wave(top: Path, *calls: tuple[str, ...]) -> Callable[[], list[bytes]]:
     """Each git call started at once (an audit waits for the slowest, not their sum); calling the answer
     reads them all, each reaped even when one fails."""
-    started = [git.start(top, *call[1:], ok=_OK[call[0]]) for call in calls]
-    return lambda: [out for _, out in git.results(*started)]
+    started = [git_process.start(top, *call[1:], ok=_OK[call[0]]) for call in calls]
+    return lambda: [out for _, out in git_process.results(*started)]
 
 
 _OK = {"must": (0,), "may": (0, 1, 128)}
@@ -239,7 +239,7 @@ def _tip(common_dir: bytes, own: str, checkpoint: str) -> str | None:
 
 
 def _branch_tip(top: Path, own: str) -> str:
-    code, out = git.run(top, "rev-parse", "--verify", "-q", f"{own}^{{commit}}", ok=_OK["may"])
+    code, out = git_process.run(top, "rev-parse", "--verify", "-q", f"{own}^{{commit}}", ok=_OK["may"])
     return out.decode().strip() if code == 0 else ""
 
 
@@ -276,7 +276,7 @@ def worktree_effects(
         tip = checkpoint if proven else asked_tip if asked_tip is not None else _branch_tip(top, own)
         lines = found.lineage
         # the commits only the branch, HEAD and the checkpoint reach: the lineage's, when both are at it
-        reach = lines if tip == found.head == checkpoint else _lines(git.run(top, "rev-list", *tips)[1])
+        reach = lines if tip == found.head == checkpoint else _lines(git_process.run(top, "rev-list", *tips)[1])
         pushed = (outs[0], outs[1]) if remotes is None else None
         return _worktree(top, branch, base, checkpoint, allowed, asked, at, (tip, lines, reach, pushed))
 

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from handoff_core.errors import GitError
-from handoff_core.files import git, git_remote
+from handoff_core.files import git_process, git_remote
 from handoff_core.files.git_config import git_dirs, silent_config
 
 __all__ = ["MAX_REMOTES", "MAX_REMOTE_REFS", "RemoteAnswers", "reached", "remote_names"]
@@ -79,7 +79,7 @@ def reached(
             return found, f"the git remote {remote} holds over {MAX_REMOTE_REFS} refs: not judged"
         if not refs:
             continue
-        out = git.run(top, "rev-list", "--ignore-missing", *mine, "--not", *(sha for sha, _ in refs))[1]
+        out = git_process.run(top, "rev-list", "--ignore-missing", *mine, "--not", *(sha for sha, _ in refs))[1]
         unreached = set(out.decode().split())
         if hits := [sha for sha in mine if sha not in unreached]:
             names = [name for sha, name in refs if sha in hits][:3]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from handoff_core.contract.scope import MAX_DIRTY
-from handoff_core.files import git
+from handoff_core.files import git, git_process
 
 __all__ = ["Since", "since_dispatch"]
 
@@ -25,20 +25,22 @@ CUT = f"uncommitted, and the TASK lists only the first {MAX_DIRTY} paths dirty a
 
 
 class Since(NamedTuple):
-    changes: list[git.Change]  # committed since dispatch
-    dirty: list[git.Change]  # uncommitted now, not dirty at dispatch
-    undone: list[git.Change]  # dirty at dispatch, clean now
+    changes: list[git_process.Change]  # committed since dispatch
+    dirty: list[git_process.Change]  # uncommitted now, not dirty at dispatch
+    undone: list[git_process.Change]  # dirty at dispatch, clean now
     unseen: list[tuple[str, str]]  # (path, why) whose change since cannot be seen
     problem: str = ""  # why nothing can be judged; "" when the rest holds
 
 
-def _committed(top: Path, base: str, head: str | None) -> tuple[list[git.Change], str]:
+def _committed(top: Path, base: str, head: str | None) -> tuple[list[git_process.Change], str]:
     """The commits since ``base`` (every file of ``HEAD`` when there was no commit at dispatch)."""
     if not base:
         if head is None:
             return [], ""
-        _, out = git.run(top, "ls-tree", "-r", "-z", "--name-only", "--full-tree", head, "--")
-        return [git.Change("A", name) for name in out.decode("utf-8", "surrogateescape").split("\0") if name], ""
+        _, out = git_process.run(top, "ls-tree", "-r", "-z", "--name-only", "--full-tree", head, "--")
+        return [
+            git_process.Change("A", name) for name in out.decode("utf-8", "surrogateescape").split("\0") if name
+        ], ""
     if head is None:
         return [], f"HEAD names no commit now (it was {base} at dispatch)"
     descends = git.is_ancestor(top, base, head)
@@ -49,7 +51,7 @@ def _committed(top: Path, base: str, head: str | None) -> tuple[list[git.Change]
     return git.changes(top, base, head), ""
 
 
-def _outside(handoff: str | None, change: git.Change) -> bool:
+def _outside(handoff: str | None, change: git_process.Change) -> bool:
     """Whether no side of ``change`` lies in the handoff tree (its files are the server's)."""
     sides = [side for side in (change.path, change.old_path) if side]
     return handoff is None or not any(f"{side}/".startswith(f"{handoff}/") for side in sides)
@@ -64,13 +66,13 @@ def since_dispatch(top: Path, base: str, dirty_then: tuple[str, ...], handoff: s
     now = [change for change in git.dirty_paths(top) if _outside(handoff, change)]
     changes = [change for change in changes if _outside(handoff, change)]
     then = set(dirty_then)
-    unseen: list[git.Change] = []
-    judged: list[git.Change] = []
+    unseen: list[git_process.Change] = []
+    judged: list[git_process.Change] = []
     for change in [*changes, *now]:
         sides = {side for side in (change.path, change.old_path) if side}
         (unseen if sides <= then else judged).append(change)
     seen = {side for change in [*changes, *now] for side in (change.path, change.old_path) if side}
-    undone = [git.Change("M", path) for path in sorted(then - seen)] if not problem else []
+    undone = [git_process.Change("M", path) for path in sorted(then - seen)] if not problem else []
     cut = len(dirty_then) >= MAX_DIRTY
     left = [c for c in judged if c in now and cut]
     return Since(

@@ -28,7 +28,7 @@ from handoff_core.contract.return_policy import policy_for
 from handoff_core.contract.task import Task
 from handoff_core.contract.values import relative_parts
 from handoff_core.errors import GitError, InvalidContent, WriteConflict
-from handoff_core.files import git
+from handoff_core.files import git, git_process
 from handoff_core.files.archives import deterministic_zip
 from handoff_core.files.paths import read_regular, walked
 from handoff_core.files.publishing import publish
@@ -53,7 +53,7 @@ class Outbound:
 def _git(project: Path, *args: str) -> str:
     """What git says, for the manifest; "unknown" when it cannot say (no repository, no commit, a timeout)."""
     try:
-        _, out = git.run(project, *args)
+        _, out = git_process.run(project, *args)
     except GitError:
         return "unknown"
     return out.decode("utf-8", "replace").strip() or "unknown"

@@ -12,6 +12,7 @@ worktree. A path outside the project is not the project's, and allowed.
 from __future__ import annotations
 
 import os
+from operator import methodcaller
 
 # The hook process loads this rule on every event: no typing, pathlib or dataclasses at run time.
 TYPE_CHECKING = False
@@ -159,6 +160,17 @@ class ScopeRule:
         return lambda relative: (
             relative not in ("", ".", handoff) and not relative.startswith(inner) and match(relative) is not None
         )
+
+    def all_plainly_allowed(self, top: str, relatives: list[str]) -> bool:
+        """Whether ``plainly_allowed(top)`` is True for each of ``relatives``, with no Python call a path:
+        the compiled pattern mapped over them, the handoff tree's tests as a set and a mapped prefix test
+        (an audit's common case: every path allowed)."""
+        if self.plainly_allowed(top) is None or self._pattern is None:
+            return False
+        handoff = self._handoff
+        if not {"", ".", handoff}.isdisjoint(relatives) or not all(map(self._pattern.fullmatch, relatives)):
+            return False
+        return handoff is None or not any(map(methodcaller("startswith", f"{handoff}/"), relatives))
 
     def judge(self, path: Path | str) -> str | None:
         """Why the absolute, already resolved ``path`` may not be written; None when it may."""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from handoff_core.contract.scope import MAX_DIRTY, Scope
 from handoff_core.errors import GitError, WorkspaceRefused
-from handoff_core.files import git, git_remote
+from handoff_core.files import git, git_process, git_remote
 from handoff_core.layout import Kind
 from handoff_core.services.evidence.audit import audited
 
@@ -135,7 +135,7 @@ def push_target(project: Path, scope: Scope) -> str:
     if not scope.remote:
         return ""
     try:
-        _, out = git.run(Path(os.path.realpath(project)), "remote", "get-url", "--", scope.remote)
+        _, out = git_process.run(Path(os.path.realpath(project)), "remote", "get-url", "--", scope.remote)
     except GitError:
         return f"branch {scope.branch} of the git remote {scope.remote}"
     url = out.decode("utf-8", "replace").strip()

@@ -49,7 +49,7 @@ def test_a_git_that_never_ends_is_stopped_at_the_time_bound_with_all_it_started(
     port = free_port()  # git daemon reads --port=0 as its own 9418, which another run may hold
     began = time.monotonic()
     with pytest.raises(GitError) as caught:  # git daemon serves until stopped, in a git-daemon child of git
-        git.run(repo, "daemon", "--listen=127.0.0.1", f"--port={port}", f"--base-path={tmp_path}")
+        git_process.run(repo, "daemon", "--listen=127.0.0.1", f"--port={port}", f"--base-path={tmp_path}")
     assert time.monotonic() - began < 10
     assert caught.value.code == "git_error"
     assert "stopped after" in caught.value.message  # the time bound, not a daemon that could not start
@@ -88,7 +88,7 @@ def test_renames_name_both_sides_and_untracked_files_are_listed(repo: Path) -> N
     assert base is not None
     os.rename(repo / "src/b/other.py", repo / "src/a1/other.py")
     checkpoint = commit_all(repo)
-    assert git.changes(repo, base, checkpoint) == [git.Change("R", "src/a1/other.py", "src/b/other.py")]
+    assert git.changes(repo, base, checkpoint) == [git_process.Change("R", "src/a1/other.py", "src/b/other.py")]
     assert git.evidence(repo, base, checkpoint).descends is True
     assert git.evidence(repo, checkpoint, base).descends is False
     assert git.evidence(repo, "0" * 40, checkpoint).descends is None
@@ -108,7 +108,7 @@ def test_staged_paths_are_read_on_an_unborn_branch_too(tmp_path: Path) -> None:
     git_cli(fresh, "init", "-q", "-b", "main")
     write(fresh, "src/a1/first.py")
     git_cli(fresh, "add", "-A")
-    assert git.staged_paths(fresh) == [git.Change("A", "src/a1/first.py")]
+    assert git.staged_paths(fresh) == [git_process.Change("A", "src/a1/first.py")]
 
 
 def marking_script(path: Path, marker: Path) -> Path:
@@ -137,7 +137,7 @@ def test_no_other_git_reaches_a_remote(repo: Path, tmp_path: Path) -> None:
     with_remote(repo, tmp_path)
     for args in (("ls-remote", "--", "origin"), ("fetch", "--", "origin", "+refs/heads/main:refs/handoff/probe")):
         with pytest.raises(GitError, match="transport 'file' not allowed") as caught:
-            git.run(repo, *args)
+            git_process.run(repo, *args)
         assert caught.value.code == "git_error"
 
 

@@ -40,6 +40,7 @@ def test_name_status_read_at_once_answers_as_each_record_read_in_turn(
     out = b"".join(part + b"\0" for record in records for part in record)
     for said in (out, out + tail, tail + out):
         assert name_status(said) == one_by_one(said)
+        assert all(type(change) is Change for change in name_status(said))  # named, not bare tuples
         assert fields(said) == [part.decode("utf-8", "surrogateescape") for part in said.split(b"\0")[:-1]]
 
 

@@ -143,3 +143,46 @@ def test_a_file_rewritten_in_the_second_its_read_began_is_still_seen(tmp_path: P
     assert _changes(tmp_path) == []
     _same_stat_rewrite(tmp_path / "src/a1/core.py", "y\n")
     assert _changes(tmp_path) == [("M", "src/a1/core.py")]
+
+
+def _edited(tree: Path, edit: str) -> None:
+    """One kind of change to the settled repository ``tree`` (or none)."""
+    core = tree / "src/a1/core.py"
+    if edit == "changed":
+        write(tree, "src/a1/core.py", "changed\n")
+    elif edit == "same bytes rewritten":
+        core.write_text(core.read_text())  # new stat data, same content: nothing differs
+    elif edit == "deleted":
+        core.unlink()
+    elif edit == "made executable":
+        core.chmod(0o755)
+    elif edit == "a folder now":
+        core.unlink()
+        write(tree, "src/a1/core.py/inner.py")
+    elif edit == "staged":
+        write(tree, "src/a1/core.py", "staged\n")
+        plain_git(tree, "add", "src/a1/core.py")
+    elif edit == "untracked and ignored":
+        write(tree, "src/a1/new.py")
+        write(tree, ".gitignore", "speculo/\n*.log\n")
+        write(tree, "src/a1/noise.log")
+
+
+@pytest.mark.parametrize(
+    "edit",
+    ["none", "changed", "same bytes rewritten", "deleted", "made executable", "a folder now", "staged",
+     "untracked and ignored"],
+)  # fmt: skip
+def test_a_read_whose_listing_finds_nothing_tracked_changed_says_what_a_full_read_says(
+    tmp_path: Path, edit: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a kept index one tagged ``ls-files`` stands in for ``git diff`` when no tracked file differs;
+    its answer is the answer of a read from ``HEAD`` with no kept index, whatever the tree holds."""
+    _settled(tmp_path)
+    _next_second()
+    assert _changes(tmp_path) == []  # kept: the read below starts from it
+    _edited(tmp_path, edit)
+    warm = _changes(tmp_path)
+    monkeypatch.setenv("HANDOFF_CACHE_DIR", str(tmp_path.parent / "cold-cache"))  # no kept index: read from HEAD
+    assert _changes(tmp_path) == warm
+    assert (warm == []) == (edit in ("none", "same bytes rewritten"))

@@ -202,3 +202,20 @@ def test_a_hand_edited_checkpoint_never_becomes_a_git_option(store: Store, workt
     audit = audit_task(store.queries, ref)
     assert audit.verdict == "unknown"
     assert not written.exists()
+
+
+def test_a_replace_ref_never_stands_in_for_the_checkpoint_the_audit_judges(store: Store, worktree: Path) -> None:
+    ref = dispatch(store, worktree)
+    base = git(worktree, "rev-parse", "HEAD").stdout.strip()
+    write(worktree, "src/a1/decoy.py")
+    decoy = commit_all(worktree)  # inside the scope, with the base as its parent
+    git(worktree, "reset", "-q", "--hard", base)
+    write(worktree, "src/b/evil.py")
+    real = commit_all(worktree)
+    git(worktree, "replace", real, decoy)  # a git honouring refs/replace reads the decoy for the real commit
+    git(worktree, "reset", "-q", "--hard", "HEAD")  # the tree left as the decoy: clean to such a git
+    returned(store, ref, real)
+    audit = audit_task(store.queries, ref)
+    assert audit.verdict == "failed"
+    assert "A src/b/evil.py" in audit.changed
+    assert "src/b/evil.py" in {v.path for v in audit.violations}
