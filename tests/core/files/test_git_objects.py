@@ -1,5 +1,5 @@
 """git_objects: a line of loose commits read from their objects says what ``git rev-list --parents``
-says of it, and anything git could read otherwise (a merge, a packed commit, a forged object,
+says of it, and anything git could read otherwise (a merge, a packed commit stored as a delta, a forged object,
 grafts, a shallow repository, a long line) is left to git; real repositories."""
 
 from __future__ import annotations
@@ -68,13 +68,35 @@ def test_a_merge_is_left_to_git_whose_answer_the_evidence_gives(repo: Path) -> N
     assert sorted(found.lineage or []) == sorted(listed(repo, base, checkpoint))
 
 
-def test_packed_commits_are_left_to_git(repo: Path) -> None:
+def test_packed_commits_read_as_git_lists_them_and_the_evidence_agrees(repo: Path) -> None:
     base = head(repo)
     checkpoint = commits(repo, 2)
     run_git(repo, "gc", "-q", "--prune=now")
+    assert not list((repo / ".git" / "objects").glob("??/*"))  # every object packed
+    line = git_objects.line_of(common_dir(repo), base, checkpoint)
+    assert line == listed(repo, base, checkpoint)
+    assert git.evidence(repo, base, checkpoint).lineage == line
+
+
+def test_a_packed_commit_whose_bytes_do_not_inflate_to_its_name_is_left_to_git(repo: Path) -> None:
+    base = head(repo)
+    checkpoint = commits(repo, 1)
+    run_git(repo, "gc", "-q", "--prune=now")
+    pack = next((repo / ".git" / "objects" / "pack").glob("*.pack"))
+    offset = next(
+        int(fields[-1])
+        for fields in (
+            line.split()
+            for line in run_git(repo, "verify-pack", "-v", str(pack.with_suffix(".idx"))).stdout.splitlines()
+        )
+        if len(fields) >= 5 and fields[0] == checkpoint  # name, type, size, packed size, offset
+    )
+    data = bytearray(pack.read_bytes())
+    data[offset + 8] ^= 0xFF  # inside the commit's zlib stream
+    pack.chmod(0o644)
+    pack.write_bytes(bytes(data))
     assert git_objects.parents_of(common_dir(repo), checkpoint) is None
     assert git_objects.line_of(common_dir(repo), base, checkpoint) is None
-    assert git.evidence(repo, base, checkpoint).lineage == listed(repo, base, checkpoint)
 
 
 def test_an_object_filed_under_another_commits_name_is_not_read(repo: Path) -> None:
