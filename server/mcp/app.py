@@ -192,11 +192,14 @@ class Deferred:
 
 
 def role_tools(role: Role) -> list[Tool]:
-    """Every tool of ``role``, in its one list's order (``config.ROLE_TOOLS``)."""
-    from server.mcp.tools import coordination, exchange, history, lead, shared, writer
+    """Every tool of ``role``, in its one list's order (``config.ROLE_TOOLS``). An executor imports only
+    the modules of its own tools: the Lead's bring most of the core, which its tools/list would wait for."""
+    from server.mcp.tools import history, shared
 
     tools = shared.tools() + history.shared()
     if role == "lead":
+        from server.mcp.tools import coordination, exchange, lead, writer
+
         tools += lead.tools() + history.lead() + exchange.tools() + writer.tools() + coordination.tools()
     return tools
 
