@@ -4,10 +4,10 @@ first status is a warm one: each task's judged status on the stamps it was judge
 A row is what ``verdicts.Held`` is: the change's facts, the round's count of entries with the
 task's number, the packed stamps and entry names of the probe, and the status judged. The file
 is one per tree (keyed by the state root's real path) in ``cache_root()/status-rows``, signed by
-``files.cache_file`` and written whole. It is never the truth: a loaded row is used only where the
-walk's own probe of the task (a stat per file) equals the row's, exactly as a verdict held in
-memory is; and rows judged under another anchor (or none), of another tree or another version
-are not loaded at all. What cannot be proven is judged from the files.
+``files.cache_file`` and written in frames of rows, made one at a time. It is never the truth: a
+loaded row is used only where the walk's own probe of the task (a stat per file) equals the
+row's, exactly as a verdict held in memory is; and rows judged under another anchor (or none),
+of another tree or another version are not loaded at all. What cannot be proven is judged from the files.
 
 ``marshal`` reads the rows: they are plain values (tuples, strings, numbers, bytes), signed by
 this user's key, and every row is rebuilt field by field into the named tuples it came from.
@@ -19,7 +19,7 @@ import hashlib
 import marshal
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +32,12 @@ from handoff_core.files.executor_home import cache_root
 from handoff_core.services.tree.status import TaskStatus
 from handoff_core.services.tree.verdicts import Held, Verdicts
 
-__all__ = ["Row", "StatusRows", "load_rows", "save_rows"]
+__all__ = ["ROWS_PER_FRAME", "Row", "StatusRows", "load_rows", "save_rows"]
 
 _FOLDER = "status-rows"
-_VERSION = 1
+_VERSION = 2  # 2: in frames
+_FRAME_SIZE = 8  # bytes of a frame's byte count
+ROWS_PER_FRAME = 1000
 _LIMIT = 256 << 20
 
 Row = tuple[ChangeFacts, int, bytes, tuple[str, ...], TaskStatus]  # ``verdicts.Held``'s fields
@@ -72,11 +74,41 @@ def _status(plain: tuple[Any, ...]) -> TaskStatus:
     return status
 
 
-def save_rows(state_root: Path, anchor_basis: str, rows: Iterable[Row]) -> bool:
+def _framed(value: Any) -> bytes:
+    data = marshal.dumps(value)
+    return len(data).to_bytes(_FRAME_SIZE, "little") + data
+
+
+def _frames(state_root: Path, anchor_basis: str, rows: Sequence[Row]) -> Iterator[bytes]:
+    """The rows as frames made one at a time (its byte count, then one ``marshal`` value): the header,
+    then ``ROWS_PER_FRAME`` rows each. Made whole, the rows' plain copies and their bytes would cost
+    a server more than all its verdicts held, at the moment it saves them."""
+    yield _framed((_VERSION, os.path.realpath(state_root), anchor_basis))
+    for start in range(0, len(rows), ROWS_PER_FRAME):
+        part = rows[start : start + ROWS_PER_FRAME]
+        yield _framed(
+            [(tuple(facts), same, stamps, names, _plain(status)) for facts, same, stamps, names, status in part]
+        )
+
+
+def _unframed(data: bytes) -> tuple[Any, ...]:
+    """The header's values and the rows of every frame after it (``_frames``)."""
+    view, at, values = memoryview(data), 0, []
+    while at < len(view):
+        size = int.from_bytes(view[at : at + _FRAME_SIZE], "little")
+        at += _FRAME_SIZE
+        if size > len(view) - at:
+            raise EOFError("a frame runs past the end of the rows")
+        values.append(marshal.loads(view[at : at + size]))  # noqa: S302  # signed by this user's key (``cache_file``)
+        at += size
+    if not values:
+        raise EOFError("no rows")
+    return (*values[0], [row for frame in values[1:] for row in frame])
+
+
+def save_rows(state_root: Path, anchor_basis: str, rows: Sequence[Row]) -> bool:
     """Keep the rows for the next server on this tree; whether they were written."""
-    plain = [(tuple(facts), same, stamps, names, _plain(status)) for facts, same, stamps, names, status in rows]
-    saved = (_VERSION, os.path.realpath(state_root), anchor_basis, plain)
-    return save_cache(_path(state_root), marshal.dumps(saved))
+    return save_cache(_path(state_root), _frames(state_root, anchor_basis, rows))
 
 
 def load_rows(state_root: Path, anchor_basis: str) -> list[Row]:
@@ -86,7 +118,7 @@ def load_rows(state_root: Path, anchor_basis: str) -> list[Row]:
     if data is None:
         return []
     try:
-        version, root, saved_basis, plain = marshal.loads(data)  # noqa: S302  # signed by this user's key (``cache_file``)
+        version, root, saved_basis, plain = _unframed(data)
         if (version, root, saved_basis) != (_VERSION, os.path.realpath(state_root), anchor_basis):
             return []
         return [
