@@ -327,6 +327,21 @@ def test_a_restarted_server_answers_from_its_rows_without_judging_settled_tasks(
     assert rowed(store, restarted) == full_scan(store) == []
 
 
+def test_rows_kept_with_each_settled_name_apart_are_not_used(store: Store, tmp_path: Path) -> None:
+    refs = released_tasks(store, 2)
+    past_this_tick()
+    first = ClaimRows(tmp_path / "rows", settle_ns=0)
+    rowed(store, first)
+    first.save(store.roots.state_root)
+    saved = json.loads(load_cache(tmp_path / "rows", 1 << 20) or b"")
+    assert [row[5] for row in saved["rounds"]] == ["\0".join(sorted(ref.task for ref in refs))]  # one string
+    older = {**saved, "rounds": [[*row[:5], row[5].split("\0"), row[6]] for row in saved["rounds"]]}
+    assert save_cache(tmp_path / "rows", json.dumps(older).encode())
+    restarted = ClaimRows(tmp_path / "rows", settle_ns=0)
+    assert rowed(store, restarted) == full_scan(store) == []
+    assert restarted.judged == len(refs)  # every task read from its files
+
+
 def test_rows_not_signed_by_this_user_are_not_used(store: Store, tmp_path: Path) -> None:
     refs = released_tasks(store, 3)
     past_this_tick()
