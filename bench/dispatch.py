@@ -4,7 +4,8 @@ Both kinds of dispatch are measured: a review never reads the claims, an impleme
 them all. A fresh process stats each task of every active change (``first``: its first dispatch into
 a tree); a server answers from its claim rows (``services.tree.claim_rows``: a stat per round and
 per live task), kept in its cache across restarts (``server_first``: a server's first dispatch, with
-no rows and restarted from them, and the inotify watches it holds). ``steady``: a server's later
+no rows, beside a read walk of the tree in the same round, and restarted from them, and the inotify
+watches it holds). ``steady``: a server's later
 dispatches, alternated one by one between the tree, an empty tree and two floors: the durable-create
 loop (temp file, fsync, link, unlink, directory fsync) of one file, under any dispatch; and one bare
 stat per task of the tree's active changes, under any answer derived from files that can change;
