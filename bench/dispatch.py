@@ -4,7 +4,8 @@ Both kinds of dispatch are measured: a review never reads the claims, an impleme
 them all. A fresh process stats each task of every active change (``first``: its first dispatch into
 a tree); a server answers from its claim rows (``services.tree.claim_rows``: a stat per round and
 per live task), kept in its cache across restarts (``server_first``: a server's first dispatch, with
-no rows and restarted from them, and the inotify watches it holds). ``steady``: a server's later
+no rows, beside a read walk of the tree in the same round, and restarted from them, and the inotify
+watches it holds). ``steady``: a server's later
 dispatches, alternated one by one between the tree, an empty tree and two floors: the durable-create
 loop (temp file, fsync, link, unlink, directory fsync) of one file, under any dispatch; and one bare
 stat per task of the tree's active changes, under any answer derived from files that can change;
@@ -184,15 +185,26 @@ def run(state_root: Path, work: Path, repeats: int, calls: int, archived: bool =
     return {**ms, **_named("steady", steady), **_named("steady_archived", _archived_steady(state_root, empty, calls))}
 
 
-def server_first(state_root: Path, work: Path, repeats: int) -> dict[str, float]:
+def read_floor(state_root: Path) -> float:
+    """The floor under the first server ever on a tree: a read walk of it (``bench.scaling.read_walk``:
+    every handoff file opened and read once) in a fresh process, run twice and the second timed, so that
+    it starts from the page cache the server after it finds (this machine pages out idle file pages)."""
+    runs = [child_runs("bench.status", [str(state_root), "read"], 1)[0]["seconds"] for _ in range(2)]
+    return float(runs[-1])
+
+
+def server_first(state_root: Path, work: Path, repeats: int) -> dict[str, Any]:
     """A server's first implementation dispatch: with no rows in its cache (the first server ever on the
-    tree), then restarted (the rows the one before it left), alternated; the kernel watches it holds."""
+    tree, right after a read walk of it: its floor), then restarted (the rows the one before it left),
+    alternated round by round; the kernel watches it holds."""
     cache = work / "claim-rows-cache"
     cold: list[float] = []
     restarted: list[float] = []
+    floor: list[float] = []
     watches = 0
     for _ in range(repeats):
         shutil.rmtree(cache, ignore_errors=True)
+        floor.append(read_floor(state_root))
         for into in (cold, restarted):
             run = _run_child(["server_first", str(state_root), str(cache)], state_root)
             into.append(run["seconds"])
@@ -200,6 +212,8 @@ def server_first(state_root: Path, work: Path, repeats: int) -> dict[str, float]
     shutil.rmtree(cache, ignore_errors=True)
     return {
         "server_first_fresh_cache_ms": round(statistics.median(cold) * 1000, 2),
+        "server_first_read_walk_ms": round(statistics.median(floor) * 1000, 2),
+        "server_first_fresh_over_read_walk": paired(cold, floor),
         "server_first_restarted_ms": round(statistics.median(restarted) * 1000, 2),
         "server_first_inotify_watches": watches,
     }

@@ -150,6 +150,8 @@ def _implementation_rows(size: str, d: dict[str, Any]) -> list[str]:
             f"; restarted from its claim rows {d['server_first_restarted_ms']} ms "
             f"({d['server_first_inotify_watches']} inotify watches), with no rows {d['server_first_fresh_cache_ms']} ms"
         )
+    if "server_first_fresh_over_read_walk" in d:
+        value += f" ({spread(d['server_first_fresh_over_read_walk'])} a read walk, {d['server_first_read_walk_ms']} ms)"
     target = TARGETS["implementation dispatch 100k"] if size == "100000" else ""
     return [_row(f"implementation create_task p50 @ {size} active tasks (server)", value, target)]
 

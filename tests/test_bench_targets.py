@@ -156,7 +156,12 @@ def test_a_remote_section_without_the_lean_figures_measures_no_remote_target() -
 
 def test_a_restarted_servers_first_dispatch_is_met_only_without_inotify_watches() -> None:
     steady = {"steady_implementation_tree_p50_ms": 20.0, "steady_stat_floor_p50_ms": 240.0}
-    first = {"server_first_fresh_cache_ms": 9000.0, "server_first_restarted_ms": 400.0}
+    first = {
+        "server_first_fresh_cache_ms": 9000.0,
+        "server_first_read_walk_ms": 2000.0,
+        "server_first_fresh_over_read_walk": _ratio(4.5),
+        "server_first_restarted_ms": 400.0,
+    }
     for watches, met in ((0, True), (3, False)):
         dispatch = {**steady, "steady_review_tree_p50_ms": 1.5, **first, "server_first_inotify_watches": watches}
         found = targets.standings(_run(scaling={"100000": {"dispatch": dispatch}}))
@@ -165,28 +170,37 @@ def test_a_restarted_servers_first_dispatch_is_met_only_without_inotify_watches(
         assert standing.figure == f"400.0 ms, {watches} inotify watches"
         assert "240.0 ms" in standing.floor
         first_ever = _standing(found, "the first server ever on a tree (no claim rows)")
-        assert first_ever.met is False  # 9 s is over the second
-        assert first_ever.figure.startswith("9000.0 ms")
+        assert first_ever.met is False  # 4.5x is over the read walk's 4x
+        assert first_ever.figure.startswith("9000.0 ms (over 1000 ms), 4.50x")
     dispatch = {**steady, "steady_review_tree_p50_ms": 1.5}
     found = targets.standings(_run(scaling={"100000": {"dispatch": dispatch}}))
     assert _standing(found, "a restarted server's first").met is None
     assert _standing(found, "the first server ever on a tree").met is None
 
 
-def test_the_first_server_ever_on_a_tree_is_met_within_a_second_and_shown_beside_a_fresh_process() -> None:
+def test_the_first_server_ever_on_a_tree_is_read_against_a_read_walk_of_the_same_rounds_with_the_second_beside() -> (
+    None
+):
     dispatch = {
         "steady_implementation_tree_p50_ms": 20.0,
         "steady_stat_floor_p50_ms": 240.0,
         "steady_review_tree_p50_ms": 1.5,
-        "first_implementation_ms": 23000.0,
-        "server_first_fresh_cache_ms": 800.0,
         "server_first_restarted_ms": 40.0,
         "server_first_inotify_watches": 0,
     }
     found = targets.standings(_run(scaling={"100000": {"dispatch": dispatch}}))
+    assert _standing(found, "the first server ever on a tree").met is None  # a run with no read walk beside it
+    figures = {"server_first_fresh_cache_ms": 5200.0, "server_first_read_walk_ms": 2600.0}
+    found = targets.standings(
+        _run(
+            scaling={"100000": {"dispatch": {**dispatch, **figures, "server_first_fresh_over_read_walk": _ratio(2.0)}}}
+        )
+    )
     first_ever = _standing(found, "the first server ever on a tree (no claim rows)")
-    assert first_ever.met is True
-    assert "23000.0 ms" in first_ever.floor
+    assert first_ever.target.endswith("<= 4.0x read walk, no watches")
+    assert first_ever.met is True  # over the second, yet within 4x the walk every first dispatch must make
+    assert first_ever.figure.startswith("5200.0 ms (over 1000 ms), 2.00x")
+    assert first_ever.floor == "read walk 2600.0 ms, same rounds"
 
 
 def test_each_audit_target_reads_its_size_beside_the_git_diff_of_the_same_rounds() -> None:

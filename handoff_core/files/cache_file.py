@@ -24,6 +24,7 @@ import logging
 import os
 import secrets
 import stat
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from handoff_core.errors import HandoffError
@@ -129,8 +130,11 @@ def load_cache(path: Path, limit: int) -> bytes | None:
     return data
 
 
-def save_cache(path: Path, data: bytes) -> bool:
-    """Replace the cache with ``data``, signed; False (and nothing left behind) when it cannot be written."""
+def save_cache(path: Path, data: bytes | Iterable[bytes]) -> bool:
+    """Replace the cache with ``data``, signed; False (and nothing left behind) when it cannot be written.
+
+    ``data`` may be parts, each made as it is written and signed as it goes, its signature written
+    last over the room left for it: a cache of many megabytes is then never held whole."""
     dir_fd = _open_dir(path.parent, create=True)
     if dir_fd is None:
         return False
@@ -138,10 +142,28 @@ def save_cache(path: Path, data: bytes) -> bool:
         key = _key(dir_fd, path.parent, create=True)
         if key is None:
             return False
-        head = _MAC_LABEL + _mac(key, path.name, data) + b"\n"
-        replace_whole(dir_fd, path.name, head, data, mode=0o600, durable=False)
+        if isinstance(data, bytes):
+            head = _MAC_LABEL + _mac(key, path.name, data) + b"\n"
+            replace_whole(dir_fd, path.name, head, data, mode=0o600, durable=False)
+        else:
+            _save_streamed(dir_fd, path.name, key, data)
         return True
     except OSError:
         return False
     finally:
         os.close(dir_fd)
+
+
+def _save_streamed(dir_fd: int, name: str, key: bytes, parts: Iterable[bytes]) -> None:
+    """``parts`` written one by one and signed as they go, the signature last over the room left for it."""
+    mac = hmac.new(key, name.encode() + b"\0", hashlib.sha256)
+
+    def signed() -> Iterator[bytes]:
+        for part in parts:
+            mac.update(part)
+            yield part
+
+    def head() -> bytes:
+        return _MAC_LABEL + mac.hexdigest().encode() + b"\n"
+
+    replace_whole(dir_fd, name, b"\0" * _MAC_LINE, mode=0o600, durable=False, streamed=signed(), head=head)

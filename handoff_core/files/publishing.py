@@ -12,10 +12,11 @@ renamed over the old one (``replace_whole``): a reader sees the old file or the 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import secrets
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from handoff_core.errors import StorageError, UnsafePath, WriteConflict
@@ -38,13 +39,25 @@ def new_temp_name(name: str) -> str:
     return temp_name(name, secrets.token_hex(TEMP_TOKEN_BYTES))
 
 
-def _write_temp(dir_fd: int, temp: str, parts: Iterable[bytes], mode: int, *, sync: bool = True) -> None:
+def _write_temp(
+    dir_fd: int,
+    temp: str,
+    parts: Iterable[bytes],
+    mode: int,
+    *,
+    sync: bool = True,
+    head: Callable[[], bytes] | None = None,
+) -> None:
     fd = os.open(temp, _TEMP_FLAGS, 0o600, dir_fd=dir_fd)
     try:
         for data in parts:  # in parts: a cache of many megabytes is never copied to be joined
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
+        if head is not None:  # known once every part is written: over the first bytes, which were its room
+            first, done = head(), 0
+            while done < len(first):
+                done += os.pwrite(fd, first[done:], done)
         os.fchmod(fd, mode)
         if sync:
             os.fsync(fd)
@@ -118,8 +131,18 @@ def publish(dir_fd: int, name: str, data: bytes, *, mode: int = 0o444, first_win
     return Published(name, created)
 
 
-def replace_whole(dir_fd: int, name: str, *parts: bytes, mode: int = 0o644, durable: bool = True) -> None:
-    """Replace ``name`` in ``dir_fd`` whole with the bytes of ``parts``, for a file meant to change.
+def replace_whole(
+    dir_fd: int,
+    name: str,
+    *parts: bytes,
+    mode: int = 0o644,
+    durable: bool = True,
+    streamed: Iterable[bytes] = (),
+    head: Callable[[], bytes] | None = None,
+) -> None:
+    """Replace ``name`` in ``dir_fd`` whole with the bytes of ``parts``, then of ``streamed`` (each part
+    made as it is written: a cache of many megabytes is never held whole), for a file meant to change;
+    ``head``, asked once all are written, is written over the file's first bytes (of its length).
 
     Written under a temp name and renamed over the old file; with ``durable`` the file and the
     directory are fsynced (a cache skips it: losing one costs a slower walk). OS errors are the
@@ -128,7 +151,7 @@ def replace_whole(dir_fd: int, name: str, *parts: bytes, mode: int = 0o644, dura
     check_name(name)
     temp = new_temp_name(name)
     try:
-        _write_temp(dir_fd, temp, parts, mode, sync=durable)
+        _write_temp(dir_fd, temp, itertools.chain(parts, streamed), mode, sync=durable, head=head)
         # The one rename over a file: only for files meant to change, never a write-once handoff file.
         os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # noqa: TID251
     finally:

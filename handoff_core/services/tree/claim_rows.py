@@ -37,6 +37,7 @@ import os
 import stat
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -57,7 +58,8 @@ SETTLED_NS = 1_000_000_000  # a margin past the clock tick (1 s): a round change
 _REALTIME_COARSE = 5  # Linux's CLOCK_REALTIME_COARSE, which stamps a file's times (not named by ``time``)
 SAVE_AFTER = 3  # rounds new to the rows since the last save (a restart would judge them all again)
 _FOLDER = "claim-rows"
-_VERSION = 2
+_VERSION = 3  # 3: a round's settled names as one string
+_ROUNDS_PER_PART = 64
 _LIMIT = 64 << 20
 
 Stamp = tuple[int, int, int]  # device, inode, ctime_ns of a round directory
@@ -77,6 +79,21 @@ _SEP = "\0"
 
 def _names(joined: str) -> list[str]:
     return joined.split(_SEP) if joined else []
+
+
+def _json_parts(head: dict[str, object], rows: list[list[object]]) -> Iterator[bytes]:
+    """``head`` with ``"rounds": rows`` as one JSON object, made a few rounds at a time: whole, the
+    text of a settled name per task would be made twice (a string, then its bytes) when a server saves."""
+    yield json.dumps(head, separators=(",", ":"))[:-1].encode() + b',"rounds":['
+    for start in range(0, len(rows), _ROUNDS_PER_PART):
+        comma = b"," if start else b""
+        yield (
+            comma
+            + ",".join(
+                json.dumps(row, separators=(",", ":")) for row in rows[start : start + _ROUNDS_PER_PART]
+            ).encode()
+        )
+    yield b"]}"
 
 
 def rows_path(state_root: Path) -> Path:
@@ -237,9 +254,9 @@ class ClaimRows(ClaimIndex):
             self._basis_of_rows = str(saved["basis"])
             for change, session, device, inode, ctime_ns, settled, live in saved["rounds"]:
                 stamp = (int(device), int(inode), int(ctime_ns))
-                self._rounds[(str(change), str(session))] = _Round(
-                    stamp, _SEP.join(map(str, settled)), {*map(str, live)}
-                )
+                if not isinstance(settled, str):
+                    raise TypeError("a round's settled tasks are one string")
+                self._rounds[(str(change), str(session))] = _Round(stamp, settled, {*map(str, live)})
         except (ValueError, TypeError, KeyError):
             self._rounds = {}  # signed by this user, yet not rows of this version: judged afresh
 
@@ -250,12 +267,12 @@ class ClaimRows(ClaimIndex):
 
     def _save(self, root: Path) -> None:
         rows = [
-            [*key, *row.stamp, sorted(_names(row.settled)), sorted(row.live)]  # the live ones are looked at again
+            [*key, *row.stamp, row.settled, sorted(row.live)]  # the live ones are looked at again
             for key, row in self._rounds.items()
             if row.stamp is not None
         ]
-        saved = {"version": _VERSION, "root": os.path.realpath(root), "basis": self._basis_of_rows, "rounds": rows}
-        if save_cache(self._path(root), json.dumps(saved, separators=(",", ":")).encode()):
+        head = {"version": _VERSION, "root": os.path.realpath(root), "basis": self._basis_of_rows}
+        if save_cache(self._path(root), _json_parts(head, rows)):
             self._unsaved = 0
 
     def _path(self, root: Path) -> Path:

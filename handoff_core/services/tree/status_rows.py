@@ -4,7 +4,8 @@ first status is a warm one: each task's judged status on the stamps it was judge
 A row is what ``verdicts.Held`` is: the change's facts, the round's count of entries with the
 task's number, the packed stamps and entry names of the probe, and the status judged. The file
 is one per tree (keyed by the state root's real path) in ``cache_root()/status-rows``, signed by
-``files.cache_file`` and written whole. It is never the truth: a loaded row is used only where the
+``files.cache_file`` and written in frames of rows, made one at a time. It is never the truth: a
+loaded row is used only where the
 walk's own probe of the task (a stat per file) equals the row's, exactly as a verdict held in
 memory is; and rows judged under another anchor (or none), of another tree or another version
 are not loaded at all. What cannot be proven is judged from the files.
@@ -22,10 +23,11 @@ never equals a walk's probe or place, so it is never used.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import marshal
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +40,12 @@ from handoff_core.files.executor_home import cache_root
 from handoff_core.services.tree.status import TaskStatus
 from handoff_core.services.tree.verdicts import Held, Shared, Verdicts
 
-__all__ = ["Row", "StatusRows", "load_rows", "read_rows", "save_rows"]
+__all__ = ["ROWS_PER_FRAME", "Row", "StatusRows", "load_rows", "read_rows", "save_rows"]
 
 _FOLDER = "status-rows"
-_VERSION = 2
+_VERSION = 3  # 3: what tasks say alike kept once, in frames
+_FRAME_SIZE = 8  # bytes of a frame's byte count
+ROWS_PER_FRAME = 1000
 _LIMIT = 256 << 20
 
 Row = tuple[ChangeFacts, int, bytes, tuple[str, ...], TaskStatus]  # ``verdicts.Held``'s fields
@@ -87,26 +91,56 @@ def _index(table: dict[Any, int], value: Any) -> int:
     return table.setdefault(value, len(table))
 
 
-def save_rows(state_root: Path, anchor_basis: str, rows: Iterable[Row]) -> bool:
-    """Keep the rows for the next server on this tree; whether they were written."""
+def _framed(value: Any) -> bytes:
+    data = marshal.dumps(value)
+    return len(data).to_bytes(_FRAME_SIZE, "little") + data
+
+
+def _frames(state_root: Path, anchor_basis: str, rows: Iterable[Row]) -> Iterator[bytes]:
+    """The rows as frames made one at a time (its byte count, then one ``marshal`` value): the header,
+    ``ROWS_PER_FRAME`` rows each, and last the tables they name. Made whole, the rows and their bytes
+    would cost a server more than all its verdicts held, at the moment it saves them."""
+    yield _framed((_VERSION, os.path.realpath(state_root), anchor_basis))
     facts: dict[Any, int] = {}
     names: dict[Any, int] = {}
     statuses: dict[Any, int] = {}
-    kept = [
-        (
-            _index(facts, tuple(change)),
-            *status.ref[1:],
-            same,
-            stamps,
-            _index(names, entries),
-            _index(statuses, _plain(status)),
-            *status[_AT:_AFTER],
-        )
-        for change, same, stamps, entries, status in rows
-        if status.ref.change == change.change
-    ]
-    saved = (_VERSION, os.path.realpath(state_root), anchor_basis, list(facts), list(names), list(statuses), kept)
-    return save_cache(_path(state_root), marshal.dumps(saved))
+    rows = iter(rows)
+    while part := list(itertools.islice(rows, ROWS_PER_FRAME)):
+        kept = [
+            (
+                _index(facts, tuple(change)),
+                *status.ref[1:],
+                same,
+                stamps,
+                _index(names, entries),
+                _index(statuses, _plain(status)),
+                *status[_AT:_AFTER],
+            )
+            for change, same, stamps, entries, status in part
+            if status.ref.change == change.change
+        ]
+        yield _framed(kept)
+    yield _framed((list(facts), list(names), list(statuses)))
+
+
+def _unframed(data: bytes) -> list[Any]:
+    """The values of every frame (``_frames``), in order."""
+    view, at, values = memoryview(data), 0, []
+    while at < len(view):
+        size = int.from_bytes(view[at : at + _FRAME_SIZE], "little")
+        at += _FRAME_SIZE
+        if size > len(view) - at:
+            raise EOFError("a frame runs past the end of the rows")
+        values.append(marshal.loads(view[at : at + size]))  # noqa: S302  # signed by this user's key (``cache_file``)
+        at += size
+    if len(values) < 2:  # noqa: PLR2004  # a header and the tables, at the least
+        raise EOFError("no rows")
+    return values
+
+
+def save_rows(state_root: Path, anchor_basis: str, rows: Iterable[Row]) -> bool:
+    """Keep the rows for the next server on this tree; whether they were written."""
+    return save_cache(_path(state_root), _frames(state_root, anchor_basis, rows))
 
 
 def read_rows(state_root: Path, shared: Shared) -> tuple[str, list[Held]]:
@@ -117,15 +151,15 @@ def read_rows(state_root: Path, shared: Shared) -> tuple[str, list[Held]]:
     if data is None:
         return "", []
     try:
-        version, root, saved_basis, *tables = marshal.loads(data)  # noqa: S302  # signed by this user's key (``cache_file``)
+        (version, root, saved_basis), *kept_frames, (facts_table, names_table, status_table) = _unframed(data)
         if (version, root) != (_VERSION, os.path.realpath(state_root)) or not isinstance(saved_basis, str):
             return "", []
-        facts_table, names_table, status_table, kept = tables
         facts = [ChangeFacts._make(change) for change in facts_table]
         names = [shared.names(tuple(entries)) for entries in names_table]
         statuses = [_template(plain, shared) for plain in status_table]
         rows = [
             _held(facts[f], session, task, same, stamps, names[n], statuses[s], times)
+            for kept in kept_frames
             for f, session, task, same, stamps, n, s, *times in kept
         ]
     except (ValueError, TypeError, EOFError, IndexError):

@@ -104,7 +104,8 @@ class Verdicts:
         self._held: dict[_Place, Held] = {}  # keyed by each status's ``Ref`` (a tuple, equal to its place)
         self._glances: dict[_Place, Held] = {}  # tasks glanced and not judged since (never a verdict)
         self.shared = Shared()
-        self.glimpses = Glimpses(self._held, self._glances)
+        self._glances_high = 0  # the most glances held since their table was last made to fit them
+        self.glimpses = Glimpses(self)
         # Whether the verdicts held were judged in a state root the Lead's secret governs: once it does,
         # a TASK without an anchor is changed, so every verdict before that is dropped (``_governed_now``).
         self._governed = False
@@ -140,7 +141,7 @@ class Verdicts:
                 if held is not None and held.matches(snapshot.change, snapshot.same_number, snapshot.probe):
                     return held.status
             snapshot = reread(Ref(*place))  # another walk replaced the verdict after this one's probe
-        self._glances.pop(place, None)  # read afresh: what was glanced before is of older files
+        self._unglance(place)  # read afresh: what was glanced before is of older files
         probe = snapshot.probe
         settled = probe is not None and self._settled(probe, began_ns)
         # Unsettled files are judged at once: a verdict on them is not held, so a later walk could
@@ -190,10 +191,20 @@ class Verdicts:
         """Hold a glance on the stamps and names of the files it was taken from (none: not held)."""
         if stamps is not None:
             self._glances[status.ref] = Held(facts, 1, stamps, self.shared.names(names), status)
+            self._glances_high = max(self._glances_high, len(self._glances))
+
+    def _unglance(self, place: _Place) -> None:
+        """Drop the glance held on ``place``, and make the glances' table anew once three quarters of it
+        are gone: a dict never shrinks, and the judging drops each glance as it holds that task's
+        verdict, so a table sized for every glance would stand beside the verdicts' at their fullest."""
+        if self._glances.pop(place, None) is not None and 4 * len(self._glances) <= self._glances_high:
+            self._glances = dict(self._glances)  # one assignment: a reader sees the old table or the new
+            self._glances_high = len(self._glances)
 
     def forget_glances(self) -> None:
         """Drop the glances held (once the judging is done, those left are of tasks gone or changed)."""
         self._glances.clear()
+        self._glances_high = 0
 
     def forget_unseen(self, seen: list[TaskStatus]) -> None:
         """Drop what is held on tasks that a walk of every active change (``seen``) did not find: of a
@@ -236,21 +247,21 @@ class Glimpses:
     where a glance is taken for a glance (``judged`` False), never for a verdict.
     """
 
-    def __init__(self, held: dict[_Place, Held], glances: dict[_Place, Held]) -> None:
-        self._held, self._glances = held, glances
+    def __init__(self, verdicts: Verdicts) -> None:
+        self._verdicts = verdicts  # its tables, read each time: the glances' is made anew as it empties
 
     def names(self, change: str, session: str, task: str) -> tuple[str, ...] | None:
         # A glance beside a verdict was taken after it (a fresh read drops the glance): the verdict
         # is of older files, so the glance's names are the ones to probe.
-        held = self._glances.get((change, session, task)) or self._held.get((change, session, task))
+        held = self._verdicts._glances.get((change, session, task)) or self._verdicts._held.get((change, session, task))
         return None if held is None else held.names
 
     def holds(self, facts: ChangeFacts, session: str, task: str, same: int, probe: Probe) -> bool:
         place = (facts.change, session, task)
         return any(
             held is not None and held.matches(facts, same, probe)
-            for held in (self._held.get(place), self._glances.get(place))
+            for held in (self._verdicts._held.get(place), self._verdicts._glances.get(place))
         )
 
     def __bool__(self) -> bool:
-        return bool(self._held) or bool(self._glances)
+        return bool(self._verdicts._held) or bool(self._verdicts._glances)

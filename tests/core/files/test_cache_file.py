@@ -40,6 +40,15 @@ def test_what_is_saved_is_loaded_back_whole(data: bytes) -> None:
         assert load_cache(path, LIMIT) == data
 
 
+@given(st.lists(st.binary(max_size=512), max_size=8))
+def test_what_is_saved_in_parts_made_as_written_is_loaded_back_whole_and_signed(parts: list[bytes]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "cache" / "entry"
+        assert save_cache(path, iter(parts))
+        assert load_cache(path, LIMIT) == b"".join(parts)
+        assert path.read_bytes() == signed(path, b"".join(parts))
+
+
 def test_a_cache_edited_by_hand_is_not_used(cached: Path) -> None:
     cached.write_bytes(cached.read_bytes().replace(b"TASK", b"EDIT"))
     assert load_cache(cached, LIMIT) is None

@@ -285,13 +285,14 @@ def released_tasks(store: Store, count: int) -> list[Ref]:
 
 
 def past_this_tick() -> None:
-    """Wait (bounded) until the coarse clock that stamps a ctime has moved on: what was changed so far
-    is then older than any stamp a later change can get."""
-    start = time.clock_gettime_ns(COARSE)
+    """Wait (bounded) until the coarse clock that stamps a ctime is past the fine clock's now: what was
+    changed so far is then older than any stamp a later change can get, a fine-grained ctime too (a
+    kernel with multigrain timestamps stamps a file just stat'ed from the fine clock)."""
+    now = time.clock_gettime_ns(time.CLOCK_REALTIME)
     deadline = time.monotonic() + 1.0
-    while time.clock_gettime_ns(COARSE) == start and time.monotonic() < deadline:
+    while time.clock_gettime_ns(COARSE) <= now and time.monotonic() < deadline:
         time.sleep(0.001)
-    assert time.clock_gettime_ns(COARSE) != start
+    assert time.clock_gettime_ns(COARSE) > now
 
 
 def test_a_scan_with_nothing_changed_judges_no_settled_task_again(store: Store, tmp_path: Path) -> None:
@@ -325,6 +326,21 @@ def test_a_restarted_server_answers_from_its_rows_without_judging_settled_tasks(
     assert restarted.judged == 1  # the live task alone is read again
     store.release_writer(live, "none", "never started")
     assert rowed(store, restarted) == full_scan(store) == []
+
+
+def test_rows_kept_with_each_settled_name_apart_are_not_used(store: Store, tmp_path: Path) -> None:
+    refs = released_tasks(store, 2)
+    past_this_tick()
+    first = ClaimRows(tmp_path / "rows", settle_ns=0)
+    rowed(store, first)
+    first.save(store.roots.state_root)
+    saved = json.loads(load_cache(tmp_path / "rows", 1 << 20) or b"")
+    assert [row[5] for row in saved["rounds"]] == ["\0".join(sorted(ref.task for ref in refs))]  # one string
+    older = {**saved, "rounds": [[*row[:5], row[5].split("\0"), row[6]] for row in saved["rounds"]]}
+    assert save_cache(tmp_path / "rows", json.dumps(older).encode())
+    restarted = ClaimRows(tmp_path / "rows", settle_ns=0)
+    assert rowed(store, restarted) == full_scan(store) == []
+    assert restarted.judged == len(refs)  # every task read from its files
 
 
 def test_rows_not_signed_by_this_user_are_not_used(store: Store, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -286,6 +287,19 @@ def test_an_answer_asked_before_any_judging_holds_no_second_copy_of_the_tasks_gl
     assert peak / len(first) <= ANSWER_BYTES_PER_HELD_TASK
     assert again == first
     assert queries.wait_judged(timeout=60)
+
+
+def test_a_walk_that_judges_the_glances_leaves_no_table_sized_for_them_beside_the_verdicts(tmp_path: Path) -> None:
+    generate(tmp_path / "tree", 600)
+    queries = Queries(Roots(tmp_path / "tree", tmp_path / "tree"), Verdicts(settle_seconds=0))
+    first = queries.status(glancing=True)
+    glanced = queries._verdicts.glances
+    assert glanced > len(first) // 2
+    judged = queries.status()  # each glance judged in full, and dropped
+    assert [t.ref for t in judged] == [t.ref for t in first]
+    assert all(t.judged for t in judged)
+    assert queries._verdicts.glances == 0
+    assert sys.getsizeof(queries._verdicts._glances) == sys.getsizeof({})  # a dict never shrinks as it empties
 
 
 def test_a_cold_walk_reads_every_task_as_a_glance_at_its_full_snapshot_does(store: Store) -> None:

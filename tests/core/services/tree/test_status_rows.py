@@ -3,12 +3,13 @@ only where a stat of each task proves them current, and judges the rest from the
 
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
 
 from bench.requests import implementation, report_of, review
 from handoff_core.contract.scope import Scope, SharedPath
 from handoff_core.services.tree.queries import Queries
-from handoff_core.services.tree.status_rows import basis, load_rows, read_rows, save_rows
+from handoff_core.services.tree.status_rows import ROWS_PER_FRAME, basis, load_rows, read_rows, save_rows
 from handoff_core.services.tree.verdicts import Shared, Verdicts
 from handoff_core.services.writing.store import Store
 from tests.support.changes import CHANGE
@@ -113,3 +114,34 @@ def test_statuses_alike_round_trip_each_with_its_own_task_and_times(store: Store
     assert saved_basis == basis(None)
     assert again == [row, *alike]
     assert len({id(held.status.scope) for held in again}) == 1  # what they say alike is held once
+
+
+def test_rows_of_many_frames_round_trip_in_order(store: Store) -> None:
+    returned(store)
+    server(store).status()
+    (row,) = load_rows(store.roots.state_root, basis(None))
+    count = 2 * ROWS_PER_FRAME + 7  # three frames of rows, the last a part one
+    many = [
+        (*row[:4], row[4]._replace(ref=row[4].ref._replace(task=f"{index:05d}-t"), notes=(str(index),)))
+        for index in range(count)
+    ]
+    assert save_rows(store.roots.state_root, basis(None), many)
+    assert load_rows(store.roots.state_root, basis(None)) == many
+
+
+SAVING_BYTES = 4 << 20  # a frame's rows and bytes, whatever the count; whole, 20,000 rows cost 10 MB and more
+
+
+def test_saving_rows_holds_a_frame_at_a_time_not_every_row_at_once(store: Store) -> None:
+    returned(store)
+    server(store).status()
+    (row,) = load_rows(store.roots.state_root, basis(None))
+    many = [(*row[:4], row[4]._replace(ref=row[4].ref._replace(task=f"{index:05d}-t"))) for index in range(20_000)]
+    tracemalloc.start()
+    try:
+        assert save_rows(store.roots.state_root, basis(None), many)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= SAVING_BYTES
+    assert len(load_rows(store.roots.state_root, basis(None))) == len(many)
