@@ -27,6 +27,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
+from bench import token_index
 from bench.latency import _request
 from bench.stats import FloorFailed, child_runs, paired, timed
 from bench.trees import CHANGE, make_change
@@ -196,11 +197,13 @@ def read_floor(state_root: Path) -> float:
 def server_first(state_root: Path, work: Path, repeats: int) -> dict[str, Any]:
     """A server's first implementation dispatch: with no rows in its cache (the first server ever on the
     tree, right after a read walk of it: its floor), then restarted (the rows the one before it left),
-    alternated round by round; the kernel watches it holds."""
+    alternated round by round; the kernel watches it holds. In the same rounds, a team server's token
+    index (``bench.token_index``), the first ever and restarted from its rows."""
     cache = work / "claim-rows-cache"
     cold: list[float] = []
     restarted: list[float] = []
     floor: list[float] = []
+    tokens: dict[bool, list[float]] = {False: [], True: []}  # a team server's token index: first, restarted
     watches = 0
     for _ in range(repeats):
         shutil.rmtree(cache, ignore_errors=True)
@@ -209,8 +212,13 @@ def server_first(state_root: Path, work: Path, repeats: int) -> dict[str, Any]:
             run = _run_child(["server_first", str(state_root), str(cache)], state_root)
             into.append(run["seconds"])
             watches = max(watches, run["watches"])
+        for again in (False, True):
+            tokens[again].append(token_index.built(state_root, cache, restarted=again))
     shutil.rmtree(cache, ignore_errors=True)
     return {
+        "token_index_first_ms": round(statistics.median(tokens[False]) * 1000, 2),
+        "token_index_restarted_ms": round(statistics.median(tokens[True]) * 1000, 2),
+        "token_index_restarted_over_read_walk": paired(tokens[True], floor),
         "server_first_fresh_cache_ms": round(statistics.median(cold) * 1000, 2),
         "server_first_read_walk_ms": round(statistics.median(floor) * 1000, 2),
         "server_first_fresh_over_read_walk": paired(cold, floor),

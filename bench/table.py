@@ -153,7 +153,20 @@ def _implementation_rows(size: str, d: dict[str, Any]) -> list[str]:
     if "server_first_fresh_over_read_walk" in d:
         value += f" ({spread(d['server_first_fresh_over_read_walk'])} a read walk, {d['server_first_read_walk_ms']} ms)"
     target = TARGETS["implementation dispatch 100k"] if size == "100000" else ""
-    return [_row(f"implementation create_task p50 @ {size} active tasks (server)", value, target)]
+    label = f"implementation create_task p50 @ {size} active tasks (server)"
+    return [_row(label, value, target), *_token_rows(size, d)]
+
+
+def _token_rows(size: str, d: dict[str, Any]) -> list[str]:
+    """A team server's token index at start, restarted and first ever, beside the same rounds' read walk."""
+    if "token_index_restarted_ms" not in d:
+        return []
+    value = (
+        f"restarted from its rows {d['token_index_restarted_ms']} ms "
+        f"({spread(d['token_index_restarted_over_read_walk'])} a read walk, {d['server_first_read_walk_ms']} ms); "
+        f"the first ever (no rows) {d['token_index_first_ms']} ms"
+    )
+    return [_row(f"team server's token index @ {size} tasks, at start", value)]
 
 
 def _steady_rows(label: str, d: dict[str, Any], prefix: str) -> list[str]:

@@ -30,6 +30,7 @@ _KB_PER_TASK = 1.0
 MEMORY_AFTER_DISPATCHES = 100  # implementation dispatches a warm server makes before its memory is read
 _CREATE_MS = 50.0
 _FIRST_CREATE_MS = 1000.0
+_TOKEN_INDEX_RATIO = 1.5  # a restarted team server's token index over a read walk (a stat of each task, read from rows)
 _VALIDATOR_RATIO = 0.6
 _HOOK_RATIO = 1.5
 _SANDBOX_ADDED_MS = 20.0
@@ -228,6 +229,22 @@ def _first_dispatch(dispatch: dict[str, Any], size: int) -> Iterator[Standing]:
     figure = f"{cold_ms} ms ({within} {_FIRST_CREATE_MS:g} ms), {spread(ratio)}, {watches} inotify watches"
     floor = f"read walk {dispatch['server_first_read_walk_ms']} ms, same rounds"
     yield Standing("scaling", first_ever, figure, floor, ratio["p50"] <= _FIRST_EVER_RATIO and watches == 0)
+    yield from _token_index(dispatch, size)
+
+
+def _token_index(dispatch: dict[str, Any], size: int) -> Iterator[Standing]:
+    """A restarted team server's token index (what its first executor waits for), from its rows."""
+    target = f"a restarted team server's token index @ {size:,} <= {_TOKEN_INDEX_RATIO}x read walk"
+    ratio = dispatch.get("token_index_restarted_over_read_walk")
+    if ratio is None:
+        yield _missing("scaling", target)
+        return
+    figure = f"{dispatch['token_index_restarted_ms']} ms, {spread(ratio)}"
+    floor = (
+        f"read walk {dispatch['server_first_read_walk_ms']} ms, same rounds; "
+        f"the first index ever (no rows) {dispatch['token_index_first_ms']} ms"
+    )
+    yield Standing("scaling", target, figure, floor, ratio["p50"] <= _TOKEN_INDEX_RATIO)
 
 
 def _validator(results: dict[str, Any]) -> Iterator[Standing]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -14,9 +13,9 @@ from bench.requests import implementation
 from handoff_core.contract.scope import Scope
 from server.config import Settings
 from server.mcp.services import Services
+from tests.support.clock import past_this_tick
 
 TASKS = 30
-COARSE = 5  # CLOCK_REALTIME_COARSE: the clock a ctime is stamped with
 
 
 def counted(monkeypatch: pytest.MonkeyPatch, calls: list[str]) -> None:
@@ -38,15 +37,6 @@ def released(services: Services, count: int) -> None:
         scope = Scope(workspace="required", writable=(f"src/p{number}/**",))
         ref = store.create_task(implementation(f"impl-{number}", scope=scope, writer_limit=99)).ref
         store.release_writer(ref, "none", "never started")
-
-
-def past_this_tick() -> None:
-    """Wait (bounded) until the coarse clock that stamps a ctime has moved on: every round is then settled."""
-    start = time.clock_gettime_ns(COARSE)
-    deadline = time.monotonic() + 1.0
-    while time.clock_gettime_ns(COARSE) == start and time.monotonic() < deadline:
-        time.sleep(0.001)
-    assert time.clock_gettime_ns(COARSE) != start
 
 
 def looks_of_a_warm_scan(services: Services, monkeypatch: pytest.MonkeyPatch) -> int:

@@ -52,10 +52,10 @@ from handoff_core.layout import SESSIONS
 from handoff_core.services.rules.ownership import Claim
 from handoff_core.services.tree.claims import ClaimIndex, change_hold, unreadable_because
 
-__all__ = ["SETTLED_NS", "ClaimRows", "rows_path"]
+__all__ = ["COARSE_CLOCK", "SETTLED_NS", "ClaimRows", "rows_path"]
 
 SETTLED_NS = 1_000_000_000  # a margin past the clock tick (1 s): a round changed this recently is listed again
-_REALTIME_COARSE = 5  # Linux's CLOCK_REALTIME_COARSE, which stamps a file's times (not named by ``time``)
+COARSE_CLOCK = 5  # Linux's CLOCK_REALTIME_COARSE, which stamps a file's times (not named by ``time``)
 SAVE_AFTER = 3  # rounds new to the rows since the last save (a restart would judge them all again)
 _FOLDER = "claim-rows"
 _VERSION = 3  # 3: a round's settled names as one string
@@ -212,7 +212,7 @@ class ClaimRows(ClaimIndex):
     def _round_rows(self, round_fd: int, key: tuple[str, str], row: _Round | None, now: float) -> list[Claim]:
         # The clock the kernel stamps a ctime with, read before the stat: a ctime older than it ends a
         # tick that is over, so any change made after the stat is stamped later and cannot hide in it.
-        now_ns = time.clock_gettime_ns(_REALTIME_COARSE)
+        now_ns = time.clock_gettime_ns(COARSE_CLOCK)
         info = os.fstat(round_fd)  # before the listing: an entry made after it changes the ctime seen next
         stamp = _stamp(info) if info.st_ctime_ns < now_ns - self.settle_ns else None
         if row is None or row.stamp is None or row.stamp != _stamp(info):

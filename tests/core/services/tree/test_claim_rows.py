@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import tempfile
-import time
 from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
@@ -30,10 +29,10 @@ from handoff_core.services.tree.claims import ClaimIndex
 from handoff_core.services.tree.queries import Queries
 from handoff_core.services.writing.store import Store
 from tests.support.changes import CHANGE, make_change
+from tests.support.clock import past_this_tick
 from tests.support.glances import reachable_bytes
 from tests.support.writers import ORIGINAL_TASK
 
-COARSE = 5  # CLOCK_REALTIME_COARSE: the clock a ctime is stamped with
 FOCUS = "Built A1. Kept the API. Stopped after tests. Next: review."
 FILES = ("TASK.md", "REPORT.md", "RELEASE.md")
 SERVER_LINES = ("- Task anchor: ", "- Report token check: ", "- Report signing key: ")
@@ -282,17 +281,6 @@ def released_tasks(store: Store, count: int) -> list[Ref]:
         store.release_writer(ref, "none", "never started")
         refs.append(ref)
     return refs
-
-
-def past_this_tick() -> None:
-    """Wait (bounded) until the coarse clock that stamps a ctime is past the fine clock's now: what was
-    changed so far is then older than any stamp a later change can get, a fine-grained ctime too (a
-    kernel with multigrain timestamps stamps a file just stat'ed from the fine clock)."""
-    now = time.clock_gettime_ns(time.CLOCK_REALTIME)
-    deadline = time.monotonic() + 1.0
-    while time.clock_gettime_ns(COARSE) <= now and time.monotonic() < deadline:
-        time.sleep(0.001)
-    assert time.clock_gettime_ns(COARSE) > now
 
 
 def test_a_scan_with_nothing_changed_judges_no_settled_task_again(store: Store, tmp_path: Path) -> None:
