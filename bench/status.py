@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -33,13 +34,15 @@ from mcp.types import CallToolResult
 from bench.scaling import bare_walk, peak_rss_kb, read_walk
 from bench.stats import FloorFailed, child_runs, paired, timed
 from bench.status_server import ask, cpu_seconds, peak_of, started, stopped
-from bench.targets import MEMORY_AFTER_DISPATCHES
+from bench.targets import GLANCE_UP_TO, MEMORY_AFTER_DISPATCHES
 from bench.trees import kept_tree, make_change, secret_of
 from handoff_core.services.tree.verdicts import SETTLE_SECONDS
 from server.config import Settings
 from server.mcp.app import build_server
+from server.mcp.services import Services
 
 FLOORS = {"bare": bare_walk, "read": read_walk}
+GLANCE_MODES = ("glancing", "judging")  # a fresh server's first status walk, as shipped and judging every task
 JUDGED_WITHIN = 1800.0  # seconds a warm child waits for its server to judge what it glanced at
 DISPATCH_CHANGE = "2026-11-30-status-dispatch"  # made beside the tree's own change, removed after
 
@@ -234,10 +237,15 @@ def memory_per_task(answer: list[dict[str, Any]], empty: list[dict[str, Any]], s
 
 
 def child(state_root: str, what: str, rounds: str = "7") -> None:
-    """One measurement, printed as a JSON line (called as ``python -m bench.status``)."""
+    """One measurement, printed as a JSON line (called as ``python -m bench.status``); ``rounds`` is
+    the warm answers over stdio, or the cache folder of a glance mode's server."""
     root = Path(state_root)
     if what in FLOORS:
         figures: dict[str, Any] = {"seconds": timed(lambda: FLOORS[what](root))}
+    elif what in GLANCE_MODES:
+        os.environ["HANDOFF_CACHE_DIR"] = rounds  # an empty cache: no rows a server before it kept
+        queries = Services(_settings(root)).queries  # a fresh server's, as its first status meets it
+        figures = {"seconds": timed(lambda: queries.status(glancing=what == "glancing"))}
     elif what == "warm":
         figures = asyncio.run(warm_answers(root))
     elif what == "stdio":
@@ -276,6 +284,25 @@ def _first(state_root: Path, what: str, repeats: int) -> dict[str, Any]:
     }
 
 
+def _glance_gain(state_root: Path, repeats: int) -> dict[str, Any]:
+    """What the cold glance (``files.sightings``) earns: a fresh server's first status walk judging every
+    task over the same walk as shipped (glancing at settled tasks), alternated in fresh processes."""
+    runs: dict[str, list[float]] = {mode: [] for mode in GLANCE_MODES}
+    for _ in range(repeats):
+        for mode in GLANCE_MODES:
+            cache = tempfile.mkdtemp(prefix="handoff-bench-cache-")
+            try:
+                args = [str(state_root), mode, cache]
+                runs[mode] += [r["seconds"] for r in child_runs("bench.status", args, 1, timeout=600)]
+            finally:
+                shutil.rmtree(cache, ignore_errors=True)
+    return {
+        "glancing_seconds": round(statistics.median(runs["glancing"]), 4),
+        "judging_seconds": round(statistics.median(runs["judging"]), 4),
+        "judging_over_glancing": paired(runs["judging"], runs["glancing"]),
+    }
+
+
 def run(workdir: Path, sizes: list[int], repeats: int, targets_only: bool = False) -> dict[str, Any]:
     """Each size's answers, and the memory of its warm stdio server above an empty-tree server's; with
     ``targets_only``, the stdio rows alone (what the targets read)."""
@@ -288,10 +315,11 @@ def run(workdir: Path, sizes: list[int], repeats: int, targets_only: bool = Fals
         # Fresh processes on a shared machine vary: more runs where they are cheap.
         once = repeats if size > 10_000 else max(5, repeats)
         stdio_rounds = once if size <= 10_000 else min(once, 2)
+        glance = {"glance": _glance_gain(state_root, once)} if size <= GLANCE_UP_TO else {}
         if targets_only:
-            result[str(size)] = {"stdio": _stdio(state_root, empty, size, stdio_rounds)}
+            result[str(size)] = {"stdio": _stdio(state_root, empty, size, stdio_rounds), **glance}
             continue
-        figures = {"cold": _first(state_root, "cold", once)}
+        figures = {"cold": _first(state_root, "cold", once), **glance}
         warm = child_runs("bench.status", [str(state_root), "warm"], 1, timeout=3600)[0]
         figures["warm"] = {
             "seconds": round(warm["seconds"], 4),

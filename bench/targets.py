@@ -27,6 +27,8 @@ _FIRST_EVER_RATIO = _STATUS_LIMITS["call1"]
 _CALLS = {"call1": "the first answer ever (an empty cache)", "warm": "warm"}
 _RESTARTED_RATIO = 1.2  # a restarted server's first answer over its own warm answer
 _KB_PER_TASK = 1.0
+_FAST_PATH_GAIN = 1.5  # what a fast path must earn over the plain way, on the figure it speeds, to stay
+GLANCE_UP_TO = 10_000  # the cold glance is weighed up to here: judging all of 100,000 a round costs minutes
 MEMORY_AFTER_DISPATCHES = 100  # implementation dispatches a warm server makes before its memory is read
 _CREATE_MS = 50.0
 _FIRST_CREATE_MS = 1000.0
@@ -145,7 +147,22 @@ def _status(results: dict[str, Any]) -> Iterator[Standing]:
             yield Standing("status", target, figure, f"read walk {stdio['read_seconds']} s", ratio["p50"] <= limit)
         yield _restarted(stdio, size)
         yield from _later_calls(stdio, size)
+        if size <= GLANCE_UP_TO:
+            yield _glance(results, size)
     yield _memory(results, max(sizes))  # the issue's: per task at its largest tree, where fixed costs fade
+
+
+def _glance(results: dict[str, Any], size: int) -> Standing:
+    """The cold glance (``files.sightings``) earns its place: a fresh server's first status walk judging
+    every task takes at least ``_FAST_PATH_GAIN`` times the walk as shipped, in the same rounds."""
+    target = f"status, a fresh server's first walk @ {size:,}: judging every task >= {_FAST_PATH_GAIN}x glancing"
+    glance = _at(results, "status", str(size), "glance")
+    if glance is None:
+        return _missing("status", target)
+    ratio = glance["judging_over_glancing"]
+    figure = f"judging every task {glance['judging_seconds']} s, {spread(ratio)}"
+    floor = f"the walk as shipped, glancing, {glance['glancing_seconds']} s, same rounds"
+    return Standing("status", target, figure, floor, ratio["p50"] >= _FAST_PATH_GAIN)
 
 
 def _restarted(stdio: dict[str, Any] | None, size: int) -> Standing:
