@@ -30,6 +30,7 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from handoff_core.services.evidence.tree_status import Running
     from handoff_core.services.rules.scope_rule import ScopeRule
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "mark_start",
     "named_by",
     "record",
+    "start_others",
     "started",
     "unchanged",
     "written_since",
@@ -152,19 +154,37 @@ def _trees(rule: ScopeRule) -> list[str]:
     return [os.path.realpath(rule.project), *rule.linked_worktrees()]
 
 
-def written_since(rule: ScopeRule, start: int, command: str, cwd: str) -> list[Crossing]:
-    """Every changed path of another tree whose change time is at or after ``start``. Raises
-    ``StatusFailed`` when a tree cannot be read, or when there are too many to read."""
-    from handoff_core.services.evidence.tree_status import StatusFailed, changed_paths
+def start_others(rule: ScopeRule) -> list[tuple[str, Running]]:
+    """A ``git status`` started in each other tree of the repository, to run beside the task tree's.
+    Raises ``StatusFailed`` when a tree cannot be read, or when there are too many to read (none
+    left running)."""
+    from handoff_core.services.evidence.tree_status import StatusFailed, start_status
 
     trees = _trees(rule)
     others = [tree for tree in dict.fromkeys(trees) if tree != rule.root_text and os.path.isdir(tree)]
     if len(others) > MAX_TREES:
         raise StatusFailed(f"the repository has over {MAX_TREES} work trees: their changes were not read")
+    running: list[tuple[str, Running]] = []
+    try:
+        for tree in others:
+            running.append((tree, start_status(tree)))
+    except BaseException:
+        for _, started in running:
+            started.drop()
+        raise
+    return running
+
+
+def written_since(
+    rule: ScopeRule, start: int, command: str, cwd: str, running: list[tuple[str, Running]]
+) -> list[Crossing]:
+    """Every changed path of another tree (each one's ``git status`` in ``running``, read here) whose
+    change time is at or after ``start``. Raises ``StatusFailed`` when a tree cannot be read."""
+    trees = _trees(rule)
     found = []
-    for tree in others:
+    for tree, started in running:
         named = None
-        for status, path in changed_paths(tree):
+        for status, path in started.paths():
             where = os.path.join(tree, path.rstrip("/"))
             if _inside(where, rule.state) or any(t != tree and _inside(where, t) for t in trees):
                 continue  # the handoff tree, or a tree nested in this one: not this tree's path

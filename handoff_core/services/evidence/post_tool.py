@@ -18,7 +18,7 @@ import os
 
 from handoff_core.services.evidence.hook_call import ALLOW, Decision
 from handoff_core.services.evidence.hook_event import SHELL_TOOLS
-from handoff_core.services.evidence.tree_status import StatusFailed, StatusRefused, changed_paths
+from handoff_core.services.evidence.tree_status import Running, StatusFailed, StatusRefused, start_status
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -78,23 +78,36 @@ def head_moves(top: str, scope: ScopeLike, allowed: frozenset[str]) -> list[str]
     return found
 
 
-def _crossed(hook: Hook, event: Event, rule: ScopeRule) -> tuple[list[str], str]:
-    """Each path of another tree that changed while the command ran (recorded for the audit), and why
-    they could not be told."""
-    if os.environ.get("HANDOFF_SANDBOX_WRITE") is not None:  # layout.WRITABLE_VARIABLE: no other tree is writable
-        return [], ""
+_UNMARKED = (
+    "the start of the last command was not recorded (is the pre-tool hook set for this shell tool?): what "
+    "it changed in the other trees of the repository cannot be told"
+)
+
+
+def _read_trees(hook: Hook, event: Event, rule: ScopeRule) -> tuple[list[tuple[str, str]], list[str], str]:
+    """The task tree's changed paths; each path of another tree that changed while the command ran
+    (recorded for the audit), and why they could not be told. The trees' git statuses run side by side:
+    the hook runs after every shell command, and each status is a process to wait for."""
     from handoff_core.services.evidence import crossings
 
-    start = crossings.started(hook.ref, event.data)
-    if start is None:
-        return [], (
-            "the start of the last command was not recorded (is the pre-tool hook set for this shell tool?): what "
-            "it changed in the other trees of the repository cannot be told"
+    sandboxed = os.environ.get("HANDOFF_SANDBOX_WRITE") is not None  # layout.WRITABLE_VARIABLE: no other tree
+    start = None if sandboxed else crossings.started(hook.ref, event.data)
+    own = start_status(rule.root_text)
+    others: list[tuple[str, Running]] = []
+    try:
+        others = crossings.start_others(rule) if start is not None else []
+        changed = own.paths()
+        found = (
+            crossings.written_since(rule, start, event.command or "", event.cwd, others) if start is not None else []
         )
-    found = crossings.written_since(rule, start, event.command or "", event.cwd)
+    finally:
+        for running in (own, *(started for _, started in others)):
+            running.drop()
+    if start is None:
+        return changed, [], "" if sandboxed else _UNMARKED
     if hook.url is None:
         crossings.record(hook.state_root, found)
-    return [f"  {c.where}: (cd {c.tree} && {put_back(c.status, c.path)})" for c in found], ""
+    return changed, [f"  {c.where}: (cd {c.tree} && {put_back(c.status, c.path)})" for c in found], ""
 
 
 def judge_after_shell(hook: Hook, event: Event) -> Decision:
@@ -103,8 +116,7 @@ def judge_after_shell(hook: Hook, event: Event) -> Decision:
     rule, pinned = hook.rule(), hook.task()
     dirty_then = set(pinned.task.scope.dirty)
     try:
-        changed = changed_paths(rule.root_text)
-        crossed, unknown = _crossed(hook, event, rule)
+        changed, crossed, unknown = _read_trees(hook, event, rule)
     except StatusRefused as exc:
         return Decision(False, f"{hook.who}: cannot check what the command changed: {exc}")
     except StatusFailed as exc:

@@ -26,7 +26,7 @@ from handoff_core.files.git_config import (
 )
 from handoff_core.files.submodules import submodule_listing
 
-__all__ = ["TIMEOUT", "StatusFailed", "StatusRefused", "changed_paths", "head_by_git"]
+__all__ = ["TIMEOUT", "Running", "StatusFailed", "StatusRefused", "changed_paths", "head_by_git", "start_status"]
 
 TIMEOUT = 10.0
 MAX_OUTPUT = 16 * 1024 * 1024
@@ -78,9 +78,48 @@ def _read(fd: int, pid: int) -> bytes:
     raise StatusFailed(f"git status said more than {MAX_OUTPUT} bytes")
 
 
+class Running:
+    """A git started in a tree, its output on a pipe: ``output`` reads it (bounded in time and size) and
+    reaps it; ``drop`` kills and reaps one that will not be read. Either, once: no git is left behind."""
+
+    def __init__(self, pid: int, fd: int, what: str, tree: str, ok: tuple[int, ...]) -> None:
+        self.pid, self.fd, self.what, self.tree, self.ok = pid, fd, what, tree, ok
+        self.status = 0  # its wait status, once reaped
+
+    def output(self) -> bytes:
+        try:
+            out = _read(self.fd, self.pid)
+        finally:
+            self._reap()
+        if os.waitstatus_to_exitcode(self.status) not in self.ok:
+            raise StatusFailed(f"git {self.what} failed in {self.tree}")
+        return out
+
+    def paths(self) -> list[tuple[str, str]]:
+        """``(status, path)`` for every changed path the status says, both sides of a rename."""
+        return _parsed(self.output())
+
+    def drop(self) -> None:
+        if self.fd >= 0:
+            _kill(self.pid)
+            self._reap()
+
+    def _reap(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+            _, self.status = os.waitpid(self.pid, 0)
+
+
 def _run(
     tree: str, args: tuple[str, ...] = _STATUS, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0,)
 ) -> bytes:
+    return _start(tree, args, env, ok).output()
+
+
+def _start(
+    tree: str, args: tuple[str, ...] = _STATUS, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0,)
+) -> Running:
     read_end, write_end = os.pipe()
     null = os.open(os.devnull, os.O_RDWR)
     try:
@@ -98,14 +137,7 @@ def _run(
     finally:
         os.close(write_end)
         os.close(null)
-    try:
-        out = _read(read_end, pid)
-    finally:
-        os.close(read_end)
-        _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) not in ok:
-        raise StatusFailed(f"git {args[0]} failed in {tree}")
-    return out
+    return Running(pid, read_end, args[0], tree, ok)
 
 
 def head_by_git(top: str) -> tuple[str | None, str | None]:
@@ -123,6 +155,11 @@ def _ask(cwd: str, args: tuple[str, ...], ok: tuple[int, ...]) -> bytes:
 
 def changed_paths(tree: str) -> list[tuple[str, str]]:
     """``(status, path)`` for every changed path of ``tree``, both sides of a rename (``?``: untracked)."""
+    return start_status(tree).paths()
+
+
+def start_status(tree: str) -> Running:
+    """``changed_paths`` of ``tree`` started: its ``git status`` runs while the caller starts others."""
     # Filter drivers the repository's config names are overruled first, as the evidence layer does
     # (one `git config --get-regexp`, which runs nothing it reads), unless its files name none; so are
     # those of every populated submodule's config, which the child git status starts there reads.
@@ -138,7 +175,11 @@ def changed_paths(tree: str) -> list[tuple[str, str]]:
     if inner is None:
         raise StatusFailed(f"{top} has too many submodules (or levels of them) to check their filters")
     planted = overrides(listing + b"\0" + inner)
-    fields = _run(tree, _STATUS, _environment() | planted | work_tree).split(b"\0")
+    return _start(tree, _STATUS, _environment() | planted | work_tree)
+
+
+def _parsed(output: bytes) -> list[tuple[str, str]]:
+    fields = output.split(b"\0")
     found: list[tuple[str, str]] = []
     index = 0
     while index < len(fields):

@@ -12,7 +12,7 @@ from handoff_core.files import git as files_git
 from handoff_core.files.git_config import names_nothing
 from handoff_core.layout import REPORT_STATUSES
 from handoff_core.services.evidence.stop_check import STATUSES
-from handoff_core.services.evidence.tree_status import StatusFailed, changed_paths
+from handoff_core.services.evidence.tree_status import StatusFailed, changed_paths, start_status
 from tests.support.gitrepo import git, make_repo, write
 
 
@@ -36,6 +36,33 @@ def test_changed_paths_match_the_evidence_layer_s_dirty_paths(tmp_path: Path) ->
     )
     assert {path for _, path in ours} == {path for _, path in theirs}
     assert ("?", "new dir/ünïcode file.txt") in ours
+
+
+@pytest.mark.slow
+def test_statuses_started_side_by_side_each_say_what_their_own_tree_changed(tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    for tree, name in ((first, "src/a1/core.py"), (second, "src/b/other.py")):
+        tree.mkdir()
+        make_repo(tree)
+        write(tree, name, "changed\n")
+    running = [start_status(str(first)), start_status(str(second))]
+    assert running[1].paths() == [("M", "src/b/other.py")]  # read in either order
+    assert running[0].paths() == [("M", "src/a1/core.py")]
+
+
+@pytest.mark.slow
+def test_a_status_dropped_unread_leaves_no_git_behind(tmp_path: Path) -> None:
+    make_repo(tmp_path)
+    running = start_status(str(tmp_path))
+    running.drop()
+    with pytest.raises(ChildProcessError):  # killed and reaped: no such child is left
+        os.waitpid(running.pid, os.WNOHANG)
+    running.drop()  # a second drop, or one after a read, does nothing
+    read = start_status(str(tmp_path))
+    assert read.paths() == []
+    read.drop()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(read.pid, os.WNOHANG)
 
 
 @pytest.mark.slow
