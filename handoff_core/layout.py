@@ -211,6 +211,15 @@ INDEX_ACTIONS: Final[tuple[AuthorisedAction, ...]] = (
 # How an executor's launch is contained (services/containment): in the kernel's sandbox, refused where the
 # kernel offers none (required, the default); unsandboxed where it offers none (if-available); never (off).
 SANDBOX_MODES: Final[tuple[SandboxMode, ...]] = ("required", "if-available", "off")
+# What an audit or a verification concludes: unknown when it could not decide (never read as passed).
+CONCLUSIONS: Final[tuple[Conclusion, ...]] = ("passed", "failed", "unknown")
+# The project's coordination choice (services/project/coordination_setup): how executors are reached,
+# where a Skill-guided mode's Skill lies, and what saving it did (saved: written; reused: the file
+# already said this) and found of the Skill.
+COORDINATION_MODES: Final[tuple[Mode, ...]] = ("herdr", "orca", "cli", "lead")
+SKILLS_DIRS: Final[tuple[SkillsDir, ...]] = (".agents/skills", ".claude/skills")
+SAVE_OUTCOMES: Final[tuple[SaveOutcome, ...]] = ("saved", "reused")
+SKILL_STATES: Final[tuple[SkillState, ...]] = ("present", "missing", "not needed")
 
 
 def literals_on_use(
@@ -245,6 +254,11 @@ VOCABULARIES: Final = {
     "AuthorisedAction": AUTHORISED_ACTIONS,
     "StatusView": STATUS_VIEWS,
     "SandboxMode": SANDBOX_MODES,
+    "Conclusion": CONCLUSIONS,
+    "Mode": COORDINATION_MODES,
+    "SkillsDir": SKILLS_DIRS,
+    "SaveOutcome": SAVE_OUTCOMES,
+    "SkillState": SKILL_STATES,
 }
 if TYPE_CHECKING:
     Kind = Literal["implementation", "review", "research", "test-observation"]
@@ -265,6 +279,11 @@ if TYPE_CHECKING:
         "needs_lead", "all", "outstanding", "incomplete", "dispatched", "returned", "released", "invalid"
     ]
     SandboxMode = Literal["required", "if-available", "off"]
+    Conclusion = Literal["passed", "failed", "unknown"]
+    Mode = Literal["herdr", "orca", "cli", "lead"]
+    SkillsDir = Literal[".agents/skills", ".claude/skills"]
+    SaveOutcome = Literal["saved", "reused"]
+    SkillState = Literal["present", "missing", "not needed"]
 else:
     __getattr__ = literals_on_use(__name__, VOCABULARIES, globals())
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import ConfigError, HandoffError
-from handoff_core.services.project.coordination_setup import MODES, SKILLS_DIRS
+from handoff_core.layout import COORDINATION_MODES, SKILLS_DIRS
 from server import logs
 from server.cli.serving import board, serve, serve_team
 from server.client_config import CLIENTS
@@ -96,7 +96,7 @@ def _parser() -> argparse.ArgumentParser:
             _exchange_arguments(sub, name)
         if name == "coordination":
             sub.add_argument("action", choices=("save",))
-            sub.add_argument("mode", choices=MODES)
+            sub.add_argument("mode", choices=COORDINATION_MODES)
             sub.add_argument("--skills-dir", choices=SKILLS_DIRS, help="herdr and orca: where the Skill is installed")
             sub.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
         if name == "trust-codex-hooks":

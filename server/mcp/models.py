@@ -6,8 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from handoff_core.services.evidence.audit import Conclusion
-from handoff_core.services.project.coordination_setup import SaveOutcome, SkillState
+from handoff_core.layout import Conclusion, SaveOutcome, SkillState
 
 __all__ = [
     "Claimed",

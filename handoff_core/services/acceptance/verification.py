@@ -30,11 +30,11 @@ from handoff_core.contract.task import Task
 from handoff_core.contract.task_file import parse_task
 from handoff_core.errors import GitError
 from handoff_core.files import git, git_process
-from handoff_core.layout import REPORT_FILE, TASK_FILE
+from handoff_core.layout import REPORT_FILE, TASK_FILE, Conclusion
 from handoff_core.services.acceptance.claims import claimed_passes
 from handoff_core.services.acceptance.replayed import Refused, Replayed, check_environment, replay
 from handoff_core.services.acceptance.scratch import Scratch, remove, scratch_copy
-from handoff_core.services.evidence.audit import Audit, Conclusion, audit_task
+from handoff_core.services.evidence.audit import Audit, audit_task
 from handoff_core.services.evidence.judges import Reader, judging
 from handoff_core.services.evidence.verifications import Recorded, record_verification
 from handoff_core.services.rules.scope_rule import ScopeRule

@@ -26,12 +26,11 @@ from handoff_core.contract.scope import Scope
 from handoff_core.contract.task_file import parse_task
 from handoff_core.errors import GitError, HandoffError
 from handoff_core.files import git, git_process
-from handoff_core.layout import TASK_FILE
+from handoff_core.layout import TASK_FILE, Conclusion
 from handoff_core.services.evidence import pushed
 from handoff_core.services.evidence.audit_record import (
     MAX_LISTED,
     Audit,
-    Conclusion,
     Violation,
     judged,
     judged_all,
@@ -59,7 +58,6 @@ __all__ = [
     "MAX_AUDITS",
     "MAX_LISTED",
     "Audit",
-    "Conclusion",
     "Violation",
     "audit_task",
     "audit_verdicts",

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
-from typing import Literal
 
 from handoff_core.contract.ids import Ref
 from handoff_core.contract.report import header_fields
 from handoff_core.files import git_process
-from handoff_core.layout import REPORT_FILE
+from handoff_core.layout import REPORT_FILE, Conclusion
 from handoff_core.services.evidence.reviews import Reviews
 from handoff_core.services.rules.scope_rule import ScopeRule
 from handoff_core.services.tree.queries import Queries
@@ -19,7 +18,6 @@ from handoff_core.services.tree.queries import Queries
 __all__ = [
     "MAX_LISTED",
     "Audit",
-    "Conclusion",
     "Violation",
     "judged",
     "report_checkpoint",
@@ -28,7 +26,6 @@ __all__ = [
     "sides",
 ]
 
-Conclusion = Literal["passed", "failed", "unknown"]
 MAX_LISTED = 200  # paths listed per answer; the counts say how many there were
 
 

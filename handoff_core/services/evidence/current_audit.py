@@ -17,10 +17,10 @@ from handoff_core.contract.report import COMMIT_RE
 from handoff_core.contract.scope import Scope
 from handoff_core.errors import GitError
 from handoff_core.files import git
+from handoff_core.layout import Conclusion
 from handoff_core.services.evidence.audit_record import (
     MAX_LISTED,
     Audit,
-    Conclusion,
     Violation,
     judged,
     report_checkpoint,

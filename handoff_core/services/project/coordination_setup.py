@@ -13,35 +13,29 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final
 
 from handoff_core.errors import CoordinationInvalid, InvalidInput, StorageError, WriteConflict
 from handoff_core.files.locking import lock_state_root
 from handoff_core.files.paths import read_regular, walked
 from handoff_core.files.publishing import publish, replace_whole
 from handoff_core.files.task_dir import translated
-from handoff_core.layout import COORDINATION_FILE
+from handoff_core.layout import (
+    COORDINATION_FILE,
+    COORDINATION_MODES,
+    SKILLS_DIRS,
+    SaveOutcome,
+    SkillState,
+)
 from handoff_core.services.project import coordination
 
 __all__ = [
-    "MODES",
-    "SKILLS_DIRS",
-    "Mode",
     "Plan",
-    "SaveOutcome",
     "Saved",
-    "SkillState",
-    "SkillsDir",
     "plan_choice",
     "save_choice",
 ]
 
-Mode = Literal["herdr", "orca", "cli", "lead"]
-MODES: tuple[Mode, ...] = get_args(Mode)
-SkillsDir = Literal[".agents/skills", ".claude/skills"]
-SKILLS_DIRS: tuple[SkillsDir, ...] = get_args(SkillsDir)
-SaveOutcome = Literal["saved", "reused"]  # saved: written; reused: the file already said this
-SkillState = Literal["present", "missing", "not needed"]
 SKILLED: Final = ("herdr", "orca")  # the modes whose guide is a Skill in the project
 MAX_CONFIG_BYTES: Final = 1 << 20
 
@@ -84,8 +78,8 @@ def _render(value: Any, depth: int = 0) -> str:
 
 
 def _defaults(mode: str, skills_dir: str | None, old: dict[str, Any] | None) -> dict[str, Any]:
-    if mode not in MODES:
-        raise InvalidInput(f"mode {mode!r} is not one of {', '.join(MODES)} (lead: none for now)")
+    if mode not in COORDINATION_MODES:
+        raise InvalidInput(f"mode {mode!r} is not one of {', '.join(COORDINATION_MODES)} (lead: none for now)")
     if mode in SKILLED and skills_dir not in SKILLS_DIRS:
         raise InvalidInput(f"{mode} needs skills_dir: ask the user which, {' or '.join(SKILLS_DIRS)}")
     if mode not in SKILLED and skills_dir:

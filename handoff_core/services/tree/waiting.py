@@ -9,7 +9,10 @@ import anyio
 
 from handoff_core.contract.ids import Ref
 from handoff_core.errors import InvalidInput
-from handoff_core.services.tree.queries import Queries
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from handoff_core.services.tree.queries import Queries
 
 __all__ = ["MAX_REFS", "MAX_TIMEOUT", "Arrival", "WaitResult", "wait_for_reports"]
 

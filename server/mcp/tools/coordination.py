@@ -6,7 +6,7 @@ from typing import Literal
 
 from mcp.server.mcpserver.tools import Tool
 
-from handoff_core.services.project.coordination_setup import Mode, SkillsDir, plan_choice, save_choice
+from handoff_core.layout import Mode, SkillsDir
 from server.mcp.models import CoordinationSaved
 from server.mcp.registration import REPLACE, ServicesArg, tool
 
@@ -19,6 +19,8 @@ def save_coordination(
     skills_dir: Literal["", SkillsDir] = "",  # "": none given (cli and lead need none)
 ) -> CoordinationSaved:
     """Save the project's coordination choice; herdr/orca need skills_dir."""
+    from handoff_core.services.project.coordination_setup import plan_choice, save_choice
+
     settings = services.settings
     plan = plan_choice(settings.state_root, mode, skills_dir or None)
     saved = save_choice(settings.state_root, settings.project_root, plan)

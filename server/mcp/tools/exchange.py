@@ -8,13 +8,8 @@ from typing import Annotated
 from mcp.server.mcpserver.tools import Tool
 from pydantic import Field
 
-from handoff_core.contract.exchange import Channel, exclusion_lines, kept_lines
 from handoff_core.contract.ids import parse_ref
-from handoff_core.contract.values import visible
 from handoff_core.errors import InvalidContent
-from handoff_core.services.exchange.outbound import package_dispatch as package
-from handoff_core.services.exchange.returns import receive_file
-from handoff_core.services.exchange.returns import receive_return as receive
 from server.mcp.models import Packaged, ReturnReceived
 from server.mcp.params import RefArg
 from server.mcp.registration import CREATE, ServicesArg, tool
@@ -34,6 +29,9 @@ def package_dispatch(
     channel_tools: list[str] = [],  # noqa: B006
 ) -> Packaged:
     """Seal a task as a ZIP for an external web channel."""
+    from handoff_core.contract.exchange import Channel, exclusion_lines
+    from handoff_core.services.exchange.outbound import package_dispatch as package
+
     task, _ = services.queries.read_task(parse_ref(ref))
     channel = Channel(tuple(allowed_domains), tuple(channel_tools))
     project = Path(services.settings.project_root)
@@ -58,6 +56,11 @@ def receive_return(
     accept: Annotated[list[str], Field(description="files or 'folder/' to extract, read first")] = [],  # noqa: B006
 ) -> ReturnReceived:
     """Check a return whole; extract only what accept names."""
+    from handoff_core.contract.exchange import kept_lines
+    from handoff_core.contract.values import visible
+    from handoff_core.services.exchange.returns import receive_file
+    from handoff_core.services.exchange.returns import receive_return as receive
+
     if bool(raw_file) == bool(text):
         raise InvalidContent("give either raw_file (a downloaded ZIP) or text (a text-only answer)")
     ids = (Path(services.settings.project_root), scope_id, task_id, dispatch_id, attempt_id)

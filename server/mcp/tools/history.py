@@ -12,12 +12,7 @@ from pydantic import Field
 
 from handoff_core.contract.ids import parse_ref
 from handoff_core.layout import COORDINATION_FILE, LogTool
-from handoff_core.services.evidence.audit import task_verdict
-from handoff_core.services.handoffs import session_handoff
-from handoff_core.services.logs import log_search, session_logs
-from handoff_core.services.project import coordination
-from handoff_core.services.tree import report_view
-from handoff_core.services.views.status_view import last_verified
+from handoff_core.services.logs import log_search
 from server.mcp.models import Coordination, Document, Handoff, History, LogCandidates
 from server.mcp.params import RefArg
 from server.mcp.registration import CREATE, READ_ONLY, ServicesArg, tool
@@ -37,6 +32,10 @@ Slug = str
 
 def read_handoff(ref: RefArg, services: ServicesArg) -> Handoff:
     """A REPORT (untrusted), focused first."""
+    from handoff_core.services.evidence.audit import task_verdict
+    from handoff_core.services.tree import report_view
+    from handoff_core.services.views.status_view import last_verified
+
     queries = services.queries
     view = report_view.read_handoff(queries, parse_ref(ref))
     rest = "\n\n".join(f"## {name}\n{text}" for name, text in view.sections.items())
@@ -63,6 +62,8 @@ def search_history(
     context_chars: Annotated[int, Field(ge=0, le=log_search.MAX_CONTEXT_CHARS)] = 200,
 ) -> History:
     """Keyword hits in the task's log."""
+    from handoff_core.services.tree import report_view
+
     result = log_search.search(report_view.log_path(services.queries, parse_ref(ref)), query, max_hits, context_chars)
     hits = [f"{h.line} | {h.record} | {h.timestamp} | {h.role}: {h.snippet}" for h in result.hits]
     return History(log_path=result.path, hits=hits, stopped_early=result.stopped_early)
@@ -80,6 +81,8 @@ def write_handoff(
     redact: Annotated[bool, Field(description="redact, not refuse")] = False,
 ) -> Document:
     """Write a handoff doc (commands/handoff/)."""
+    from handoff_core.services.handoffs import session_handoff
+
     doc = session_handoff.HandoffDoc(
         scope=scope,
         topic=topic,
@@ -97,6 +100,8 @@ def resolve_coordination(
     work_id: Annotated[str, Field(description="e.g. specdev/implement")], services: ServicesArg, stage: str = ""
 ) -> Coordination:
     """Coordination choice for a Work and stage."""
+    from handoff_core.services.project import coordination
+
     data = services.queries.read_state_file(*COORDINATION_FILE)
     text = None if data is None else data.decode("utf-8", "replace")
     found = coordination.resolve(text, work_id, stage or None)
@@ -105,6 +110,8 @@ def resolve_coordination(
 
 def find_session_log(tool: LogTool, session_id: str, services: ServicesArg, ref: str = "") -> LogCandidates:
     """A Claude Code or Codex log by session id (with ref: that task's)."""
+    from handoff_core.services.logs import session_logs
+
     needles = services.queries.log_needles(parse_ref(ref)) if ref else None
     places = session_logs.homes(Path.home(), dict(os.environ), services.settings.state_root, ref)
     found = session_logs.found_logs(tool, session_id, Path.home(), dict(os.environ), places)

@@ -14,19 +14,17 @@ from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.scope import Scope, SharedPath, workspace_of
 from handoff_core.contract.task import TaskBody
 from handoff_core.errors import InvalidContent
-from handoff_core.files.task_dir import StoredFile
 from handoff_core.layout import REPORT_FILE, AuthorisedAction, Kind, ReleaseKind, ReportStatus, SandboxMode
-from handoff_core.services.acceptance.verification import verify_task as verify
 from handoff_core.services.capabilities.tokens import executor_session_id
-from handoff_core.services.evidence import audit
 from handoff_core.services.tree import waiting
-from handoff_core.services.writing.dispatch import TaskRequest
-from server.client_config import ExecutorTask
-from server.mcp.dispatch import dispatch_message, executor_config
 from server.mcp.models import Audited, CreatedTask, Replay, Verified, Waited, Written
 from server.mcp.params import AcceptanceCheck, Globs, RefArg, Text
 from server.mcp.registration import CREATE, READ_ONLY, WRITE_ONCE, ServicesArg, tool
-from server.mcp.services import Services
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from handoff_core.files.task_dir import StoredFile
+    from server.mcp.services import Services
 
 __all__ = [
     "audit_task",
@@ -78,6 +76,8 @@ def create_task(
     sandbox: SandboxMode = "required",  # how the executor's launch is contained (layout.SANDBOX_MODES)
 ) -> CreatedTask:
     """Publish a frozen TASK.md; returns its dispatch message."""
+    from handoff_core.services.writing.dispatch import TaskRequest
+
     scope = Scope(
         workspace=workspace_of(workspace),
         writable=tuple(writable),
@@ -124,6 +124,9 @@ def create_task(
 
 def _created(services: Services, stored: StoredFile) -> CreatedTask:
     """The answer to a dispatch: where its files are, its token, and the executor's message and config."""
+    from server.client_config import ExecutorTask
+    from server.mcp.dispatch import dispatch_message, executor_config
+
     token = services.token(stored.ref)
     executor = ExecutorTask(str(stored.ref), stored.sha256, executor_session_id(token), token)
     roots = services.store.roots
@@ -192,6 +195,8 @@ def capture_report(
 
 def audit_task(ref: RefArg, services: ServicesArg) -> Audited:
     """Judge a task's change (committed and not) against its scope."""
+    from handoff_core.services.evidence import audit
+
     found = audit.audit_task(services.queries, parse_ref(ref))
     return Audited(
         verdict=found.verdict,
@@ -209,6 +214,8 @@ def audit_task(ref: RefArg, services: ServicesArg) -> Audited:
 
 def verify_task(ref: RefArg, services: ServicesArg) -> Verified:
     """Replay the TASK's checks at the REPORT's checkpoint, sandboxed."""
+    from handoff_core.services.acceptance.verification import verify_task as verify
+
     found = verify(services.queries, parse_ref(ref), str(services.settings.secret_file))
     return Verified(
         verdict=found.verdict,

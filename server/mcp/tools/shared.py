@@ -15,17 +15,16 @@ from pydantic import Field
 from handoff_core.contract.ids import parse_ref
 from handoff_core.contract.report import Report, first_sentence, focused_problem, summary_line
 from handoff_core.layout import FOCUSED_LENGTH, REPORT_FILE, ReportStatus, Stage
-from handoff_core.services.exchange.outbound import external_dispatches
-from handoff_core.services.rules.ownership import writer_slots
-from handoff_core.services.tree.archiving import archive_check_of
-from handoff_core.services.tree.status import TaskStatus
-from handoff_core.services.tree.status_page import changed_since, page_status
-from handoff_core.services.views.status_view import AuditBudget, TaskFacts, task_facts
 from server.mcp.models import ReportWritten, Status, TaskState, TaskView, Validation
 from server.mcp.params import RefArg, RefNamed
 from server.mcp.registration import READ_ONLY, WRITE_ONCE, ServicesArg, tool
 from server.mcp.services import TASK_SCOPE, Services
 from server.mcp.summaries import status_summary
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from handoff_core.services.tree.status import TaskStatus
+    from handoff_core.services.views.status_view import TaskFacts
 
 __all__ = ["handoff_status", "read_task", "tools", "validate_handoff", "write_report"]
 
@@ -111,6 +110,12 @@ async def handoff_status(
 
 
 def _status_of(services: Services, change: str, session: str, view: str, since: str) -> Status:
+    from handoff_core.services.exchange.outbound import external_dispatches
+    from handoff_core.services.rules.ownership import writer_slots
+    from handoff_core.services.tree.archiving import archive_check_of
+    from handoff_core.services.tree.status_page import changed_since, page_status
+    from handoff_core.services.views.status_view import AuditBudget, task_facts
+
     queries = services.queries
     if (scope := TASK_SCOPE.get()) is not None:  # a task's session sees its own task only
         tasks = [t for t in queries.status(scope.change, scope.session) if t.ref == scope]

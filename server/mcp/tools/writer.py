@@ -12,7 +12,6 @@ from pydantic import Field
 from handoff_core.contract.scope import Scope, workspace_of
 from handoff_core.contract.task import TaskBody
 from handoff_core.layout import SelfWriter, Workspace
-from handoff_core.services.writing.dispatch import TaskRequest
 from server.mcp.models import Claimed
 from server.mcp.params import Globs
 from server.mcp.registration import CREATE, ServicesArg, tool
@@ -32,6 +31,8 @@ def claim_writer(
     writer_limit: int = 0,
 ) -> Claimed:
     """Claim a workspace for the Lead or its team."""
+    from handoff_core.services.writing.dispatch import TaskRequest
+
     writer = "The Lead" if who == "lead" else "The Lead's native subagent team"
     body = TaskBody(
         kind="implementation",
