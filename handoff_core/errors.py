@@ -41,7 +41,7 @@ OS errors are translated once, where the files layer meets the services
 (``files.task_dir.translated``: ``raise StorageError(...) from exc``); YAML errors where the
 contract reads frontmatter (``InvalidContent``). Each interface of the adapter turns them into its
 own answer in one place: the MCP server in ``server.mcp.registration`` (tools, as ``Error executing
-tool NAME: CODE: message``, and resources), the command line in ``server.cli.main.main`` (a line on
+tool NAME: CODE: message``, and resources), the command line in ``server.cli.command_line`` (a line on
 stderr, exit 2), the board in ``server.web.board`` (a JSON error with its HTTP status).
 """
 

@@ -102,13 +102,13 @@ def test_an_upward_import_is_caught_even_inside_a_function() -> None:
 
 
 def test_the_mcp_interface_never_imports_the_web_or_the_command_line() -> None:
-    source = "from server.web.board import board_app\nimport server.cli.main\n"
+    source = "from server.web.board import board_app\nimport server.cli.command_line\n"
     assert upward_imports("server.mcp.tools.lead", source) == [
-        "server.mcp.tools.lead -> server.cli.main",
+        "server.mcp.tools.lead -> server.cli.command_line",
         "server.mcp.tools.lead -> server.web.board",
         "server.mcp.tools.lead -> server.web.board.board_app",
     ]
-    assert upward_imports("server.cli.main", source) == []
+    assert upward_imports("server.cli.command_line", source) == []
 
 
 def test_the_shared_modules_of_the_adapter_import_no_interface() -> None:

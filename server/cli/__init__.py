@@ -18,6 +18,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         from server.cli.guard import main as guard_main
 
         return guard_main(args[1:])
-    from server.cli.main import main as cli_main
+    from server.cli.command_line import main as cli_main
 
     return cli_main(args)

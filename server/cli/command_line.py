@@ -18,8 +18,7 @@ from handoff_core.contract.ids import parse_ref
 from handoff_core.errors import ConfigError, HandoffError
 from handoff_core.layout import COORDINATION_MODES, SKILLS_DIRS
 from server import logs
-from server.cli.serving import board, serve, serve_team
-from server.client_config import CLIENTS
+from server.cli.serving import board, collector_paused, serve, serve_team
 from server.config import ROLES, Settings, TeamOptions, settings_from
 from server.logs import LEVELS
 
@@ -43,7 +42,9 @@ COMMANDS = (
 )
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line. ``only``: the command that runs, the one whose arguments are built (argparse
+    builds every argument it is given, and the server's start waits for them); None: every command's."""
     parser = argparse.ArgumentParser(
         prog="handoff-mcp", description="Handoff tools for coding agents over MCP (stdio, or HTTP for a team)."
     )
@@ -63,49 +64,8 @@ def _parser() -> argparse.ArgumentParser:
         ("verify", "replay a task's acceptance checks at its reported checkpoint, sandboxed (lead); exit 0: passed"),
     ):
         sub = commands.add_parser(name, help=text)
-        sub.add_argument("--role", choices=ROLES, help="default: $HANDOFF_ROLE")
-        sub.add_argument("--project-root", help="default: $HANDOFF_PROJECT_ROOT or the current directory")
-        sub.add_argument("--state-root", help="default: $HANDOFF_STATE_ROOT or <project>/speculo/.speculo")
-        sub.add_argument("--secret-file", help="default: $HANDOFF_SECRET_FILE or ~/.config/handoff-mcp/secret")
-        sub.add_argument("--log-level", choices=LEVELS, help="stderr log; default: $HANDOFF_LOG_LEVEL or warning")
-        if name == "status":
-            sub.add_argument("--change")
-            sub.add_argument("--session")
-            sub.add_argument("--since", help="only tasks whose files appeared since (ISO 8601, e.g. 2026-12-01T09:00Z)")
-            sub.add_argument("--json", action="store_true", help="one JSON object on stdout, for scripts and CI")
-            sub.add_argument(
-                "--archive-check", action="store_true", help="with --change: exit 1 naming the writers to end first"
-            )
-        if name == "serve":
-            _http_arguments(sub)
-            sub.add_argument("--ref", help="an executor's one task: every call naming another is refused")
-        if name == "token":
-            sub.add_argument("ref", nargs="?", help="change/session/task")
-            sub.add_argument("--lead", action="store_true", help="the Lead's bearer token for the HTTP team server")
-        if name == "config":
-            sub.add_argument("--client", choices=CLIENTS, default="claude-code")
-            sub.add_argument(
-                "--command", dest="command_path", help="the server command to write (default: this installation's)"
-            )
-            sub.add_argument("--url", help="an HTTP team server endpoint instead of a command")
-            sub.add_argument("--token", help="with --url: the bearer token (a task's report token, or the Lead's)")
-            sub.add_argument("--ref", help="an executor's task: wire in its guard hook (handoff-mcp guard)")
-        if name == "board":
-            sub.add_argument("--port", type=int, default=8766, help="default 8766")
-        if name in ("package", "receive"):
-            _exchange_arguments(sub, name)
-        if name == "coordination":
-            sub.add_argument("action", choices=("save",))
-            sub.add_argument("mode", choices=COORDINATION_MODES)
-            sub.add_argument("--skills-dir", choices=SKILLS_DIRS, help="herdr and orca: where the Skill is installed")
-            sub.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
-        if name == "trust-codex-hooks":
-            sub.add_argument("--codex", help="the codex command (default: codex on PATH)")
-        if name == "doctor":
-            sub.add_argument("--fix", action="store_true", help="remove them (under the state-root lock)")
-        if name == "verify":
-            sub.add_argument("--ref", required=True, help="change/session/task")
-            sub.add_argument("--json", action="store_true", help="one JSON object on stdout, for scripts and CI")
+        if only in (None, name):  # a command's arguments, built only when it runs (or for --help)
+            _arguments(sub, name)
     commands.add_parser("validate", help="validate one handoff (same as handoff-validate)", add_help=False)
     guard_help = "judge an agent CLI's tool call or a commit against the task's scope (its hooks run it)"
     commands.add_parser("guard", help=guard_help, add_help=False)
@@ -114,6 +74,54 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands.add_parser("sandbox", help=sandbox_help, add_help=False)
     return parser
+
+
+def _arguments(sub: argparse.ArgumentParser, name: str) -> None:
+    sub.add_argument("--role", choices=ROLES, help="default: $HANDOFF_ROLE")
+    sub.add_argument("--project-root", help="default: $HANDOFF_PROJECT_ROOT or the current directory")
+    sub.add_argument("--state-root", help="default: $HANDOFF_STATE_ROOT or <project>/speculo/.speculo")
+    sub.add_argument("--secret-file", help="default: $HANDOFF_SECRET_FILE or ~/.config/handoff-mcp/secret")
+    sub.add_argument("--log-level", choices=LEVELS, help="stderr log; default: $HANDOFF_LOG_LEVEL or warning")
+    if name == "status":
+        sub.add_argument("--change")
+        sub.add_argument("--session")
+        sub.add_argument("--since", help="only tasks whose files appeared since (ISO 8601, e.g. 2026-12-01T09:00Z)")
+        sub.add_argument("--json", action="store_true", help="one JSON object on stdout, for scripts and CI")
+        sub.add_argument(
+            "--archive-check", action="store_true", help="with --change: exit 1 naming the writers to end first"
+        )
+    if name == "serve":
+        _http_arguments(sub)
+        sub.add_argument("--ref", help="an executor's one task: every call naming another is refused")
+    if name == "token":
+        sub.add_argument("ref", nargs="?", help="change/session/task")
+        sub.add_argument("--lead", action="store_true", help="the Lead's bearer token for the HTTP team server")
+    if name == "config":
+        from server.client_config import CLIENTS
+
+        sub.add_argument("--client", choices=CLIENTS, default="claude-code")
+        sub.add_argument(
+            "--command", dest="command_path", help="the server command to write (default: this installation's)"
+        )
+        sub.add_argument("--url", help="an HTTP team server endpoint instead of a command")
+        sub.add_argument("--token", help="with --url: the bearer token (a task's report token, or the Lead's)")
+        sub.add_argument("--ref", help="an executor's task: wire in its guard hook (handoff-mcp guard)")
+    if name == "board":
+        sub.add_argument("--port", type=int, default=8766, help="default 8766")
+    if name in ("package", "receive"):
+        _exchange_arguments(sub, name)
+    if name == "coordination":
+        sub.add_argument("action", choices=("save",))
+        sub.add_argument("mode", choices=COORDINATION_MODES)
+        sub.add_argument("--skills-dir", choices=SKILLS_DIRS, help="herdr and orca: where the Skill is installed")
+        sub.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
+    if name == "trust-codex-hooks":
+        sub.add_argument("--codex", help="the codex command (default: codex on PATH)")
+    if name == "doctor":
+        sub.add_argument("--fix", action="store_true", help="remove them (under the state-root lock)")
+    if name == "verify":
+        sub.add_argument("--ref", required=True, help="change/session/task")
+        sub.add_argument("--json", action="store_true", help="one JSON object on stdout, for scripts and CI")
 
 
 def _http_arguments(sub: argparse.ArgumentParser) -> None:
@@ -239,8 +247,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return guard_main(args_list[1:])
     if args_list[0] == "serve":
-        _import_server_meanwhile()
-    args = _parser().parse_args(args_list)
+        with collector_paused():  # until serve freezes what its start made (serving.freeze_start)
+            _import_server_meanwhile()
+            return _run(args_list)
+    return _run(args_list)
+
+
+def _run(args_list: list[str]) -> int:
+    args = _parser(args_list[0] if args_list[0] in COMMANDS else None).parse_args(args_list)
     try:
         logs.configure(args.log_level)
         settings = _settings(args, role_required=args.command == "serve" and not getattr(args, "http", False))
