@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from server.cli import main
-from tests.support.gitrepo import make_repo
+from tests.support.gitrepo import new_repo
 
 # ``run`` stands in for the SDK's loop: it says how the collector stands when serving would begin.
 PROBE = """
@@ -25,9 +25,7 @@ main(["serve", "--role", sys.argv[1], "--project-root", sys.argv[2], "--secret-f
 @pytest.mark.slow  # starts handoff-mcp's serve in a fresh interpreter
 @pytest.mark.parametrize("role", ["lead", "executor"])
 def test_a_stdio_server_serves_with_the_collector_running_and_its_start_frozen(role: str, tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
-    make_repo(project)
+    project = new_repo(tmp_path, "project")
     command = [sys.executable, "-c", PROBE, role, str(project), str(tmp_path / "secret")]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.split() == ["True", "True"]

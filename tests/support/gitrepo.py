@@ -34,6 +34,14 @@ def make_repo(project: Path) -> None:
     git(project, "commit", "-q", "-m", "initial")
 
 
+def new_repo(parent: Path, name: str = "repo") -> Path:
+    """A new folder ``name`` in ``parent``, made a repository by ``make_repo``."""
+    root = parent / name
+    root.mkdir()
+    make_repo(root)
+    return root
+
+
 def add_worktree(project: Path, name: str) -> Path:
     path = project.parent / f"wt-{name}"
     git(project, "worktree", "add", "-q", str(path), "-b", name)

@@ -11,16 +11,13 @@ import pytest
 
 from handoff_core.errors import GitError
 from handoff_core.files import git, git_process, git_remote
-from tests.support.gitrepo import add_worktree, commit_all, counting_git, make_repo, started, write
+from tests.support.gitrepo import add_worktree, commit_all, counting_git, new_repo, started, write
 from tests.support.gitrepo import git as git_cli
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    make_repo(root)
-    return root
+    return new_repo(tmp_path)
 
 
 def free_port() -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from handoff_core.files import git, git_objects
-from tests.support.gitrepo import commit_all, make_repo, write
+from tests.support.gitrepo import commit_all, new_repo, write
 from tests.support.gitrepo import git as run_git
 
 
@@ -31,10 +31,7 @@ def head(repo: Path) -> str:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    make_repo(root)
-    return root
+    return new_repo(tmp_path)
 
 
 def commits(repo: Path, count: int, first: int = 0) -> str:

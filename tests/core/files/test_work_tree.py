@@ -10,7 +10,7 @@ import pytest
 
 from handoff_core.files import git_process, work_tree
 from tests.support.gitrepo import git as plain_git
-from tests.support.gitrepo import make_repo, write
+from tests.support.gitrepo import new_repo, write
 
 
 def _head(tree: Path) -> str:
@@ -33,10 +33,7 @@ def _stage(tree: Path, text: str) -> None:
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    make_repo(root)
-    return root
+    return new_repo(tmp_path)
 
 
 def test_a_staged_answer_remembered_for_the_index_bytes_says_what_git_says_of_the_index_in_place(
