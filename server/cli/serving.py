@@ -14,8 +14,8 @@ from server.mcp.services import open_store
 __all__ = ["board", "collector_paused", "freeze_start", "serve", "serve_team", "serving_line"]
 
 
-# Starting a server is importing the SDK and the server's modules and building its tools: objects that
-# live as long as the process, and almost no garbage. The cyclic collector's passes over them while
+# Starting a server is importing the SDK and the server's modules: objects that live as long as the
+# process, and almost no garbage. The cyclic collector's passes over them while
 # they are made are wasted (the bench: about 50 ms of a lead's half-second start-up), and so is every
 # later full pass over them. So ``serve`` starts with the collector paused, and before it answers
 # anything, moves what start-up made out of every collection (``gc.freeze``) and lets it run again:
@@ -39,7 +39,7 @@ def freeze_start() -> None:
 def serve_team(settings: Settings, options: TeamOptions) -> int:
     from server.web.team import run_team
 
-    freeze_start()  # the team server's start is not waited for by a session: its tools are built as they are
+    freeze_start()  # its imports are done; the servers it builds next are collected as any later object
     run_team(settings, options)
     return 0
 
