@@ -31,7 +31,7 @@ from handoff_core.errors import HandoffError
 from handoff_core.files.entries import read_entry
 from handoff_core.files.paths import open_dir, walked
 from handoff_core.layout import CHANGES, SESSIONS, TASK_FILE, task_parts
-from handoff_core.services.capabilities.token_rows import Key, Row, load_rows, proven, save_rows, settled_stamp
+from handoff_core.services.capabilities.token_rows import Key, Row, Stamp, load_rows, proven, read_stamp, save_rows
 from handoff_core.services.capabilities.tokens import token_check
 from handoff_core.services.tree.claim_rows import SETTLED_NS
 
@@ -166,7 +166,7 @@ class TokenIndex:
         """Take in one task's TASK.md: from the last server's row when the file's stamp is the row's,
         else read and parsed (its stamp kept when it is old enough to prove it)."""
         key = (ref.change, ref.session, ref.task)
-        opened: list[os.stat_result] = []
+        opened: list[Stamp | None] = []  # the stamp to keep, taken before the read
         try:
             task_fd = open_dir(round_fd, ref.task)
         except (OSError, HandoffError):
@@ -177,7 +177,7 @@ class TokenIndex:
                 if (row := proven(kept, info)) is not None:
                     self._add(key, ref, row)
                     return
-            entry = read_entry(task_fd, TASK_FILE, before_read=lambda fd: opened.append(os.fstat(fd)))
+            entry = read_entry(task_fd, TASK_FILE, before_read=lambda fd: opened.append(read_stamp(fd, self.settle_ns)))
         except (OSError, HandoffError):
             return
         finally:
@@ -186,7 +186,7 @@ class TokenIndex:
             return  # no TASK yet (or not a readable one): look again next time
         self.read += 1
         self._unsaved = True
-        kept = settled_stamp(opened[0], self.settle_ns) if opened else None
+        kept = opened[0] if opened else None
         self._add(key, ref, (kept, recorded_check(entry.data, ref)))
 
     def _add(self, key: Key, ref: Ref, row: Row) -> None:

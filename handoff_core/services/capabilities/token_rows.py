@@ -3,12 +3,16 @@ it read before: its first executor is answered after a stat of each task, not a 
 
 A row is one task's TASK.md as it was read: the file's stamp (device, inode, size, mtime_ns,
 ctime_ns) and the token check it records, or none. It is used only where the walk's own stat of
-that TASK.md equals the row. A TASK is written once, and any write to its file moves the ctime,
-which nothing but the clock sets; a stamp is kept only for a file whose ctime was more than
-``SETTLED_NS`` behind the coarse clock that stamps it when it was read, so a rewrite in the same
-clock tick cannot leave the stamp as it was. The file is one per tree (keyed by the state root's
-real path) in ``cache_root()/token-rows``, signed by ``files.cache_file``; it is never the truth,
-and what it cannot prove is read from the tree.
+that TASK.md equals the row. A TASK is written once, and a write to its file moves the ctime, which
+nothing but the clock sets; a stamp is kept only for a file whose ctime was more than ``SETTLED_NS``
+behind the coarse clock that stamps it, read before the stat, so a rewrite in the same clock tick
+cannot leave the stamp as it was. The one write no stat shows, through a shared mapping to a page it
+already dirtied, needs the file open for writing: a stamp is kept only for a file read under a read
+lease (``files.leases``), which the kernel grants only while no process holds it so.
+
+The file is one per tree (keyed by the state root's real path) in ``cache_root()/token-rows``,
+signed by ``files.cache_file``; it is never the truth, and what it cannot prove is read from the
+tree.
 
 ``marshal`` reads the rows: plain values, signed by this user's key, read as one dictionary. A row
 is checked where a task is looked up in it: one of the wrong shape or type is never used, and the
@@ -28,7 +32,18 @@ from handoff_core.files.cache_file import load_cache, save_cache
 from handoff_core.files.executor_home import cache_root
 from handoff_core.services.tree.claim_rows import COARSE_CLOCK, SETTLED_NS
 
-__all__ = ["Key", "Row", "Stamp", "load_rows", "proven", "rows_path", "save_rows", "settled_stamp", "stamp"]
+__all__ = [
+    "Key",
+    "Row",
+    "Stamp",
+    "load_rows",
+    "proven",
+    "read_stamp",
+    "rows_path",
+    "save_rows",
+    "settled_stamp",
+    "stamp",
+]
 
 _FOLDER = "token-rows"
 _VERSION = 1
@@ -44,9 +59,20 @@ def stamp(info: os.stat_result) -> Stamp:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
-def settled_stamp(info: os.stat_result, settle_ns: int = SETTLED_NS) -> Stamp | None:
-    """The file's stamp, when its ctime is far enough behind the clock that stamps it to prove it."""
-    return stamp(info) if info.st_ctime_ns < time.clock_gettime_ns(COARSE_CLOCK) - settle_ns else None
+def settled_stamp(info: os.stat_result, now_ns: int, settle_ns: int = SETTLED_NS) -> Stamp | None:
+    """The file's stamp, when its ctime is far enough behind ``now_ns``, the coarse clock read before
+    ``info`` was taken, to prove it."""
+    return stamp(info) if info.st_ctime_ns < now_ns - settle_ns else None
+
+
+def read_stamp(fd: int, settle_ns: int = SETTLED_NS) -> Stamp | None:
+    """The stamp of the file ``fd`` is about to read, when it may be kept: its ctime settled by the clock
+    read first, and a read lease granted on ``fd`` (held until it is closed, after the read)."""
+    from handoff_core.files.leases import unwritten
+
+    now_ns = time.clock_gettime_ns(COARSE_CLOCK)
+    info = os.fstat(fd)
+    return settled_stamp(info, now_ns, settle_ns) if unwritten(fd) else None
 
 
 def rows_path(state_root: Path) -> Path:

@@ -4,6 +4,7 @@ cannot prove (``token_rows``): a TASK replaced, rewritten or gone since is never
 from __future__ import annotations
 
 import dataclasses
+import mmap
 import os
 import shutil
 from functools import partial
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from bench.requests import review
 from handoff_core.contract.ids import Ref
 from handoff_core.services.capabilities.token_index import TokenIndex
-from handoff_core.services.capabilities.token_rows import Key, Row, load_rows, rows_path, save_rows
+from handoff_core.services.capabilities.token_rows import Key, Row, load_rows, rows_path, save_rows, settled_stamp
 from handoff_core.services.capabilities.tokens import token_check
 from handoff_core.services.writing.store import Store
 from tests.support.clock import past_this_tick
@@ -109,6 +110,39 @@ def test_a_task_read_in_its_own_clock_tick_keeps_no_row(store: Store) -> None:
     assert load_rows(store.roots.state_root) == {}
     index = restarted(store)
     assert (index.read, answers(index, TASKS)) == (TASKS, refs)
+
+
+def test_a_stamp_is_kept_only_when_its_ctime_is_a_settle_period_behind_the_clock_read_before_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "TASK.md").write_bytes(b"x")
+    info = os.stat(tmp_path / "TASK.md")
+    assert settled_stamp(info, info.st_ctime_ns + 10, settle_ns=10) is None
+    assert settled_stamp(info, info.st_ctime_ns + 11, settle_ns=10) is not None
+
+
+def test_a_task_written_through_a_shared_mapping_as_it_is_read_keeps_no_row(store: Store) -> None:
+    """A write through a page the mapping already dirtied moves no time: a row kept from a read made
+    while the mapping was open would outlive bytes put back through it, the file then as published."""
+    refs = dispatched(store, TASKS)
+    path = store.roots.task_dir(refs[0]) / "TASK.md"
+    published = path.read_bytes()
+    legit, planted = token_check("token-0").encode(), token_check("planted").encode()
+    at = published.index(legit)
+    fd = os.open(path, os.O_RDWR)
+    view = mmap.mmap(fd, len(published))
+    try:
+        view[at : at + len(legit)] = planted  # the page dirtied now: this write moves the ctime
+        past_this_tick()
+        assert restarted(store).ref_of("planted") == refs[0]  # read while the mapping is open
+        view[at : at + len(legit)] = legit  # put back through the same dirty page: no time moves
+        view.flush()
+    finally:
+        view.close()
+        os.close(fd)
+    assert path.read_bytes() == published
+    again = restarted(store)
+    assert (again.ref_of("planted"), again.ref_of("token-0")) == (None, refs[0])
 
 
 def test_rows_signed_by_no_one_or_of_another_tree_are_not_used(store: Store, tmp_path: Path) -> None:
