@@ -15,9 +15,9 @@ __all__ = ["board", "collector_paused", "freeze_start", "serve", "serve_team", "
 
 
 # Starting a server is importing the SDK and the server's modules: objects that live as long as the
-# process, and almost no garbage. The cyclic collector's passes over them while
-# they are made are wasted (the bench: about 50 ms of a lead's half-second start-up), and so is every
-# later full pass over them. So ``serve`` starts with the collector paused, and before it answers
+# process, and almost no garbage. The cyclic collector's passes over them while they are made are
+# wasted (the bench: about 50 ms of a lead's half-second start-up), and so is every later full pass
+# over them. So ``serve`` starts with the collector paused, and before it answers
 # anything, moves what start-up made out of every collection (``gc.freeze``) and lets it run again:
 # the few cycles start-up left (under 1 MB) are kept, not collected.
 @contextmanager

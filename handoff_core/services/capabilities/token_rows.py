@@ -30,6 +30,7 @@ from pathlib import Path
 
 from handoff_core.files.cache_file import load_cache, save_cache
 from handoff_core.files.executor_home import cache_root
+from handoff_core.files.leases import unwritten
 from handoff_core.services.tree.claim_rows import COARSE_CLOCK, SETTLED_NS
 
 __all__ = [
@@ -68,8 +69,6 @@ def settled_stamp(info: os.stat_result, now_ns: int, settle_ns: int = SETTLED_NS
 def read_stamp(fd: int, settle_ns: int = SETTLED_NS) -> Stamp | None:
     """The stamp of the file ``fd`` is about to read, when it may be kept: its ctime settled by the clock
     read first, and a read lease granted on ``fd`` (held until it is closed, after the read)."""
-    from handoff_core.files.leases import unwritten
-
     now_ns = time.clock_gettime_ns(COARSE_CLOCK)
     info = os.fstat(fd)
     return settled_stamp(info, now_ns, settle_ns) if unwritten(fd) else None
